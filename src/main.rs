@@ -1,0 +1,7 @@
+//! The `spinneret` binary: parse flags, run, turn errors into messages and exit codes.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    spinneret::cli::main()
+}
