@@ -1,1 +1,269 @@
-//! (being written)
+//! One URL in flight: the `Fetch` record, its explicit state, and what its end looks like.
+//!
+//! ```text
+//! Init ──► DnsReceive ──► WaitForHttp ──► Connecting ──► HttpSend ──► HttpReceive ──► Final
+//!    └──────────┴──────────────┴──────────────┴─────────────┴─────────────┴──► Error(ReturnCode)
+//! ```
+//! `Init` is a [`FetchRequest`] still in `wait_for_issue`; `Final` and `Error` are the single
+//! [`FetchDone`] handed to the caller, after which the record is gone. The event loop
+//! ([`crate::event_loop`]) owns every transition; this module only holds the data.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant, SystemTime};
+
+use url::Url;
+
+use crate::http::{ResponseDecoder, ResponseHead};
+use crate::ReturnCode;
+
+/// A URL handed to the crawler, with an opaque tag the caller uses to find its own context
+/// (referrer, depth, robots origin…) when the fetch is done.
+#[derive(Clone, Debug)]
+pub struct FetchRequest {
+    pub url: Url,
+    pub tag: u64,
+}
+
+/// Where a fetch connects: the host as written in the URL, its port, and whether it is TLS.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub host: TargetHost,
+    pub port: u16,
+    pub tls: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetHost {
+    Name(String),
+    Ip(IpAddr),
+}
+
+impl Target {
+    /// Splits a URL into what the connection needs, or the outcome for a URL we cannot fetch.
+    pub fn of(url: &Url) -> Result<Target, ReturnCode> {
+        let tls = match url.scheme() {
+            "http" => false,
+            "https" => true,
+            _ => return Err(ReturnCode::HttpUnsupportedScheme),
+        };
+        let host = match url.host() {
+            Some(url::Host::Domain(d)) if !d.is_empty() => TargetHost::Name(d.to_string()),
+            Some(url::Host::Ipv4(ip)) => TargetHost::Ip(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => TargetHost::Ip(IpAddr::V6(ip)),
+            _ => return Err(ReturnCode::HttpBadUrlSyntax),
+        };
+        let port = url
+            .port_or_known_default()
+            .ok_or(ReturnCode::HttpBadUrlSyntax)?;
+        Ok(Target { host, port, tls })
+    }
+
+    /// The TLS server name (SNI and certificate name) for an https target.
+    pub fn server_name(&self) -> Option<String> {
+        match (&self.host, self.tls) {
+            (TargetHost::Name(n), true) => Some(n.clone()),
+            (TargetHost::Ip(ip), true) => Some(ip.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// Was this attempt made on a connection that had already carried a response?
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    Fresh,
+    /// A reused keep-alive connection may have been closed by the server while idle; a failure
+    /// before the first response byte is then retried once on a fresh connection.
+    Reused,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FetchState {
+    /// Waiting for the resolver to answer for this (normalized) name.
+    DnsReceive { name: String },
+    /// Resolved and allowed; waiting in `wait_for_http` for a connection slot to `addr`.
+    WaitForHttp { addr: SocketAddr },
+    /// A new TCP connection to the server is being opened.
+    Connecting { conn: usize },
+    /// The request is being written (`sent` bytes so far).
+    HttpSend {
+        conn: usize,
+        sent: usize,
+        attempt: Attempt,
+    },
+    /// The response is being read.
+    HttpReceive { conn: usize, attempt: Attempt },
+}
+
+impl FetchState {
+    pub fn conn(&self) -> Option<usize> {
+        match *self {
+            FetchState::Connecting { conn }
+            | FetchState::HttpSend { conn, .. }
+            | FetchState::HttpReceive { conn, .. } => Some(conn),
+            FetchState::DnsReceive { .. } | FetchState::WaitForHttp { .. } => None,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            FetchState::DnsReceive { .. } => "DnsReceive",
+            FetchState::WaitForHttp { .. } => "WaitForHttp",
+            FetchState::Connecting { .. } => "Connecting",
+            FetchState::HttpSend { .. } => "HttpSend",
+            FetchState::HttpReceive { .. } => "HttpReceive",
+        }
+    }
+}
+
+/// Moments in a fetch's life, for the per-stage time breakdown.
+#[derive(Clone, Copy, Debug)]
+pub struct Marks {
+    pub created: Instant,
+    pub resolved: Option<Instant>,
+    pub assigned: Option<Instant>,
+    pub connected: Option<Instant>,
+    pub sent: Option<Instant>,
+    pub first_byte: Option<Instant>,
+}
+
+impl Marks {
+    pub fn new(now: Instant) -> Marks {
+        Marks {
+            created: now,
+            resolved: None,
+            assigned: None,
+            connected: None,
+            sent: None,
+            first_byte: None,
+        }
+    }
+
+    pub fn timings(&self, done: Instant) -> Timings {
+        let span = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+            (Some(a), Some(b)) => b.saturating_duration_since(a),
+            _ => Duration::ZERO,
+        };
+        Timings {
+            dns: span(Some(self.created), self.resolved),
+            wait: span(self.resolved, self.assigned),
+            connect: span(self.assigned, self.connected),
+            first_byte: span(self.sent, self.first_byte),
+            receive: span(self.first_byte, Some(done)),
+            total: done.saturating_duration_since(self.created),
+        }
+    }
+}
+
+/// How long each stage of a fetch took (zero for stages it never reached or skipped, such as
+/// `connect` on a reused connection).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timings {
+    pub dns: Duration,
+    /// Waiting for a connection slot (politeness, `--max-conns`).
+    pub wait: Duration,
+    pub connect: Duration,
+    /// From the request written to the first response byte.
+    pub first_byte: Duration,
+    /// From the first response byte to the end.
+    pub receive: Duration,
+    pub total: Duration,
+}
+
+/// A fetch in flight, kept in the event loop's slab.
+pub struct Fetch {
+    pub req: FetchRequest,
+    pub target: Target,
+    pub state: FetchState,
+    pub marks: Marks,
+    /// The deadline the loop's timer set holds for this fetch, if any.
+    pub deadline: Option<Instant>,
+    /// The overall HTTP deadline, fixed when a connection slot is assigned.
+    pub http_deadline: Option<Instant>,
+    /// The exact request bytes (kept for the WARC request record).
+    pub request: Vec<u8>,
+    pub decoder: ResponseDecoder,
+    pub peer: Option<SocketAddr>,
+    pub sent_at: Option<SystemTime>,
+    /// Fresh-connection retries left after a reused connection failed before any byte.
+    pub stale_retries_left: u8,
+}
+
+/// The single report for one URL, borrowed from the loop's buffers for the duration of the
+/// `fetch_done` call (copy what you keep).
+pub struct FetchDone<'a> {
+    pub request: &'a FetchRequest,
+    pub outcome: ReturnCode,
+    /// The response head, when one was received in full.
+    pub head: Option<&'a ResponseHead>,
+    /// The request bytes as sent (empty if none was sent).
+    pub request_bytes: &'a [u8],
+    /// The response exactly as received (head + body, transfer coding intact); may be partial
+    /// when the outcome is a failure.
+    pub response: &'a [u8],
+    /// The body with transfer coding removed.
+    pub body: &'a [u8],
+    /// The body with content coding removed as well (equal to `body` when there was none).
+    pub content: &'a [u8],
+    pub peer: Option<SocketAddr>,
+    /// Wall-clock time the request was sent (for WARC-Date), if it was.
+    pub sent_at: Option<SystemTime>,
+    pub timings: Timings,
+}
+
+impl FetchDone<'_> {
+    /// The HTTP status, 0 if no head was received.
+    pub fn status(&self) -> u16 {
+        self.head.map_or(0, |h| h.status)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_from_urls() {
+        let t = Target::of(&Url::parse("https://Example.COM/x").unwrap()).unwrap();
+        assert_eq!(t.host, TargetHost::Name("example.com".into()));
+        assert_eq!((t.port, t.tls), (443, true));
+        assert_eq!(t.server_name().as_deref(), Some("example.com"));
+        let t = Target::of(&Url::parse("http://127.0.0.1:8080/").unwrap()).unwrap();
+        assert_eq!(t.host, TargetHost::Ip("127.0.0.1".parse().unwrap()));
+        assert_eq!((t.port, t.tls, t.server_name()), (8080, false, None));
+        let t = Target::of(&Url::parse("http://[::1]/").unwrap()).unwrap();
+        assert_eq!(t.host, TargetHost::Ip("::1".parse().unwrap()));
+        assert_eq!(
+            Target::of(&Url::parse("ftp://example.com/").unwrap()),
+            Err(ReturnCode::HttpUnsupportedScheme)
+        );
+        assert_eq!(
+            Target::of(&Url::parse("mailto:a@b.c").unwrap()),
+            Err(ReturnCode::HttpUnsupportedScheme)
+        );
+    }
+
+    #[test]
+    fn timings_follow_marks() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut m = Marks::new(t0);
+        m.resolved = Some(t0 + ms(5));
+        m.assigned = Some(t0 + ms(7));
+        m.connected = Some(t0 + ms(10));
+        m.sent = Some(t0 + ms(10));
+        m.first_byte = Some(t0 + ms(15));
+        let t = m.timings(t0 + ms(20));
+        assert_eq!(
+            t,
+            Timings {
+                dns: ms(5),
+                wait: ms(2),
+                connect: ms(3),
+                first_byte: ms(5),
+                receive: ms(5),
+                total: ms(20)
+            }
+        );
+    }
+}

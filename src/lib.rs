@@ -18,12 +18,15 @@
 
 pub mod addr_policy;
 pub mod cli;
+pub mod conn;
 pub mod crawl_log;
 pub mod datetime;
 pub mod dns;
 pub mod event_loop;
 pub mod fetch;
+pub mod frontier;
 pub mod http;
+pub mod output;
 pub mod return_code;
 pub mod stats;
 pub mod tls;

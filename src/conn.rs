@@ -1,0 +1,216 @@
+//! A connection to one server: a nonblocking `mio` TCP stream, optionally wrapped in TLS.
+//!
+//! The event loop calls [`Conn::send`] and [`Conn::recv`] when the socket is ready; they move
+//! bytes between the socket and the caller (request bytes in, response bytes out through a
+//! closure) and report what happened as a small status enum, never as a panic. For TLS this is
+//! rustls' mio pattern: `write_tls` while it wants to write, `read_tls`, `process_new_packets`,
+//! then drain plaintext; the mio interest is recomputed from `wants_write()` after every event.
+//! What the bytes mean is [`crate::http`]'s business; when to give up is the event loop's.
+
+use std::io::{self, Read, Write};
+
+use mio::net::TcpStream;
+use mio::Interest;
+
+use crate::ReturnCode;
+
+/// Reads done for one readiness event before the connection is declared misbehaving. mio is
+/// edge-triggered, so a read loop must run to `WouldBlock`; every response is bounded by the
+/// decoder's limits long before this, so hitting it means a peer is feeding endless bytes that
+/// carry no response data (e.g. empty TLS records).
+const MAX_READS_PER_EVENT: usize = 8192;
+
+pub enum Transport {
+    Plain,
+    Tls(Box<rustls::ClientConnection>),
+}
+
+/// What a receive pass ended with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecvStatus {
+    /// Everything available was read; wait for the next readiness event.
+    WouldBlock,
+    /// The consumer asked to stop (it has a complete response or an error).
+    Stopped,
+    /// The peer closed. `clean` is false for a TLS peer that closed without `close_notify`.
+    Eof { clean: bool },
+}
+
+/// How the nonblocking connect is going.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnectStatus {
+    Connected,
+    InProgress,
+}
+
+pub struct Conn {
+    pub stream: TcpStream,
+    pub transport: Transport,
+}
+
+impl Conn {
+    pub fn new(stream: TcpStream, transport: Transport) -> Conn {
+        Conn { stream, transport }
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self.transport, Transport::Tls(_))
+    }
+
+    /// Checks a nonblocking connect after a readiness event (mio's documented recipe:
+    /// `take_error`, then `peer_addr` tells a finished connect from a spurious wake-up).
+    pub fn connect_status(&self) -> Result<ConnectStatus, ReturnCode> {
+        match self.stream.take_error() {
+            Ok(None) => {}
+            Ok(Some(_)) | Err(_) => return Err(ReturnCode::HttpConnect),
+        }
+        match self.stream.peer_addr() {
+            Ok(_) => Ok(ConnectStatus::Connected),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(ConnectStatus::InProgress),
+            Err(_) => Err(ReturnCode::HttpConnect),
+        }
+    }
+
+    /// Sends `data[*sent..]`. Returns `Ok(true)` once the request is fully handed over: for
+    /// plain TCP when the kernel took every byte, for TLS when rustls has queued the plaintext
+    /// (it goes out with the handshake, flushed by every later `send`/`recv`).
+    pub fn send(&mut self, data: &[u8], sent: &mut usize) -> Result<bool, ReturnCode> {
+        match &mut self.transport {
+            Transport::Plain => {
+                while *sent < data.len() {
+                    match self.stream.write(&data[*sent..]) {
+                        Ok(0) => return Err(ReturnCode::HttpSend),
+                        Ok(n) => *sent += n,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) => return Err(ReturnCode::HttpSend),
+                    }
+                }
+                Ok(true)
+            }
+            Transport::Tls(tls) => {
+                if *sent < data.len() {
+                    // rustls buffers plaintext written before the handshake completes.
+                    tls.writer()
+                        .write_all(&data[*sent..])
+                        .map_err(|_| ReturnCode::HttpSend)?;
+                    *sent = data.len();
+                }
+                flush_tls(tls, &mut self.stream)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Reads everything the socket has now, handing plaintext to `deliver` until it returns
+    /// false. `buf` is the event loop's scratch buffer.
+    pub fn recv(
+        &mut self,
+        buf: &mut [u8],
+        deliver: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Result<RecvStatus, ReturnCode> {
+        match &mut self.transport {
+            Transport::Plain => {
+                for _ in 0..MAX_READS_PER_EVENT {
+                    match self.stream.read(buf) {
+                        Ok(0) => return Ok(RecvStatus::Eof { clean: true }),
+                        Ok(n) => {
+                            if !deliver(&buf[..n]) {
+                                return Ok(RecvStatus::Stopped);
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            return Ok(RecvStatus::WouldBlock)
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) => return Err(ReturnCode::HttpReceive),
+                    }
+                }
+                Err(ReturnCode::HttpReceive)
+            }
+            Transport::Tls(tls) => recv_tls(tls, &mut self.stream, buf, deliver),
+        }
+    }
+
+    /// The readiness this connection needs next.
+    pub fn interest(&self, sending: bool) -> Interest {
+        let write = match &self.transport {
+            Transport::Plain => sending,
+            Transport::Tls(tls) => tls.wants_write(),
+        };
+        if write {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        }
+    }
+}
+
+fn flush_tls(tls: &mut rustls::ClientConnection, stream: &mut TcpStream) -> Result<(), ReturnCode> {
+    for _ in 0..MAX_READS_PER_EVENT {
+        if !tls.wants_write() {
+            return Ok(());
+        }
+        match tls.write_tls(stream) {
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) if tls.is_handshaking() => return Err(ReturnCode::TlsHandshake),
+            Err(_) => return Err(ReturnCode::HttpSend),
+        }
+    }
+    Err(ReturnCode::HttpSend)
+}
+
+fn recv_tls(
+    tls: &mut rustls::ClientConnection,
+    stream: &mut TcpStream,
+    buf: &mut [u8],
+    deliver: &mut dyn FnMut(&[u8]) -> bool,
+) -> Result<RecvStatus, ReturnCode> {
+    for _ in 0..MAX_READS_PER_EVENT {
+        flush_tls(tls, stream)?;
+        let mut eof = false;
+        let mut blocked = false;
+        match tls.read_tls(stream) {
+            Ok(0) => eof = true,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => blocked = true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) if tls.is_handshaking() => return Err(ReturnCode::TlsHandshake),
+            Err(_) => return Err(ReturnCode::HttpReceive),
+        }
+        let handshaking = tls.is_handshaking();
+        if let Err(err) = tls.process_new_packets() {
+            // Best effort: let the peer see our alert before the socket closes.
+            let _ = tls.write_tls(stream);
+            return Err(crate::tls::classify(&err, handshaking));
+        }
+        loop {
+            match tls.reader().read(buf) {
+                Ok(0) => return Ok(RecvStatus::Eof { clean: true }),
+                Ok(n) => {
+                    if !deliver(&buf[..n]) {
+                        return Ok(RecvStatus::Stopped);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    return Ok(RecvStatus::Eof { clean: false })
+                }
+                Err(_) => return Err(ReturnCode::HttpReceive),
+            }
+        }
+        if eof {
+            if tls.is_handshaking() {
+                return Err(ReturnCode::TlsHandshake);
+            }
+            return Ok(RecvStatus::Eof { clean: false });
+        }
+        if blocked {
+            flush_tls(tls, stream)?;
+            return Ok(RecvStatus::WouldBlock);
+        }
+    }
+    Err(ReturnCode::HttpReceive)
+}

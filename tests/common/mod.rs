@@ -1,0 +1,162 @@
+//! Shared helpers for integration tests: an in-process crawler run with a bounded loop, and
+//! the `spinneret` binary run as a child. Everything talks to loopback servers only.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use spinneret::addr_policy::AddrPolicy;
+use spinneret::dns::ResolverConfig;
+use spinneret::event_loop::{Crawler, CrawlerConfig, FetchSource, Next, Turn};
+use spinneret::fetch::{FetchDone, FetchRequest};
+use spinneret::http::Limits;
+use spinneret::ReturnCode;
+
+/// One finished fetch, copied out of the loop's buffers.
+#[derive(Clone, Debug)]
+pub struct Done {
+    pub url: String,
+    pub outcome: ReturnCode,
+    pub status: u16,
+    pub content: Vec<u8>,
+    pub response: Vec<u8>,
+    pub peer: Option<SocketAddr>,
+}
+
+#[derive(Default)]
+pub struct Collect {
+    pub queue: VecDeque<FetchRequest>,
+    pub done: Vec<Done>,
+}
+
+impl FetchSource for Collect {
+    fn next_fetch(&mut self, _now: Instant) -> Next {
+        match self.queue.pop_front() {
+            Some(r) => Next::Fetch(r),
+            None => Next::Done,
+        }
+    }
+
+    fn fetch_done(&mut self, d: &FetchDone<'_>) {
+        self.done.push(Done {
+            url: d.request.url.to_string(),
+            outcome: d.outcome,
+            status: d.status(),
+            content: d.content.to_vec(),
+            response: d.response.to_vec(),
+            peer: d.peer,
+        });
+    }
+}
+
+/// A crawler configuration for loopback tests: private addresses allowed, no system DNS or
+/// hosts file, short timeouts so failure tests stay quick.
+pub fn config(dns: Option<SocketAddr>) -> CrawlerConfig {
+    CrawlerConfig {
+        max_conns: 32,
+        conns_per_server: 1,
+        max_live: 128,
+        user_agent: "spinneret-test/1.0".into(),
+        resolver: ResolverConfig {
+            servers: dns.into_iter().collect(),
+            hosts: Default::default(),
+            total_timeout: Duration::from_millis(1500),
+            ..ResolverConfig::default()
+        },
+        limits: Limits::default(),
+        http_timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(2),
+        idle_timeout: Duration::from_secs(5),
+        addr_policy: AddrPolicy::new(true, vec![]),
+        tls: spinneret::tls::client_config(None).unwrap(),
+        accept_encoding: true,
+    }
+}
+
+/// Runs the crawler over `urls` until it finishes; panics if it takes longer than `limit`
+/// (a hang is a failure, never a stuck test).
+pub fn run_with(config: CrawlerConfig, urls: &[String], limit: Duration) -> Vec<Done> {
+    let mut crawler = Crawler::new(config).expect("crawler");
+    let mut src = Collect::default();
+    for (i, u) in urls.iter().enumerate() {
+        src.queue.push_back(FetchRequest {
+            url: url::Url::parse(u).expect("test URL"),
+            tag: i as u64,
+        });
+    }
+    let start = Instant::now();
+    loop {
+        assert!(
+            start.elapsed() < limit,
+            "crawler did not finish within {limit:?}; {} of {} done",
+            src.done.len(),
+            urls.len()
+        );
+        if crawler.turn(&mut src).expect("turn") == Turn::Finished {
+            break;
+        }
+    }
+    assert_eq!(src.done.len(), urls.len(), "every URL ends exactly once");
+    src.done
+}
+
+pub fn run(config: CrawlerConfig, url: &str) -> Done {
+    run_with(config, &[url.to_string()], Duration::from_secs(30)).remove(0)
+}
+
+/// A fresh empty directory under the target dir's tmp.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the `spinneret` binary with a time limit.
+pub fn spinneret(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn spinneret");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "spinneret {args:?} ran longer than {limit:?}\nstderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether `python3 -m warcio` is usable; in CI (CI=true) it must be.
+pub fn warcio_available() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import warcio"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "warcio is required in CI (pip install warcio)"
+        );
+        eprintln!("SKIP: warcio not installed (pip install warcio); WARC validity not checked by warcio");
+    }
+    ok
+}

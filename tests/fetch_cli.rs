@@ -1,0 +1,294 @@
+//! The `spinneret fetch` command end to end: the binary against loopback test servers.
+
+mod common;
+
+use std::net::Ipv4Addr;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{spinneret, temp_dir, warcio_available};
+use spinneret::crawl_log;
+use spinneret::ReturnCode;
+use spinneret_tools::dns_server::{DnsServer, DnsServerConfig, Record};
+use spinneret_tools::http_server::{HttpServer, HttpServerConfig, Script};
+use spinneret_tools::sites;
+
+const LIFETIME: Duration = Duration::from_secs(120);
+
+fn warc_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn log_lines(dir: &std::path::Path) -> Vec<crawl_log::ParsedLine> {
+    let text = std::fs::read_to_string(dir.join("crawl.log")).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with('#'), "header line first");
+    lines
+        .map(|l| crawl_log::parse_line(l).unwrap_or_else(|| panic!("bad log line {l:?}")))
+        .collect()
+}
+
+#[test]
+fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
+    // 100 virtual hosts on 10 loopback IPs (one port), names from the test DNS server.
+    let ips: Vec<Ipv4Addr> = (1..=10).map(|i| Ipv4Addr::new(127, 0, 0, i)).collect();
+    let server = HttpServer::start(HttpServerConfig {
+        addrs: ips.clone(),
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let (routes, urls, _) = sites::simple_site(100, 10, server.port());
+    server.set_routes(routes);
+    let records = (0..100)
+        .map(|h| (sites::host_name(h), vec![Record::A(ips[h % ips.len()])]))
+        .collect();
+    let dns = DnsServer::start(DnsServerConfig {
+        records,
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    assert_eq!(urls.len(), 1000);
+
+    let dir = temp_dir("fetch1000");
+    let list = dir.join("urls.txt");
+    std::fs::write(&list, format!("# test list\n\n{}\n", urls.join("\n"))).unwrap();
+    let out = dir.join("out");
+    let dns_arg = dns.addr().to_string();
+    let res = spinneret(
+        &[
+            "fetch",
+            "--urls",
+            list.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--dns-server",
+            &dns_arg,
+            "--hosts-file",
+            "none",
+            "--allow-private",
+            "--warc-max-size",
+            "2M",
+        ],
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "exit {:?}: {stderr}", res.status);
+
+    let lines = log_lines(&out);
+    assert_eq!(lines.len(), 1000);
+    assert!(lines.iter().all(|l| l.outcome == ReturnCode::Success && l.status == 200));
+    assert!(lines.iter().all(|l| l.md5.is_some() && l.referrer.is_none()));
+    let mut logged: Vec<&str> = lines.iter().map(|l| l.url.as_str()).collect();
+    logged.sort();
+    let mut expected: Vec<&str> = urls.iter().map(String::as_str).collect();
+    expected.sort();
+    assert_eq!(logged, expected, "each URL exactly once");
+
+    let files = warc_files(&out);
+    assert!(files.len() > 1, "--warc-max-size 2M rotates files");
+    let mut responses = 0;
+    let mut requests = 0;
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let records = spinneret::warc::reader::read_records(&bytes).expect("readable WARC");
+        let ty = |r: &spinneret::warc::reader::Record| {
+            r.headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("WARC-Type"))
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(ty(&records[0]), "warcinfo", "every file opens with warcinfo");
+        responses += records.iter().filter(|r| ty(r) == "response").count();
+        requests += records.iter().filter(|r| ty(r) == "request").count();
+    }
+    assert_eq!((responses, requests), (1000, 1000));
+
+    let stats = std::fs::read_to_string(out.join("stats.json")).unwrap();
+    assert!(stats.contains("\"urls\": 1000"), "{stats}");
+    assert!(stats.contains("\"ok\": 1000"), "{stats}");
+    assert!(stderr.contains("done: 1000 URLs, 1000 ok"), "{stderr}");
+
+    // Politeness, server side: never two requests in flight to one IP.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1000);
+    for ip in &ips {
+        let mut spans: Vec<_> = reqs
+            .iter()
+            .filter(|r| r.local_addr.ip() == std::net::IpAddr::V4(*ip))
+            .map(|r| (r.received, r.answered.expect("answered")))
+            .collect();
+        spans.sort();
+        assert!(spans.windows(2).all(|w| w[1].0 >= w[0].1), "overlap on {ip}");
+    }
+
+    if warcio_available() {
+        for f in &files {
+            let check = Command::new("python3")
+                .args(["-m", "warcio", "check", "-v"])
+                .arg(f)
+                .output()
+                .unwrap();
+            assert!(
+                check.status.success(),
+                "warcio check {}: {}{}",
+                f.display(),
+                String::from_utf8_lossy(&check.stdout),
+                String::from_utf8_lossy(&check.stderr)
+            );
+            let index = Command::new("python3")
+                .args(["-m", "warcio", "index"])
+                .arg(f)
+                .output()
+                .unwrap();
+            assert!(index.status.success());
+            let text = String::from_utf8_lossy(&index.stdout);
+            assert!(text.lines().count() >= 3, "warcio index lists the records");
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_get_clear_errors() {
+    let dir = temp_dir("badargs");
+    let out = dir.join("out");
+    let o = out.to_str().unwrap();
+    let res = spinneret(&["fetch", "--out", o], Duration::from_secs(10));
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("no URLs given"));
+
+    let res = spinneret(
+        &["fetch", "http://a.test/", "--out", o, "--dns-server", "nonsense"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("--dns-server nonsense"));
+
+    let res = spinneret(
+        &["fetch", "http://a.test/", "--out", o, "--allow-net", "10.0.0.0/99"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(res.status.code(), Some(2));
+
+    let res = spinneret(
+        &["fetch", "--urls", "/nonexistent/urls.txt", "--out", o],
+        Duration::from_secs(10),
+    );
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("/nonexistent/urls.txt"));
+
+    // An output path that cannot be a directory.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let res = spinneret(
+        &["fetch", "http://a.test/", "--out", file.to_str().unwrap(), "--hosts-file", "none"],
+        Duration::from_secs(10),
+    );
+    assert_eq!(res.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&res.stderr).contains("cannot write"));
+}
+
+#[test]
+fn unparsable_urls_are_logged_and_the_run_goes_on() {
+    let dir = temp_dir("badurl");
+    let out = dir.join("out");
+    let res = spinneret(
+        &[
+            "fetch",
+            "not a url",
+            "ftp://127.0.0.1/",
+            "--out",
+            out.to_str().unwrap(),
+            "--hosts-file",
+            "none",
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(res.status.success());
+    let lines = log_lines(&out);
+    let outcomes: Vec<ReturnCode> = lines.iter().map(|l| l.outcome).collect();
+    assert_eq!(
+        outcomes,
+        vec![ReturnCode::HttpBadUrlSyntax, ReturnCode::HttpUnsupportedScheme]
+    );
+}
+
+#[test]
+fn ctrl_c_ends_live_fetches_and_flushes_output() {
+    let server = HttpServer::start(HttpServerConfig {
+        lifetime: LIFETIME,
+        fallback: Script::Silence,
+        ..HttpServerConfig::default()
+    })
+    .expect("server");
+    let mut ok = spinneret_tools::http_server::Routes::new();
+    ok.add(
+        "127.0.0.2",
+        "/ok",
+        Script::Respond(spinneret_tools::http_server::Response::ok("fine", "text/plain")),
+    );
+    let fast = HttpServer::start(HttpServerConfig {
+        addrs: vec![Ipv4Addr::new(127, 0, 0, 2)],
+        routes: ok,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("server");
+    let dir = temp_dir("sigint");
+    let out = dir.join("out");
+    let mut args: Vec<String> = vec!["fetch".into()];
+    args.push(format!("http://127.0.0.2:{}/ok", fast.port()));
+    for i in 0..5 {
+        args.push(format!("http://127.0.0.1:{}/hang{i}", server.port()));
+    }
+    args.extend(
+        ["--out", out.to_str().unwrap(), "--allow-private", "--hosts-file", "none"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+        .args(&args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the fast page is logged, then interrupt.
+    let start = std::time::Instant::now();
+    while !std::fs::read_to_string(out.join("crawl.log"))
+        .map(|s| s.contains("/ok"))
+        .unwrap_or(false)
+    {
+        assert!(start.elapsed() < Duration::from_secs(20), "fast page never logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "did not stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    let lines = log_lines(&out);
+    assert_eq!(lines.len(), 6, "every URL has its one line");
+    assert_eq!(lines.iter().filter(|l| l.outcome == ReturnCode::Success).count(), 1);
+    assert_eq!(lines.iter().filter(|l| l.outcome == ReturnCode::Interrupted).count(), 5);
+    let files = warc_files(&out);
+    assert_eq!(files.len(), 1, "the WARC file was closed under its final name");
+    let records =
+        spinneret::warc::reader::read_records(&std::fs::read(&files[0]).unwrap()).unwrap();
+    assert_eq!(records.len(), 3, "warcinfo + request + response of the fetched page");
+    assert!(out.join("stats.json").exists());
+}

@@ -1,0 +1,448 @@
+//! Every fetch outcome (`ReturnCode`) provoked over real loopback sockets, one scenario each,
+//! through the in-process crawler. Each test starts its own servers on ephemeral ports.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use common::{config, run};
+use spinneret::ReturnCode;
+use spinneret_tools::dns_server::{Behaviour, DnsServer, DnsServerConfig, Record};
+use spinneret_tools::http_server::{After, HttpServer, HttpServerConfig, Response, Routes, Script};
+use spinneret_tools::tls::{self, TestCa};
+
+const LIFETIME: Duration = Duration::from_secs(60);
+
+fn http_server(routes: Routes) -> HttpServer {
+    HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server")
+}
+
+/// A server answering every request on `/` with `script`; returns it and the URL.
+fn serve(script: Script) -> (HttpServer, String) {
+    let mut routes = Routes::new();
+    routes.add("127.0.0.1", "/", script);
+    let server = http_server(routes);
+    let url = format!("http://127.0.0.1:{}/", server.port());
+    (server, url)
+}
+
+fn raw(bytes: &[u8]) -> Script {
+    Script::Raw {
+        bytes: bytes.to_vec(),
+        then: After::Close,
+    }
+}
+
+fn outcome_of(script: Script) -> ReturnCode {
+    let (_server, url) = serve(script);
+    run(config(None), &url).outcome
+}
+
+fn dns_server(records: &[(&str, Vec<Record>)], behaviours: &[(&str, Behaviour)]) -> DnsServer {
+    DnsServer::start(DnsServerConfig {
+        records: records
+            .iter()
+            .map(|(n, r)| (n.to_string(), r.clone()))
+            .collect::<HashMap<_, _>>(),
+        behaviours: behaviours
+            .iter()
+            .map(|(n, b)| (n.to_string(), b.clone()))
+            .collect::<HashMap<_, _>>(),
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server")
+}
+
+fn dns_outcome(name: &str, records: Vec<Record>, behaviour: Behaviour) -> ReturnCode {
+    let dns = dns_server(&[(name, records)], &[(name, behaviour)]);
+    run(config(Some(dns.addr())), &format!("http://{name}:9/")).outcome
+}
+
+#[test]
+fn success_through_test_dns_and_http() {
+    let mut routes = Routes::new();
+    routes.add(
+        "site.test",
+        "/page",
+        Script::Respond(Response::ok("<p>hello</p>", "text/html")),
+    );
+    let server = http_server(routes);
+    let dns = dns_server(&[("site.test", vec![Record::A(Ipv4Addr::LOCALHOST)])], &[]);
+    let d = run(
+        config(Some(dns.addr())),
+        &format!("http://site.test:{}/page", server.port()),
+    );
+    assert_eq!((d.outcome, d.status), (ReturnCode::Success, 200));
+    assert_eq!(d.content, b"<p>hello</p>");
+    assert!(d.response.starts_with(b"HTTP/1.1 200"));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].host, "site.test");
+    assert_eq!(reqs[0].target, "/page");
+}
+
+#[test]
+fn url_outcomes() {
+    assert_eq!(
+        run(config(None), "ftp://127.0.0.1/x").outcome,
+        ReturnCode::HttpUnsupportedScheme
+    );
+}
+
+#[test]
+fn dns_outcomes() {
+    let a = || vec![Record::A(Ipv4Addr::LOCALHOST)];
+    assert_eq!(dns_outcome("nx.test", vec![], Behaviour::NxDomain), ReturnCode::DnsNxDomain);
+    assert_eq!(dns_outcome("sf.test", a(), Behaviour::ServFail), ReturnCode::DnsServFail);
+    assert_eq!(dns_outcome("rf.test", a(), Behaviour::Refused), ReturnCode::DnsRefused);
+    assert_eq!(dns_outcome("to.test", a(), Behaviour::Drop), ReturnCode::DnsTimeout);
+    assert_eq!(
+        dns_outcome("gb.test", a(), Behaviour::Garbage(vec![0xff; 40])),
+        ReturnCode::DnsTimeout,
+        "garbage that does not even carry our ID is dropped like a spoof, so the name times out"
+    );
+    assert_eq!(dns_outcome("tc.test", a(), Behaviour::Truncated), ReturnCode::DnsUnsupportedAnswer);
+    assert_eq!(dns_outcome("nd.test", vec![], Behaviour::Normal), ReturnCode::DnsNoAddress);
+    // Wrong ID and wrong question are not answers to our query: dropped, then timeout.
+    assert_eq!(dns_outcome("wi.test", a(), Behaviour::WrongId), ReturnCode::DnsTimeout);
+    assert_eq!(dns_outcome("wq.test", a(), Behaviour::WrongQuestion), ReturnCode::DnsTimeout);
+    assert_eq!(dns_outcome("ws.test", a(), Behaviour::WrongSource), ReturnCode::DnsTimeout);
+}
+
+#[test]
+fn dns_retry_recovers_from_dropped_queries() {
+    let mut routes = Routes::new();
+    routes.add("flaky.test", "/", Script::Respond(Response::ok("ok", "text/plain")));
+    let server = http_server(routes);
+    let dns = dns_server(
+        &[("flaky.test", vec![Record::A(Ipv4Addr::LOCALHOST)])],
+        &[("flaky.test", Behaviour::FailFirst(2))],
+    );
+    let mut cfg = config(Some(dns.addr()));
+    cfg.resolver.total_timeout = Duration::from_secs(4);
+    let d = run(cfg, &format!("http://flaky.test:{}/", server.port()));
+    assert_eq!(d.outcome, ReturnCode::Success);
+    assert!(dns.queries().len() >= 3, "two dropped queries, then an answered retry");
+}
+
+#[test]
+fn dns_malformed_and_cname_outcomes() {
+    // A header claiming a question and 65,535 answers with nothing behind it.
+    let mut bogus = vec![0, 0, 0x81, 0x80, 0, 1, 0xff, 0xff, 0, 0, 0, 0];
+    bogus.extend_from_slice(b"\x02mf\x04test\x00\x00\x01\x00\x01");
+    assert_eq!(
+        dns_outcome("mf.test", vec![], Behaviour::Raw(bogus)),
+        ReturnCode::DnsParseError
+    );
+    let dns = dns_server(
+        &[
+            ("loop1.test", vec![Record::Cname("loop2.test".into())]),
+            ("loop2.test", vec![Record::Cname("loop1.test".into())]),
+        ],
+        &[],
+    );
+    assert_eq!(
+        run(config(Some(dns.addr())), "http://loop1.test:9/").outcome,
+        ReturnCode::DnsCnameChain
+    );
+}
+
+#[test]
+fn dns_configuration_outcomes() {
+    assert_eq!(
+        run(config(None), "http://nowhere.test/").outcome,
+        ReturnCode::DnsServerUnknown
+    );
+    let label = "a".repeat(64);
+    let dns = dns_server(&[], &[]);
+    assert_eq!(
+        run(config(Some(dns.addr())), &format!("http://{label}.test/")).outcome,
+        ReturnCode::DnsBadHostName
+    );
+    assert!(dns.queries().is_empty(), "a bad name never reaches the wire");
+}
+
+#[test]
+fn private_addresses_are_blocked_unless_allowed() {
+    let (server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
+    let mut cfg = config(None);
+    cfg.addr_policy = spinneret::addr_policy::AddrPolicy::default();
+    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::PrivateAddressBlocked);
+    let dns = dns_server(&[("inside.test", vec![Record::A(Ipv4Addr::LOCALHOST)])], &[]);
+    cfg.resolver.servers = vec![dns.addr()];
+    assert_eq!(
+        run(cfg.clone(), &format!("http://inside.test:{}/", server.port())).outcome,
+        ReturnCode::PrivateAddressBlocked
+    );
+    assert_eq!(server.request_count(), 0, "no connection is made to a blocked address");
+    cfg.addr_policy =
+        spinneret::addr_policy::AddrPolicy::new(false, vec!["127.0.0.0/8".parse().unwrap()]);
+    assert_eq!(run(cfg, &url).outcome, ReturnCode::Success);
+}
+
+#[test]
+fn connect_outcomes() {
+    // A port nobody listens on: refused.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    assert_eq!(
+        run(config(None), &format!("http://127.0.0.1:{port}/")).outcome,
+        ReturnCode::HttpConnect
+    );
+    // A listener whose accept queue is full: the SYN is dropped, connect never completes.
+    let hole = spinneret_tools::blackhole::start().expect("black hole");
+    let mut cfg = config(None);
+    cfg.connect_timeout = Duration::from_millis(500);
+    let started = std::time::Instant::now();
+    let d = run(cfg, &format!("http://{}/", hole.addr()));
+    assert_eq!(d.outcome, ReturnCode::HttpConnectTimeout);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn timeouts_bound_silent_and_trickling_servers() {
+    let mut cfg = config(None);
+    cfg.http_timeout = Duration::from_millis(800);
+    let (_s, url) = serve(Script::Silence);
+    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpTimeout);
+    // One byte every 100 ms of a response that would take minutes: the overall deadline ends it.
+    let (_s, url) = serve(Script::Trickle {
+        bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(b'x', 2000))
+            .collect(),
+        chunk: 1,
+        interval: Duration::from_millis(100),
+    });
+    let started = std::time::Instant::now();
+    assert_eq!(run(cfg, &url).outcome, ReturnCode::HttpTimeout);
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[test]
+fn receive_outcomes() {
+    assert_eq!(outcome_of(Script::CloseImmediately), ReturnCode::MimePageEmpty);
+    assert_eq!(
+        outcome_of(Script::ResetAfter {
+            bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc".to_vec()
+        }),
+        ReturnCode::HttpReceive
+    );
+    assert_eq!(outcome_of(raw(b"SSH-2.0-OpenSSH\r\n\r\n")), ReturnCode::MimeNoStatusLine);
+    assert_eq!(
+        outcome_of(raw(b"HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n")),
+        ReturnCode::MimeUnsupportedHttpVersion
+    );
+    assert_eq!(
+        outcome_of(raw(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n")),
+        ReturnCode::MimeMissing
+    );
+    assert_eq!(
+        outcome_of(raw(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello")),
+        ReturnCode::MimeBadHeader
+    );
+    let mut big = b"HTTP/1.1 200 OK\r\n".to_vec();
+    big.extend(std::iter::repeat_n(b"X-Filler: 0123456789012345678901234567890123456789\r\n".to_vec(), 2000).flatten());
+    big.extend_from_slice(b"\r\n");
+    assert_eq!(outcome_of(raw(&big)), ReturnCode::HttpHeadTooLarge);
+    let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..500 {
+        many.extend_from_slice(format!("X-{i}: a\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"Content-Length: 0\r\n\r\n");
+    assert_eq!(outcome_of(raw(&many)), ReturnCode::HttpTooManyHeaders);
+    assert_eq!(
+        outcome_of(raw(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")),
+        ReturnCode::MimeBadChunkEncoding
+    );
+    assert_eq!(
+        outcome_of(raw(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")),
+        ReturnCode::HttpPageTruncated
+    );
+}
+
+#[test]
+fn size_and_encoding_outcomes() {
+    let mut cfg = config(None);
+    cfg.limits.max_body_bytes = 1 << 20;
+    cfg.limits.max_decoded_bytes = 1 << 20;
+    let (_s, url) = serve(Script::Stream {
+        head: b"HTTP/1.1 200 OK\r\nContent-Length: 10737418240\r\n\r\n".to_vec(),
+        body_len: 10 << 30,
+    });
+    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpBodyTooLarge);
+
+    // A gzip bomb: 50 MB of zeros in ~50 KB.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&vec![0u8; 50 << 20]).unwrap();
+    let bomb = gz.finish().unwrap();
+    let (_s, url) = serve(Script::Respond(
+        Response::ok(bomb, "text/html").header("Content-Encoding", "gzip"),
+    ));
+    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpDecodedTooLarge);
+
+    let (_s, url) = serve(Script::Respond(
+        Response::ok("definitely not gzip", "text/html").header("Content-Encoding", "gzip"),
+    ));
+    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpBadContentEncoding);
+
+    let (_s, url) = serve(Script::Respond(
+        Response::ok("x", "text/html").header("Content-Encoding", "gzip, gzip, gzip, gzip, gzip, gzip, gzip"),
+    ));
+    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpTooManyEncodings);
+
+    // And a well-formed gzip page is decoded for the caller while the raw bytes are kept.
+    let (_s, url) = serve(Script::Respond(Response::ok("<a href=x>x</a>", "text/html").gzip(true)));
+    let d = run(cfg, &url);
+    assert_eq!(d.outcome, ReturnCode::Success);
+    assert_eq!(d.content, b"<a href=x>x</a>");
+    assert!(d.response.windows(4).any(|w| w.eq_ignore_ascii_case(b"gzip")));
+}
+
+fn tls_server(identity: tls::TlsIdentity, script: Script) -> HttpServer {
+    let mut routes = Routes::new();
+    routes.add("localhost", "/", script);
+    HttpServer::start(HttpServerConfig {
+        routes,
+        tls: Some(identity),
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("tls server")
+}
+
+fn tls_config(ca: &TestCa) -> spinneret::event_loop::CrawlerConfig {
+    let dir = common::temp_dir("ca");
+    let pem = dir.join("ca.pem");
+    ca.write_ca_pem(&pem).unwrap();
+    let mut cfg = config(None);
+    cfg.resolver.hosts = [("localhost".to_string(), vec!["127.0.0.1".parse().unwrap()])]
+        .into_iter()
+        .collect();
+    cfg.tls = spinneret::tls::client_config(Some(&pem)).unwrap();
+    cfg
+}
+
+#[test]
+fn tls_outcomes() {
+    let ca = TestCa::new();
+    let ok = Script::Respond(Response::ok("secret", "text/plain"));
+
+    let s = tls_server(ca.issue(&["localhost"]), ok.clone());
+    let d = run(tls_config(&ca), &format!("https://localhost:{}/", s.port()));
+    assert_eq!((d.outcome, d.content.as_slice()), (ReturnCode::Success, &b"secret"[..]));
+
+    for identity in [
+        ca.issue_expired(&["localhost"]),
+        ca.issue(&["other.test"]),
+        tls::self_signed(&["localhost"]),
+    ] {
+        let s = tls_server(identity, ok.clone());
+        let d = run(tls_config(&ca), &format!("https://localhost:{}/", s.port()));
+        assert_eq!(d.outcome, ReturnCode::TlsCertificate);
+    }
+
+    // Plain HTTP on the port we speak TLS to.
+    let (plain, _) = serve(ok.clone());
+    let d = run(tls_config(&ca), &format!("https://localhost:{}/", plain.port()));
+    assert_eq!(d.outcome, ReturnCode::TlsHandshake);
+
+    // Close without close_notify: fine for a length-delimited body, truncation otherwise.
+    let s = tls_server(
+        ca.issue(&["localhost"]),
+        Script::Respond(Response::ok("all here", "text/plain").keep_alive(false).close_notify(false)),
+    );
+    let d = run(tls_config(&ca), &format!("https://localhost:{}/", s.port()));
+    assert_eq!(d.outcome, ReturnCode::Success);
+    let s = tls_server(
+        ca.issue(&["localhost"]),
+        Script::Respond(
+            Response::ok("cut?", "text/plain")
+                .framing(spinneret_tools::http_server::Framing::Close)
+                .close_notify(false),
+        ),
+    );
+    let d = run(tls_config(&ca), &format!("https://localhost:{}/", s.port()));
+    assert_eq!(d.outcome, ReturnCode::TlsTruncated);
+}
+
+#[test]
+fn keep_alive_reuses_one_connection_per_server() {
+    let mut routes = Routes::new();
+    for i in 0..20 {
+        routes.add("127.0.0.1", &format!("/{i}"), Script::Respond(Response::ok(format!("page {i}"), "text/plain")));
+    }
+    let server = http_server(routes);
+    let urls: Vec<String> = (0..20)
+        .map(|i| format!("http://127.0.0.1:{}/{i}", server.port()))
+        .collect();
+    let done = common::run_with(config(None), &urls, Duration::from_secs(30));
+    assert!(done.iter().all(|d| d.outcome == ReturnCode::Success));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 20);
+    let conns: std::collections::HashSet<u64> = reqs.iter().map(|r| r.conn_id).collect();
+    assert_eq!(conns.len(), 1, "20 URLs to one server ride one keep-alive connection");
+}
+
+#[test]
+fn politeness_one_connection_per_server_ip() {
+    // Four server IPs on one port, 10 URLs each; with --conns-per-server 1 the server must
+    // never see two requests to one IP in flight at once.
+    let ips: Vec<Ipv4Addr> = (1..=4).map(|i| Ipv4Addr::new(127, 0, 0, i)).collect();
+    let mut routes = Routes::new();
+    for i in 0..10 {
+        routes.add("x", "/", Script::Respond(Response::ok("", "text/plain")));
+        for ip in &ips {
+            routes.add(
+                &ip.to_string(),
+                &format!("/{i}"),
+                Script::Delay {
+                    delay: Duration::from_millis(20),
+                    then: Box::new(Script::Respond(Response::ok("slow", "text/plain").keep_alive(i % 3 != 0))),
+                },
+            );
+        }
+    }
+    let server = HttpServer::start(HttpServerConfig {
+        addrs: ips.clone(),
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("server");
+    let urls: Vec<String> = ips
+        .iter()
+        .flat_map(|ip| (0..10).map(move |i| (ip, i)))
+        .map(|(ip, i)| format!("http://{ip}:{}/{i}", server.port()))
+        .collect();
+    let done = common::run_with(config(None), &urls, Duration::from_secs(30));
+    assert!(done.iter().all(|d| d.outcome == ReturnCode::Success), "{done:?}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 40);
+    for ip in &ips {
+        let mut spans: Vec<_> = reqs
+            .iter()
+            .filter(|r| r.local_addr.ip() == std::net::IpAddr::V4(*ip))
+            .map(|r| (r.received, r.answered.expect("answered")))
+            .collect();
+        spans.sort();
+        for w in spans.windows(2) {
+            assert!(w[1].0 >= w[0].1, "overlapping requests to {ip}");
+        }
+    }
+    // And the four servers were fetched in parallel, not one after another.
+    let peers: std::collections::HashSet<SocketAddr> = done.iter().filter_map(|d| d.peer).collect();
+    assert_eq!(peers.len(), 4);
+}
