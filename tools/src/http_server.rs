@@ -298,7 +298,8 @@ pub struct RequestRecord {
     pub headers: Vec<(String, String)>,
     /// When the request head was complete.
     pub received: Instant,
-    /// When the last response byte was written (None: no complete answer).
+    /// When the answer was (about to be) complete: set just before its last byte is written, so a
+    /// client that read the whole answer always sees it. None: no complete answer.
     pub answered: Option<Instant>,
 }
 
@@ -790,11 +791,17 @@ fn serve_connection(
             .cloned()
             .unwrap_or_else(|| shared.fallback.clone());
         let head_only = req.method.eq_ignore_ascii_case("HEAD");
-        let next = run_script(&mut conn, &script, head_only, &mut chunk)?;
-        if let Some(answered) = next.1 {
-            lock(&shared.requests)[record_index].answered = Some(answered);
-        }
-        match next.0 {
+        let mut mark_answered = || {
+            lock(&shared.requests)[record_index].answered = Some(Instant::now());
+        };
+        let next = run_script(
+            &mut conn,
+            &script,
+            head_only,
+            &mut chunk,
+            &mut mark_answered,
+        )?;
+        match next {
             Next::KeepOpen => continue,
             Next::Close { close_notify } => {
                 conn.close(close_notify);
@@ -814,13 +821,34 @@ fn serve_connection(
     Ok(())
 }
 
-/// Runs one script; returns what to do with the connection and when the answer was complete.
+/// Writes `data`, calling `mark_answered` just before the final byte goes out, so a client that
+/// has read the whole answer always finds `answered` set in the log.
+fn write_final(
+    conn: &mut Conn<'_>,
+    data: &[u8],
+    mark_answered: &mut dyn FnMut(),
+) -> Result<(), Stopped> {
+    match data.split_last() {
+        None => {
+            mark_answered();
+            Ok(())
+        }
+        Some((last, rest)) => {
+            conn.write_all(rest)?;
+            mark_answered();
+            conn.write_all(std::slice::from_ref(last))
+        }
+    }
+}
+
+/// Runs one script; returns what to do with the connection afterwards.
 fn run_script(
     conn: &mut Conn<'_>,
     script: &Script,
     head_only: bool,
     scratch: &mut [u8],
-) -> Result<(Next, Option<Instant>), Stopped> {
+    mark_answered: &mut dyn FnMut(),
+) -> Result<Next, Stopped> {
     let mut script = script;
     // Delay chains are bounded by the (finite) script value itself.
     loop {
@@ -832,8 +860,7 @@ fn run_script(
                 script = then;
             }
             Script::Respond(resp) => {
-                conn.write_all(&resp.to_bytes(head_only))?;
-                let done = Some(Instant::now());
+                write_final(conn, &resp.to_bytes(head_only), mark_answered)?;
                 let next = if resp.keeps_alive() {
                     Next::KeepOpen
                 } else {
@@ -841,55 +868,71 @@ fn run_script(
                         close_notify: resp.close_notify,
                     }
                 };
-                return Ok((next, done));
+                return Ok(next);
             }
             Script::Raw { bytes, then } => {
-                conn.write_all(bytes)?;
-                let done = Some(Instant::now());
+                write_final(conn, bytes, mark_answered)?;
                 let next = match then {
                     After::Close => Next::Close { close_notify: true },
                     After::KeepOpen => Next::KeepOpen,
                     After::Reset => Next::Reset,
                 };
-                return Ok((next, done));
+                return Ok(next);
             }
             Script::Trickle {
                 bytes,
                 chunk,
                 interval,
             } => {
-                for (i, piece) in bytes.chunks((*chunk).max(1)).enumerate() {
+                let pieces = bytes.chunks((*chunk).max(1));
+                let count = pieces.len();
+                for (i, piece) in pieces.enumerate() {
                     if i > 0 && !sleep_unless_stopped(conn.stop, *interval) {
                         return Err(Stopped::Server);
                     }
-                    conn.write_all(piece)?;
+                    if i + 1 == count {
+                        write_final(conn, piece, mark_answered)?;
+                    } else {
+                        conn.write_all(piece)?;
+                    }
                 }
-                return Ok((Next::Close { close_notify: true }, Some(Instant::now())));
+                if count == 0 {
+                    mark_answered();
+                }
+                return Ok(Next::Close { close_notify: true });
             }
             Script::ResetAfter { bytes } => {
-                conn.write_all(bytes)?;
-                return Ok((Next::Reset, Some(Instant::now())));
+                write_final(conn, bytes, mark_answered)?;
+                return Ok(Next::Reset);
             }
             Script::Silence => {
                 // Swallow whatever comes until the client gives up or we stop.
                 loop {
                     match conn.read(scratch)? {
                         ReadOutcome::Data(_) => {}
-                        ReadOutcome::Eof => return Ok((Next::CloseSilently, None)),
+                        ReadOutcome::Eof => return Ok(Next::CloseSilently),
                     }
                 }
             }
-            Script::CloseImmediately => return Ok((Next::CloseSilently, None)),
+            Script::CloseImmediately => return Ok(Next::CloseSilently),
             Script::Stream { head, body_len } => {
+                if *body_len == 0 {
+                    write_final(conn, head, mark_answered)?;
+                    return Ok(Next::Close { close_notify: true });
+                }
                 conn.write_all(head)?;
                 let block: Vec<u8> = (0..STREAM_BLOCK).map(|i| b'a' + (i % 26) as u8).collect();
                 let mut left = *body_len;
                 while left > 0 {
                     let n = left.min(STREAM_BLOCK as u64) as usize;
-                    conn.write_all(&block[..n])?;
                     left -= n as u64;
+                    if left == 0 {
+                        write_final(conn, &block[..n], mark_answered)?;
+                    } else {
+                        conn.write_all(&block[..n])?;
+                    }
                 }
-                return Ok((Next::Close { close_notify: true }, Some(Instant::now())));
+                return Ok(Next::Close { close_notify: true });
             }
         }
     }
