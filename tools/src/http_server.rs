@@ -28,6 +28,8 @@ const MAX_REQUESTS_PER_CONN: u32 = 10_000;
 const STREAM_BLOCK: usize = 64 * 1024;
 /// Attempts at finding a port free on every requested address when `port` is 0.
 const PORT_ATTEMPTS: usize = 20;
+/// Bound on the self-connect that wakes an accept thread at stop.
+const WAKE_TIMEOUT: Duration = Duration::from_millis(500);
 /// Default lifetime: the server stops by itself after this.
 pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(120);
 
@@ -357,15 +359,15 @@ impl HttpServer {
         let mut bound = Vec::new();
         for listener in listeners {
             bound.push(listener.local_addr()?);
-            listener.set_nonblocking(true)?;
             let shared = shared.clone();
             threads.push(std::thread::spawn(move || accept_loop(listener, shared)));
         }
         let watchdog_shared = shared.clone();
         let lifetime = config.lifetime;
+        let watchdog_addrs = bound.clone();
         threads.push(std::thread::spawn(move || {
             sleep_unless_stopped(&watchdog_shared.stop, lifetime);
-            watchdog_shared.stop.store(true, Ordering::SeqCst);
+            stop_all(&watchdog_shared, &watchdog_addrs);
         }));
         Ok(HttpServer {
             shared,
@@ -413,7 +415,7 @@ impl HttpServer {
     }
 
     fn shutdown(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
+        stop_all(&self.shared, &self.addrs);
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -456,9 +458,19 @@ fn bind_all(addrs: &[Ipv4Addr], port: u16) -> io::Result<Vec<TcpListener>> {
     Err(last_err.unwrap_or_else(|| io::Error::other("no common port")))
 }
 
+/// Sets the stop flag and wakes the blocking accept threads with a throwaway connection each.
+fn stop_all(shared: &Shared, addrs: &[SocketAddr]) {
+    shared.stop.store(true, Ordering::SeqCst);
+    for a in addrs {
+        let _ = TcpStream::connect_timeout(a, WAKE_TIMEOUT);
+    }
+}
+
+/// Blocking accept (no polling delay for clients); `stop_all` wakes it.
 fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     while !shared.stop.load(Ordering::SeqCst) {
         match listener.accept() {
+            Ok(_) if shared.stop.load(Ordering::SeqCst) => break,
             Ok((stream, peer)) => {
                 let id = shared.next_conn.fetch_add(1, Ordering::SeqCst);
                 let s = shared.clone();
@@ -470,7 +482,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 conns.retain(|h| !h.is_finished());
                 conns.push(handle);
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL_STEP / 5),
+            // EMFILE and friends: back off instead of spinning.
             Err(_) => std::thread::sleep(POLL_STEP),
         }
     }

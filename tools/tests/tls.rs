@@ -164,3 +164,50 @@ fn ca_pem_is_written() {
     assert!(text.starts_with("-----BEGIN CERTIFICATE-----"));
     assert_eq!(text, ca.ca_pem());
 }
+
+#[test]
+fn tls_runs_stream_trickle_and_reset_scripts() {
+    let ca = TestCa::new();
+    let head = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+    let mut r = routes(Script::Stream {
+        head: head.clone(),
+        body_len: 3 * 1024 * 1024,
+    });
+    r.add(
+        "h1.test",
+        "/trickle",
+        Script::Trickle {
+            bytes: b"abcdef".to_vec(),
+            chunk: 2,
+            interval: Duration::from_millis(30),
+        },
+    );
+    r.add(
+        "h1.test",
+        "/reset",
+        Script::ResetAfter {
+            bytes: b"half".to_vec(),
+        },
+    );
+    let srv = tls_server(ca.issue(&["h1.test"]), r);
+    let addr = srv.addrs()[0];
+
+    let mut c = client(&ca, addr, "h1.test");
+    c.write_all(&request("h1.test", "/")).unwrap();
+    let mut got = Vec::new();
+    read_to_end(&mut c, &mut got).unwrap();
+    assert_eq!(got.len(), head.len() + 3 * 1024 * 1024);
+
+    let mut c = client(&ca, addr, "h1.test");
+    c.write_all(&request("h1.test", "/trickle")).unwrap();
+    let mut got = Vec::new();
+    read_to_end(&mut c, &mut got).unwrap();
+    assert_eq!(got, b"abcdef");
+
+    let mut c = client(&ca, addr, "h1.test");
+    c.write_all(&request("h1.test", "/reset")).unwrap();
+    let mut got = Vec::new();
+    let err = read_to_end(&mut c, &mut got).unwrap_err();
+    assert_eq!(got, b"half");
+    assert_eq!(err.kind(), ErrorKind::ConnectionReset);
+}
