@@ -438,3 +438,37 @@ fn serve(sock: UdpSocket, other: UdpSocket, shared: Arc<Shared>) {
         let _ = h.join();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query_bytes(name: &str, qtype: u16) -> Vec<u8> {
+        let mut q = vec![0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+        encode_name(&mut q, name);
+        q.extend_from_slice(&qtype.to_be_bytes());
+        q.extend_from_slice(&CLASS_IN.to_be_bytes());
+        q
+    }
+
+    #[test]
+    fn parses_a_query_and_rejects_malformed_ones_without_panicking() {
+        let q = query_bytes("Www.Example.test", TYPE_AAAA);
+        let parsed = parse_query(&q).unwrap();
+        assert_eq!(parsed.id, 0x1234);
+        assert_eq!(parsed.name, "www.example.test");
+        assert_eq!(parsed.qtype, TYPE_AAAA);
+        assert_eq!(parsed.question, &q[12..]);
+        // Every truncation, and a response (QR set), is ignored rather than answered.
+        for cut in 0..q.len() {
+            assert!(parse_query(&q[..cut]).is_none(), "cut at {cut}");
+        }
+        let mut resp = q.clone();
+        resp[2] |= 0x80;
+        assert!(parse_query(&resp).is_none());
+        // A compression pointer in a query is not a label.
+        let mut ptr = q[..12].to_vec();
+        ptr.extend_from_slice(&[0xc0, 0x0c, 0, 1, 0, 1]);
+        assert!(parse_query(&ptr).is_none());
+    }
+}
