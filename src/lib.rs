@@ -25,6 +25,7 @@ pub mod event_loop;
 pub mod fetch;
 pub mod http;
 pub mod return_code;
+pub mod robots;
 pub mod stats;
 pub mod tls;
 pub mod warc;
