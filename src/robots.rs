@@ -954,6 +954,179 @@ mod tests {
         assert!(!r.is_allowed(&format!("{path}b")));
     }
 
+    // ---- RobotsCache ----
+
+    const O: &str = "https://example.com:443";
+    const HOUR: Duration = Duration::from_secs(3600);
+    const MAX_AGE: Duration = Duration::from_secs(24 * 3600);
+    const RETRY: Duration = Duration::from_secs(60);
+
+    fn cache(capacity: usize) -> RobotsCache {
+        RobotsCache::new(TOKEN, MAX_AGE, RETRY, capacity)
+    }
+
+    fn ok(body: &str) -> FetchResult {
+        FetchResult::Status {
+            status: 200,
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    fn status(status: u16) -> FetchResult {
+        FetchResult::Status {
+            status,
+            body: b"User-agent: *\nAllow: /".to_vec(),
+        }
+    }
+
+    #[test]
+    fn need_fetch_once_then_pending_then_rules() {
+        let t0 = Instant::now();
+        let mut c = cache(10);
+        assert!(c.is_empty());
+        assert_eq!(c.check(O, "/a", t0), Check::NeedFetch);
+        assert_eq!(c.check(O, "/a", t0), Check::Pending);
+        assert_eq!(c.check(O, "/b", t0 + HOUR), Check::Pending);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c.next_retry(O), None);
+        c.fetch_done(O, ok("User-agent: *\nDisallow: /a\nCrawl-delay: 2.5"), t0);
+        assert_eq!(c.check(O, "/a", t0), Check::Disallowed);
+        assert_eq!(c.check(O, "/b", t0), Check::Allowed);
+        assert_eq!(c.crawl_delay(O), Some(Duration::from_millis(2500)));
+        // Another origin is independent.
+        assert_eq!(c.check("http://other:80", "/a", t0), Check::NeedFetch);
+        assert_eq!(c.crawl_delay("http://other:80"), None);
+    }
+
+    #[test]
+    fn client_errors_allow_all() {
+        for code in [400, 401, 403, 404, 410, 451, 499] {
+            let t0 = Instant::now();
+            let mut c = cache(10);
+            assert_eq!(c.check(O, "/", t0), Check::NeedFetch);
+            c.fetch_done(
+                O,
+                FetchResult::Status {
+                    status: code,
+                    body: b"User-agent: *\nDisallow: /".to_vec(),
+                },
+                t0,
+            );
+            assert_eq!(c.check(O, "/secret", t0), Check::Allowed, "status {code}");
+            assert_eq!(c.next_retry(O), None);
+        }
+    }
+
+    #[test]
+    fn failures_back_off_doubling_up_to_max_age() {
+        let failures = [
+            status(500),
+            status(503),
+            status(429),
+            FetchResult::Unreachable,
+            status(302),
+            status(199),
+        ];
+        for failure in failures {
+            let t0 = Instant::now();
+            let mut c = cache(10);
+            assert_eq!(c.check(O, "/", t0), Check::NeedFetch);
+            let mut now = t0;
+            let mut want = RETRY;
+            // 60 s doubling reaches 24 h after 11 failures; run past it.
+            for round in 0..14 {
+                c.fetch_done(O, failure.clone(), now);
+                assert_eq!(
+                    c.next_retry(O),
+                    Some(now + want),
+                    "{failure:?} round {round}"
+                );
+                assert_eq!(c.check(O, "/", now), Check::Pending);
+                let just_before = now + want - Duration::from_millis(1);
+                assert_eq!(c.check(O, "/", just_before), Check::Pending);
+                assert_eq!(c.crawl_delay(O), None);
+                now += want;
+                assert_eq!(
+                    c.check(O, "/", now),
+                    Check::NeedFetch,
+                    "{failure:?} round {round}"
+                );
+                assert_eq!(c.check(O, "/", now), Check::Pending);
+                assert_eq!(c.next_retry(O), None);
+                want = (want * 2).min(MAX_AGE);
+            }
+            assert_eq!(want, MAX_AGE);
+            // Success resets the back-off.
+            c.fetch_done(O, ok("User-agent: *\nDisallow: /x"), now);
+            assert_eq!(c.check(O, "/x", now), Check::Disallowed);
+            c.fetch_done(O, FetchResult::Unreachable, now);
+            assert_eq!(c.next_retry(O), Some(now + RETRY));
+        }
+    }
+
+    #[test]
+    fn expiry_refetches_keeping_old_rules_meanwhile() {
+        let t0 = Instant::now();
+        let mut c = cache(10);
+        assert_eq!(c.check(O, "/", t0), Check::NeedFetch);
+        c.fetch_done(O, ok("User-agent: *\nDisallow: /old\nCrawl-delay: 3"), t0);
+        let almost = t0 + MAX_AGE - Duration::from_secs(1);
+        assert_eq!(c.check(O, "/old", almost), Check::Disallowed);
+        let expired = t0 + MAX_AGE;
+        assert_eq!(c.check(O, "/new", expired), Check::NeedFetch);
+        // Refetch under way: old rules still answer, and no second NeedFetch.
+        assert_eq!(c.check(O, "/old", expired), Check::Disallowed);
+        assert_eq!(c.check(O, "/new", expired + HOUR), Check::Allowed);
+        assert_eq!(c.crawl_delay(O), Some(Duration::from_secs(3)));
+        c.fetch_done(O, ok("User-agent: *\nDisallow: /new"), expired + HOUR);
+        assert_eq!(c.check(O, "/new", expired + HOUR), Check::Disallowed);
+        assert_eq!(c.check(O, "/old", expired + HOUR), Check::Allowed);
+        assert_eq!(c.crawl_delay(O), None);
+        // A failed refetch drops the old rules: wait, then retry.
+        let t2 = expired + HOUR + MAX_AGE;
+        assert_eq!(c.check(O, "/x", t2), Check::NeedFetch);
+        c.fetch_done(O, status(502), t2);
+        assert_eq!(c.check(O, "/x", t2), Check::Pending);
+        assert_eq!(c.next_retry(O), Some(t2 + RETRY));
+    }
+
+    #[test]
+    fn capacity_evicts_oldest() {
+        let t0 = Instant::now();
+        let mut c = cache(2);
+        let (a, b, d) = ("http://a:80", "http://b:80", "http://d:80");
+        assert_eq!(c.check(a, "/", t0), Check::NeedFetch);
+        assert_eq!(c.check(b, "/", t0), Check::NeedFetch);
+        c.fetch_done(a, ok(""), t0); // a is now the youngest
+        assert_eq!(c.check(d, "/", t0), Check::NeedFetch); // evicts b
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.check(a, "/", t0), Check::Allowed);
+        assert_eq!(c.check(d, "/", t0), Check::Pending);
+        // b's late answer is still taken (evicting the oldest, a).
+        c.fetch_done(b, ok("User-agent: *\nDisallow: /"), t0);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c.check(b, "/p", t0), Check::Disallowed);
+        assert_eq!(c.check(d, "/", t0), Check::Pending);
+        assert_eq!(c.check(a, "/", t0), Check::NeedFetch);
+        // Capacity 0 behaves as 1.
+        let mut c = cache(0);
+        assert_eq!(c.check(a, "/", t0), Check::NeedFetch);
+        assert_eq!(c.check(b, "/", t0), Check::NeedFetch);
+        assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn huge_durations_do_not_overflow() {
+        let t0 = Instant::now();
+        let mut c = RobotsCache::new(TOKEN, Duration::MAX, Duration::MAX, 4);
+        assert_eq!(c.check(O, "/", t0), Check::NeedFetch);
+        c.fetch_done(O, FetchResult::Unreachable, t0);
+        assert_eq!(c.check(O, "/", t0), Check::Pending);
+        c.fetch_done(O, FetchResult::Unreachable, t0);
+        c.fetch_done(O, ok(""), t0);
+        assert_eq!(c.check(O, "/", t0), Check::Allowed);
+    }
+
     /// Reference matcher: textbook DP over (pattern, path) positions.
     fn naive_match(pattern: &[u8], anchored: bool, path: &[u8]) -> bool {
         let (p, s) = (pattern.len(), path.len());
