@@ -1182,6 +1182,29 @@ mod tests {
         }
 
         #[test]
+        fn decision_matches_reference(
+            rules in proptest::collection::vec((any::<bool>(), "[/ab*$]{0,6}"), 0..8),
+            path in "/[/ab$*?]{0,8}",
+        ) {
+            let body: String = rules
+                .iter()
+                .map(|(allow, pat)| format!("{}: {pat}\n", if *allow { "Allow" } else { "Disallow" }))
+                .collect();
+            let robots = Robots::parse(format!("User-agent: *\n{body}").as_bytes(), TOKEN);
+            // Reference: every rule in file order, the longest match wins, Allow on a tie.
+            let best = rules
+                .iter()
+                .filter(|(_, pat)| !pat.is_empty())
+                .filter(|(_, pat)| {
+                    let body = pat.strip_suffix('$').unwrap_or(pat);
+                    naive_match(body.as_bytes(), body.len() < pat.len(), path.as_bytes())
+                })
+                .map(|(allow, pat)| (pat.len(), *allow))
+                .max();
+            prop_assert_eq!(robots.is_allowed(&path), best.is_none_or(|(_, allow)| allow));
+        }
+
+        #[test]
         fn wildcard_matches_reference(
             pattern in "[ab*]{0,10}",
             anchored in any::<bool>(),
