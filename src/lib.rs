@@ -28,6 +28,7 @@ pub mod frontier;
 pub mod http;
 pub mod output;
 pub mod return_code;
+pub mod robots;
 pub mod stats;
 pub mod tls;
 pub mod warc;

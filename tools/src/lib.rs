@@ -1,1 +1,33 @@
-//! (being written)
+//! Loopback test infrastructure for spinneret's integration tests: a scripted HTTP(S) server
+//! with virtual hosts (`http_server`), a misbehaving DNS server (`dns_server`), test
+//! certificates (`tls`), a TCP black hole (`blackhole`) and a generated site (`sites`).
+//!
+//! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler.
+//! Every socket here binds to a loopback address; nothing ever talks to the outside world.
+
+pub mod blackhole;
+pub mod dns_server;
+pub mod http_server;
+pub mod sites;
+pub mod tls;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How often blocked threads wake to check for stop (read timeouts, sleeps).
+pub(crate) const POLL_STEP: Duration = Duration::from_millis(25);
+
+/// Sleeps `total`, waking every `POLL_STEP` to check `stop`; returns false if stopped.
+pub(crate) fn sleep_unless_stopped(stop: &AtomicBool, total: Duration) -> bool {
+    let end = Instant::now() + total;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep(POLL_STEP.min(end - now));
+    }
+}
