@@ -429,7 +429,7 @@ pub(crate) mod tests {
             normalize_name(&format!("{l63}.com")),
             Ok(format!("{l63}.com"))
         );
-        let long: String = std::iter::repeat("abcdefghi.").take(30).collect(); // 300 bytes
+        let long = "abcdefghi.".repeat(30); // 300 bytes
         let max = format!("{l63}.{l63}.{l63}.{}", "a".repeat(61)); // 253 bytes
         assert_eq!(max.len(), 253);
         assert!(normalize_name(&max).is_ok());
