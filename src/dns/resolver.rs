@@ -986,6 +986,37 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Hostile answers carrying the right ID reach parse_response and the resolver's
+        /// transitions; whatever they say, the name ends in exactly one event, in bounded steps.
+        #[test]
+        fn mutated_answers_never_panic_or_hang(
+            edits in proptest::collection::vec((0usize..200, proptest::prelude::any::<u8>()), 0..6),
+        ) {
+            let mut s = Sim::new(2, |_| {});
+            let mut hostile = |q: &Seen| {
+                let mut p = AnswerBuilder::new(q.id, &q.name, q.qtype)
+                    .cname(&q.name, 9, "t.a.test")
+                    .a("t.a.test", 9, [192, 0, 2, 1])
+                    .build();
+                for &(at, byte) in &edits {
+                    // Keep the ID so the datagram is matched to the query.
+                    if at >= 2 && at < p.len() {
+                        p[at] = byte;
+                    }
+                }
+                Some(p)
+            };
+            s.resolve("m.test");
+            s.run(&mut hostile);
+            proptest::prop_assert_eq!(s.events.len(), 1);
+            proptest::prop_assert_eq!(s.r.pending(), 0);
+            proptest::prop_assert_eq!(s.r.queue_len(0) + s.r.queue_len(1), 0);
+        }
+    }
+
     #[test]
     fn spurious_calls_are_no_ops() {
         let mut s = Sim::new(1, |_| {});
