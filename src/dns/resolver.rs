@@ -323,7 +323,7 @@ impl Resolver {
         let Some(id) = self.fresh_id(server) else {
             // 65536 queries outstanding on one server: it is not answering anyway.
             self.stats.timeouts += 1;
-            self.finish_released(key, Err(DnsError::Timeout), now);
+            self.finish_released(key, Err(DnsError::Timeout));
             return;
         };
         let delay = self.initial_delay.saturating_mul(1 << attempt);
@@ -437,16 +437,11 @@ impl Resolver {
             let name = self.queries[key].name.clone();
             self.cache.insert(name, result.clone(), now + lifetime, now);
         }
-        self.finish_released(key, result, now);
+        self.finish_released(key, result);
     }
 
     /// Removes a query whose packet is already released and reports its result.
-    fn finish_released(
-        &mut self,
-        key: usize,
-        result: Result<Vec<IpAddr>, DnsError>,
-        _now: Instant,
-    ) {
+    fn finish_released(&mut self, key: usize, result: Result<Vec<IpAddr>, DnsError>) {
         let q = self.queries.remove(key);
         self.by_name.remove(&q.name);
         self.events
