@@ -3,7 +3,8 @@
 //! As in ripgrep, clap parses flags into plain argument structs, which are then checked and
 //! turned into the working configuration ([`CrawlerConfig`], [`OutputConfig`]); only this
 //! module turns errors into messages for people. Subcommands:
-//! - `fetch`: every given URL once, no link following (this module drives it);
+//! - `fetch`: every given URL once, no link following;
+//! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -39,6 +40,62 @@ pub struct Cli {
 pub enum Command {
     /// Fetch every given URL once (no link following) and store the responses as WARC.
     Fetch(FetchArgs),
+    /// Crawl from seed URLs, following links politely, and store every page as WARC.
+    Crawl(CrawlArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CrawlArgs {
+    /// Seed URLs (a missing scheme means http://).
+    pub seeds: Vec<String>,
+    /// A file of seed URLs, one per line (blank lines and `#` comments ignored).
+    #[arg(long = "seeds", value_name = "FILE")]
+    pub seeds_file: Option<PathBuf>,
+    /// Stop after fetching this many pages.
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+    /// Do not follow links more than this many hops from a seed.
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+    /// Stop issuing fetches after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<u64>,
+    /// Which URLs to follow: the seeds' hosts, URLs under a seed's directory, or any.
+    #[arg(long, value_enum, default_value = "host")]
+    pub scope: ScopeArg,
+    /// Follow only hosts under this domain suffix (repeatable; e.g. `test`).
+    #[arg(long = "allow-domain", value_name = "SUFFIX")]
+    pub allow_domains: Vec<String>,
+    /// Never follow hosts under this domain suffix (repeatable; beats --allow-domain).
+    #[arg(long = "deny-domain", value_name = "SUFFIX")]
+    pub deny_domains: Vec<String>,
+    /// Minimum gap between two requests to one host.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub delay_ms: u64,
+    /// Gap ≥ this × the duration of the host's last fetch.
+    #[arg(long, value_name = "X", default_value_t = 5.0)]
+    pub delay_factor: f64,
+    /// Cap on a robots.txt Crawl-delay.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub max_crawl_delay: u64,
+    /// Stop following a host after this many pages.
+    #[arg(long, value_name = "N")]
+    pub max_pages_per_host: Option<u64>,
+    /// Longest URL followed.
+    #[arg(long, value_name = "N", default_value_t = crate::url_filter::DEFAULT_MAX_URL_LENGTH)]
+    pub max_url_length: usize,
+    /// Do not fetch or obey robots.txt (off by default; be sure you may).
+    #[arg(long)]
+    pub ignore_robots: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ScopeArg {
+    Host,
+    Prefix,
+    Any,
 }
 
 #[derive(Args, Debug)]
@@ -133,6 +190,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Fetch(args) => run_fetch(args),
+        Command::Crawl(args) => run_crawl(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -543,4 +601,174 @@ mod tests {
         use clap::CommandFactory;
         Cli::command().debug_assert();
     }
+}
+
+// ---- crawl ----
+
+/// Drives a source to completion: turns, progress lines, Ctrl-C. Returns whether the run was
+/// interrupted.
+fn drive(
+    crawler: &mut Crawler,
+    source: &mut dyn FetchSource,
+    progress: &mut Progress,
+    io_error: &mut dyn FnMut(&mut dyn FetchSource) -> Option<io::Error>,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    loop {
+        if interrupted() {
+            crawler.interrupt(source);
+            return Ok(true);
+        }
+        if crawler.turn(source)? == Turn::Finished {
+            return Ok(false);
+        }
+        if let Some(e) = io_error(source) {
+            return Err(Box::new(e));
+        }
+        progress.maybe_print(&crawler.stats());
+    }
+}
+
+fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
+    use crate::crawl::{Crawl, CrawlConfig};
+    use crate::url_filter::{FilterConfig, Scope};
+
+    let setup = args.common.setup()?;
+    let mut seed_lines: Vec<(String, String)> = args
+        .seeds
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (format!("argument {}", i + 1), s.clone()))
+        .collect();
+    if let Some(path) = &args.seeds_file {
+        for (line, s) in read_url_file(path)? {
+            seed_lines.push((format!("{}: line {line}", path.display()), s));
+        }
+    }
+    let mut seeds = Vec::new();
+    for (place, s) in &seed_lines {
+        match crate::urlnorm::parse_seed(s) {
+            Ok(u) => seeds.push(u),
+            Err(e) => eprintln!("spinneret: {place}: skipping seed `{s}`: {e:?}"),
+        }
+    }
+    if seeds.is_empty() {
+        return Err(Box::new(UsageError(
+            "no usable seed URLs (pass URLs or --seeds FILE)".into(),
+        )));
+    }
+    if args.ignore_robots {
+        eprintln!("spinneret: WARNING: --ignore-robots: robots.txt is neither fetched nor obeyed");
+    }
+    if !(args.delay_factor.is_finite() && args.delay_factor >= 0.0) {
+        return Err(Box::new(UsageError(
+            "--delay-factor must be a non-negative number".into(),
+        )));
+    }
+    let filter = FilterConfig {
+        scope: match args.scope {
+            ScopeArg::Host => Scope::Host,
+            ScopeArg::Prefix => Scope::Prefix,
+            ScopeArg::Any => Scope::Any,
+        },
+        allow_domains: args.allow_domains.clone(),
+        deny_domains: args.deny_domains.clone(),
+        max_url_length: args.max_url_length,
+        max_pages_per_host: args.max_pages_per_host,
+        max_depth: args.max_depth,
+        ..FilterConfig::default()
+    };
+    let config = CrawlConfig {
+        filter,
+        max_pages: args.max_pages,
+        max_time: args.max_time.map(Duration::from_secs),
+        delay: Duration::from_millis(args.delay_ms),
+        delay_factor: args.delay_factor,
+        max_crawl_delay: Duration::from_secs(args.max_crawl_delay),
+        ignore_robots: args.ignore_robots,
+        product_token: "spinneret".into(),
+        back_queues: setup.crawler.max_conns * 3,
+    };
+    let output = Output::create(&setup.output)?;
+    let mut crawler = Crawler::new(setup.crawler)?;
+    let started = Instant::now();
+    let mut crawl = Crawl::new(config, output, started);
+    for seed in seeds {
+        crawl.add_seed(seed);
+    }
+    install_interrupt_handler();
+    let mut progress = Progress::new(started);
+    let was_interrupted = {
+        let mut take_err = |_: &mut dyn FetchSource| None;
+        // Storage errors are checked on the concrete type after each turn below.
+        let _ = &mut take_err;
+        loop {
+            if interrupted() {
+                crawler.interrupt(&mut crawl);
+                break true;
+            }
+            if crawler.turn(&mut crawl)? == Turn::Finished {
+                break false;
+            }
+            if let Some(e) = crawl.io_error.take() {
+                return Err(Box::new(e));
+            }
+            progress.maybe_print(&crawler.stats());
+        }
+    };
+    if was_interrupted {
+        eprintln!(
+            "spinneret: interrupted; live fetches ended, {} queued URLs not fetched, output flushed",
+            crawl.frontier_len()
+        );
+    }
+    let stats = crawler.stats();
+    let counters = crawl.counters().clone();
+    let frontier_left = crawl.frontier_len() as u64;
+    let seen = crawl.urls_seen() as u64;
+    let per_url = crawl.seen_bytes_per_url();
+    let rejections: Vec<(&'static str, u64)> = crawl
+        .rejections()
+        .iter()
+        .map(|&(r, n)| (r.name(), n))
+        .collect();
+    let output = crawl.into_output();
+    let dir = output.dir().to_path_buf();
+    let stored = output.stored().clone();
+    let files = output.finish()?;
+    let summary = Summary {
+        urls: stats.outcomes.total(),
+        stats: &stats,
+        body_bytes: stored.body_bytes,
+        elapsed: started.elapsed(),
+        warc_files: files.len(),
+    };
+    let mut json = summary.json(&[
+        ("pages_fetched", counters.pages_fetched),
+        ("robots_fetched", counters.robots_fetched),
+        ("frontier_size", frontier_left),
+        ("urls_seen", seen),
+        ("links_found", counters.links_found),
+        ("duplicate_urls_skipped", counters.duplicate_urls),
+        ("duplicate_content", counters.duplicate_content),
+        ("robots_excluded", counters.robots_excluded),
+        ("redirects_followed", counters.redirects_followed),
+        ("too_many_redirects", counters.too_many_redirects),
+        ("bad_links", counters.bad_links),
+        (
+            "trap_guard_rejections",
+            rejections.iter().map(|&(_, n)| n).sum(),
+        ),
+    ]);
+    json.counts("rejected", &rejections)
+        .float("seen_bytes_per_url", per_url);
+    std::fs::write(dir.join("stats.json"), json.finish())?;
+    eprintln!(
+        "{}; {} URLs seen, {} duplicates skipped, {} robots exclusions, {:.1} bytes/seen URL",
+        summary.line(),
+        seen,
+        counters.duplicate_urls,
+        counters.robots_excluded,
+        per_url
+    );
+    Ok(())
 }

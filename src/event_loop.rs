@@ -55,6 +55,10 @@ const POOLED_BUFFER_MAX: usize = 1 << 20;
 /// Extra time the loop allows the resolver beyond its own total timeout before it declares a
 /// fetch's DNS stage timed out itself (a safety net: the resolver should always answer first).
 const DNS_GRACE: Duration = Duration::from_secs(2);
+/// Prefetch names taken from the source per turn, and the most queries they may leave
+/// outstanding (prefetching must not crowd out the lookups of URLs that are due).
+const MAX_PREFETCH_PER_TURN: usize = 32;
+const MAX_PREFETCH_PENDING: usize = 256;
 
 /// What the crawler needs to know to run.
 #[derive(Clone)]
@@ -97,6 +101,10 @@ pub trait FetchSource {
     fn next_fetch(&mut self, now: Instant) -> Next;
     /// Called exactly once per request, with its outcome.
     fn fetch_done(&mut self, done: &FetchDone<'_>);
+    /// A host name worth resolving ahead of time (DESIGN §3 prefetching), if any.
+    fn poll_prefetch(&mut self) -> Option<String> {
+        None
+    }
 }
 
 /// Whether the crawler has anything left to do.
@@ -264,6 +272,17 @@ impl Crawler {
     pub fn turn(&mut self, source: &mut dyn FetchSource) -> io::Result<Turn> {
         let now = Instant::now();
         self.issue(source, now);
+        for _ in 0..MAX_PREFETCH_PER_TURN {
+            if self.resolver.pending() >= MAX_PREFETCH_PENDING {
+                break;
+            }
+            match source.poll_prefetch() {
+                Some(host) => {
+                    let _ = self.resolver.resolve(&host, now);
+                }
+                None => break,
+            }
+        }
         self.flush_dns();
         self.dispatch(source, now);
 

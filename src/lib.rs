@@ -19,6 +19,7 @@
 pub mod addr_policy;
 pub mod cli;
 pub mod conn;
+pub mod crawl;
 pub mod crawl_log;
 pub mod datetime;
 pub mod dns;
