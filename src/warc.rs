@@ -624,6 +624,8 @@ pub mod reader {
     pub const MAX_FIELDS: usize = 256;
     /// Most records in one file.
     pub const MAX_RECORDS: usize = 1_000_000;
+    /// Most decompressed bytes over the whole file (what the returned records may hold).
+    pub const MAX_TOTAL_BYTES: usize = 1024 * 1024 * 1024;
 
     #[derive(Clone, Debug, PartialEq, Eq)]
     pub struct Record {
@@ -647,7 +649,7 @@ pub mod reader {
         Gzip,
         /// A decompressed record exceeded `MAX_RECORD_BYTES`.
         RecordTooLarge,
-        /// More than `MAX_RECORDS` records.
+        /// More than `MAX_RECORDS` records, or more than `MAX_TOTAL_BYTES` in all.
         TooManyRecords,
         /// The record does not start with `WARC/1.1` or `WARC/1.0`.
         BadVersion,
@@ -671,6 +673,7 @@ pub mod reader {
         let mut rest = gz_bytes;
         let mut records = Vec::new();
         let mut buf = Vec::new();
+        let mut total: usize = 0;
         while !rest.is_empty() {
             if records.len() >= MAX_RECORDS {
                 return Err(ReadError::TooManyRecords);
@@ -683,6 +686,10 @@ pub mod reader {
                 .map_err(|_| ReadError::Gzip)?;
             if n > MAX_RECORD_BYTES {
                 return Err(ReadError::RecordTooLarge);
+            }
+            total += n;
+            if total > MAX_TOTAL_BYTES {
+                return Err(ReadError::TooManyRecords);
             }
             let after = dec.into_inner();
             if after.len() >= rest.len() {
