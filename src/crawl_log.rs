@@ -1,1 +1,386 @@
-//! (being written)
+//! `crawl.log`: one tab-separated line per finished fetch (DESIGN §7), and the parse back (for
+//! tests and, later, resuming a crawl).
+//!
+//! Line format (after the `#` header line), always exactly 8 fields:
+//! `time outcome status bytes ms url referrer md5`, time in RFC 3339 UTC with milliseconds,
+//! outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, md5 in hex or `-`.
+//! URLs come from hostile pages, so any byte that could split a line or a field (controls, space,
+//! DEL, non-ASCII) is percent-encoded: the logged URL is an equivalent URL, and a line is always
+//! one line. What a fetch's outcome *is* is decided by the fetch layer; this module only writes.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+use std::time::SystemTime;
+
+use crate::datetime;
+use crate::ReturnCode;
+
+/// The first line of every crawl log.
+pub const HEADER: &str = "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\tmd5\n";
+/// Fields per line.
+const FIELDS: usize = 8;
+/// Buffer of the log file writer.
+const FILE_BUFFER_BYTES: usize = 64 * 1024;
+/// Longest line `parse_line` accepts (URLs are capped far below this by the trap guards).
+pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Bytes written as `%XX` in URL fields: everything at or below space, DEL, and non-ASCII.
+const fn escape_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i <= 0x20 || i >= 0x7f;
+        i += 1;
+    }
+    t
+}
+const ESCAPE: [bool; 256] = escape_table();
+
+/// One finished fetch.
+#[derive(Clone, Copy, Debug)]
+pub struct LogLine<'a> {
+    pub time: SystemTime,
+    pub outcome: ReturnCode,
+    /// HTTP status; 0 if there was no response.
+    pub status: u16,
+    pub body_bytes: u64,
+    pub fetch_ms: u64,
+    pub url: &'a str,
+    /// Written as `-` when `None`.
+    pub referrer: Option<&'a str>,
+    /// MD5 of the body, hex; `-` when `None`.
+    pub md5: Option<[u8; 16]>,
+}
+
+/// A line read back by [`parse_line`]. URLs are as logged (percent-encoded where they held
+/// bytes that cannot appear in a log field).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedLine {
+    pub time: SystemTime,
+    pub outcome: ReturnCode,
+    pub status: u16,
+    pub body_bytes: u64,
+    pub fetch_ms: u64,
+    pub url: String,
+    pub referrer: Option<String>,
+    pub md5: Option<[u8; 16]>,
+}
+
+/// Appends `s` with unsafe bytes percent-encoded. Runs of safe bytes are copied whole.
+fn push_escaped(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if ESCAPE[usize::from(c)] {
+            out.extend_from_slice(&b[start..i]);
+            out.extend_from_slice(&[b'%', HEX[usize::from(c >> 4)], HEX[usize::from(c & 15)]]);
+            start = i + 1;
+        }
+    }
+    out.extend_from_slice(&b[start..]);
+}
+
+/// Appends a URL field; a lone `-` is encoded so it cannot read as "none".
+fn push_url_field(out: &mut Vec<u8>, s: &str) {
+    match s {
+        "-" => out.extend_from_slice(b"%2D"),
+        _ => push_escaped(out, s),
+    }
+}
+
+fn push_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Appends one log line (with its `\n`) to `out`.
+pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
+    datetime::write_rfc3339(out, line.time, true);
+    out.push(b'\t');
+    out.extend_from_slice(line.outcome.name().as_bytes());
+    out.push(b'\t');
+    push_u64(out, u64::from(line.status));
+    out.push(b'\t');
+    push_u64(out, line.body_bytes);
+    out.push(b'\t');
+    push_u64(out, line.fetch_ms);
+    out.push(b'\t');
+    push_url_field(out, line.url);
+    out.push(b'\t');
+    match line.referrer {
+        Some(r) => push_url_field(out, r),
+        None => out.push(b'-'),
+    }
+    out.push(b'\t');
+    match &line.md5 {
+        Some(d) => {
+            for b in d {
+                out.push(HEX[usize::from(b >> 4)].to_ascii_lowercase());
+                out.push(HEX[usize::from(b & 15)].to_ascii_lowercase());
+            }
+        }
+        None => out.push(b'-'),
+    }
+    out.push(b'\n');
+}
+
+fn parse_md5(s: &str) -> Option<[u8; 16]> {
+    let b = s.as_bytes();
+    if b.len() != 32 {
+        return None;
+    }
+    let mut d = [0u8; 16];
+    for (i, pair) in b.chunks_exact(2).enumerate() {
+        let hi = (pair[0] as char).to_digit(16)?;
+        let lo = (pair[1] as char).to_digit(16)?;
+        d[i] = (hi * 16 + lo) as u8;
+    }
+    Some(d)
+}
+
+/// Only plain decimal digits (no sign, no spaces), as `format_line` writes them.
+fn parse_num<T: std::str::FromStr>(s: &str) -> Option<T> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Parses one line as [`format_line`] writes it (a trailing `\n` is allowed). The header, blank
+/// lines and anything malformed give `None`.
+pub fn parse_line(line: &str) -> Option<ParsedLine> {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    if line.len() > MAX_LINE_BYTES || line.starts_with('#') {
+        return None;
+    }
+    let mut f = [""; FIELDS];
+    let mut parts = line.split('\t');
+    for slot in f.iter_mut() {
+        *slot = parts.next()?;
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    // A logged URL never holds raw bytes that format_line escapes.
+    let clean = |s: &str| !s.bytes().any(|b| ESCAPE[usize::from(b)]);
+    if !clean(f[5]) || !clean(f[6]) {
+        return None;
+    }
+    Some(ParsedLine {
+        time: datetime::parse_rfc3339(f[0])?,
+        outcome: ReturnCode::from_name(f[1])?,
+        status: parse_num(f[2])?,
+        body_bytes: parse_num(f[3])?,
+        fetch_ms: parse_num(f[4])?,
+        url: f[5].to_string(),
+        referrer: match f[6] {
+            "-" => None,
+            r => Some(r.to_string()),
+        },
+        md5: match f[7] {
+            "-" => None,
+            m => Some(parse_md5(m)?),
+        },
+    })
+}
+
+/// The crawl log file.
+pub struct CrawlLog {
+    out: BufWriter<File>,
+    /// Reused line buffer.
+    buf: Vec<u8>,
+}
+
+impl CrawlLog {
+    /// Creates (or truncates) `path` and writes [`HEADER`].
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let mut out = BufWriter::with_capacity(FILE_BUFFER_BYTES, File::create(path)?);
+        out.write_all(HEADER.as_bytes())?;
+        Ok(CrawlLog {
+            out,
+            buf: Vec::with_capacity(512),
+        })
+    }
+
+    pub fn write(&mut self, line: &LogLine<'_>) -> io::Result<()> {
+        self.buf.clear();
+        format_line(&mut self.buf, line);
+        self.out.write_all(&self.buf)
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn t(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
+
+    fn line_string(l: &LogLine<'_>) -> String {
+        let mut out = Vec::new();
+        format_line(&mut out, l);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn formats_known_line() {
+        let mut md5 = [0u8; 16];
+        md5[0] = 0xab;
+        md5[15] = 0x01;
+        let s = line_string(&LogLine {
+            time: t(1_795_240_484_123),
+            outcome: ReturnCode::Success,
+            status: 200,
+            body_bytes: 15_360,
+            fetch_ms: 42,
+            url: "http://a.test/x?q=1",
+            referrer: Some("http://a.test/"),
+            md5: Some(md5),
+        });
+        assert_eq!(
+            s,
+            "2026-11-21T05:54:44.123Z\tSuccess\t200\t15360\t42\thttp://a.test/x?q=1\t\
+             http://a.test/\tab000000000000000000000000000001\n"
+        );
+        let s = line_string(&LogLine {
+            time: t(0),
+            outcome: ReturnCode::DnsNxDomain,
+            status: 0,
+            body_bytes: 0,
+            fetch_ms: 0,
+            url: "http://nx.test/",
+            referrer: None,
+            md5: None,
+        });
+        assert_eq!(
+            s,
+            "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\n"
+        );
+        assert_eq!(HEADER.matches('\t').count(), FIELDS - 1);
+        assert_eq!(parse_line(HEADER), None);
+    }
+
+    #[test]
+    fn hostile_urls_stay_on_one_line_with_eight_fields() {
+        let url = "http://a.test/\tx\r\ny z\x00\x7f\u{85}\u{2028}é";
+        let s = line_string(&LogLine {
+            time: t(5),
+            outcome: ReturnCode::HttpTimeout,
+            status: 0,
+            body_bytes: 1,
+            fetch_ms: 30_000,
+            url,
+            referrer: Some("-"),
+            md5: None,
+        });
+        assert_eq!(s.matches('\n').count(), 1);
+        assert!(s.ends_with('\n'));
+        assert_eq!(s.split('\t').count(), FIELDS);
+        assert!(s.is_ascii());
+        let p = parse_line(&s).unwrap();
+        assert_eq!(
+            p.url,
+            "http://a.test/%09x%0D%0Ay%20z%00%7F%C2%85%E2%80%A8%C3%A9"
+        );
+        // A referrer that is literally "-" is not confused with "no referrer".
+        assert_eq!(p.referrer.as_deref(), Some("%2D"));
+    }
+
+    #[test]
+    fn parse_rejects_malformed() {
+        let good = "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t-";
+        assert!(parse_line(good).is_some());
+        for bad in [
+            "",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t-\textra",
+            "1970-01-01T00:00:00.000Z\tNoSuchCode\t200\t1\t2\thttp://a/\t-\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t70000\t1\t2\thttp://a/\t-\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t+200\t1\t2\thttp://a/\t-\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t-1\t2\thttp://a/\t-\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/ b\t-\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tabc",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t+b000000000000000000000000000001",
+            "yesterday\tSuccess\t200\t1\t2\thttp://a/\t-\t-",
+        ] {
+            assert_eq!(parse_line(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn crawl_log_file_has_header_then_lines() {
+        let path = std::env::temp_dir().join(format!("spinneret-crawllog-{}", std::process::id()));
+        let mut log = CrawlLog::create(&path).unwrap();
+        for i in 0..3u64 {
+            let url = format!("http://a.test/{i}");
+            log.write(&LogLine {
+                time: t(i),
+                outcome: ReturnCode::Success,
+                status: 200,
+                body_bytes: i,
+                fetch_ms: i,
+                url: &url,
+                referrer: None,
+                md5: None,
+            })
+            .unwrap();
+        }
+        log.flush().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let mut lines = text.split_inclusive('\n');
+        assert_eq!(lines.next(), Some(HEADER));
+        let parsed: Vec<_> = lines.map(|l| parse_line(l).unwrap()).collect();
+        assert_eq!(parsed.len(), 3);
+        assert_eq!(parsed[2].url, "http://a.test/2");
+        assert_eq!(parsed[2].time, t(2));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn format_parse_round_trip(ms in 0u64..253_402_300_799_999, code in 0usize..ReturnCode::ALL.len(),
+                                   status in any::<u16>(), bytes in any::<u64>(), fetch_ms in any::<u64>(),
+                                   url in "\\PC{0,40}|[\\x00-\\x7f]{0,40}", referrer in proptest::option::of(".{0,20}"),
+                                   md5 in proptest::option::of(any::<[u8; 16]>())) {
+            let l = LogLine { time: t(ms), outcome: ReturnCode::ALL[code], status, body_bytes: bytes,
+                              fetch_ms, url: &url, referrer: referrer.as_deref(), md5 };
+            let s = line_string(&l);
+            prop_assert!(s.is_ascii());
+            prop_assert_eq!(s.matches('\n').count(), 1);
+            prop_assert_eq!(s.split('\t').count(), FIELDS);
+            let p = parse_line(&s).unwrap();
+            let escaped = |u: &str| { let mut v = Vec::new(); push_url_field(&mut v, u); String::from_utf8(v).unwrap() };
+            prop_assert_eq!(p.time, l.time);
+            prop_assert_eq!(p.outcome, l.outcome);
+            prop_assert_eq!((p.status, p.body_bytes, p.fetch_ms), (status, bytes, fetch_ms));
+            prop_assert_eq!(p.md5, md5);
+            prop_assert_eq!(&p.url, &escaped(&url));
+            prop_assert_eq!(p.referrer, referrer.as_deref().map(escaped));
+            // URLs without bytes needing escape are logged unchanged.
+            if !url.bytes().any(|b| ESCAPE[usize::from(b)]) && url != "-" {
+                prop_assert_eq!(&p.url, &url);
+            }
+        }
+    }
+}
