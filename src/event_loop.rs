@@ -1057,12 +1057,19 @@ impl Crawler {
             body
         };
         let sent = fetch.sent_at.is_some();
+        let raw = fetch.decoder.raw();
+        let payload = if head.is_some() {
+            raw.get(fetch.decoder.head_len()..).unwrap_or(&[])
+        } else {
+            &[]
+        };
         let done = FetchDone {
             request: &fetch.req,
             outcome: code,
             head,
             request_bytes: if sent { &fetch.request } else { &[] },
-            response: fetch.decoder.raw(),
+            response: raw,
+            payload,
             body,
             content,
             peer: fetch.peer,
@@ -1109,6 +1116,7 @@ fn report_without_response(source: &mut dyn FetchSource, req: &FetchRequest, cod
         head: None,
         request_bytes: &[],
         response: &[],
+        payload: &[],
         body: &[],
         content: &[],
         peer: None,

@@ -201,6 +201,9 @@ pub struct FetchDone<'a> {
     /// The response exactly as received (head + body, transfer coding intact); may be partial
     /// when the outcome is a failure.
     pub response: &'a [u8],
+    /// The response after its head, exactly as received (transfer and content coding intact):
+    /// what warcio digests as the WARC payload.
+    pub payload: &'a [u8],
     /// The body with transfer coding removed.
     pub body: &'a [u8],
     /// The body with content coding removed as well (equal to `body` when there was none).

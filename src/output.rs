@@ -1,9 +1,11 @@
 //! What becomes of a finished fetch on disk: WARC records, a `crawl.log` line, the counters.
 //!
 //! Both `fetch` and `crawl` write through an [`Output`], so the two commands store pages the
-//! same way. Each body is hashed once here: the MD5 of the content goes to `crawl.log` (and is
-//! the crawl's content-seen fingerprint), and when no content coding was applied it is also
-//! the WARC `WARC-Payload-Digest`, so the common page costs one hash.
+//! same way. The MD5 of the content goes to `crawl.log` (and is the crawl's content-seen
+//! fingerprint). warcio digests the WARC payload as the bytes after the HTTP head exactly as
+//! received (chunk framing and content coding included), so when those bytes are the content
+//! (length-delimited, no content coding: the common page) one hash serves both; otherwise the
+//! payload is hashed separately.
 
 use std::fmt;
 use std::io;
@@ -121,12 +123,10 @@ impl Output {
             d
         });
         if done.head.is_some() {
-            // The payload digest is over the entity body (transfer coding removed, content
-            // coding kept): the content hash serves only when no content coding was applied.
-            let payload_digest = if std::ptr::eq(done.content, done.body) {
+            let payload_digest = if done.payload == done.content {
                 md5
             } else {
-                None
+                Some(Md5::digest(done.payload).into())
             };
             self.warc.write_exchange(&Exchange {
                 target_uri: done.request.url.as_str(),
