@@ -1,0 +1,231 @@
+//! Request writing: one HTTP/1.1 GET or HEAD, appended to the caller's buffer.
+//!
+//! Every field is checked before anything is written, so a refused request leaves the buffer as
+//! it was. The caller (`fetch`) builds `host` and `target` from a parsed URL; the checks here are
+//! the last line against header injection, not URL validation.
+
+/// The request method: a crawler only ever reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+        }
+    }
+}
+
+/// One request, borrowed from the fetch that sends it.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    pub method: Method,
+    /// `Host` header value, including `:port` when not the scheme's default.
+    pub host: &'a str,
+    /// Origin-form target: `path?query`.
+    pub target: &'a str,
+    pub user_agent: &'a str,
+    /// Send `Accept-Encoding: gzip, deflate`.
+    pub accept_encoding: bool,
+    /// Ask to keep the connection open (`Connection: keep-alive`, else `close`).
+    pub keep_alive: bool,
+    /// Further `(name, value)` headers, written in order after the standard ones.
+    pub extra_headers: &'a [(&'a str, &'a str)],
+}
+
+/// Why a request was refused, named by the offending field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestError {
+    /// Empty, or contains whitespace or a control byte.
+    Host,
+    /// Empty, or contains whitespace or a control byte (would break the request line).
+    Target,
+    /// Contains CR, LF or NUL.
+    UserAgent,
+    /// An extra header name is empty or not an RFC 9110 token.
+    HeaderName,
+    /// An extra header value contains CR, LF or NUL.
+    HeaderValue,
+}
+
+/// Appends `req` to `out`. On error nothing is appended.
+pub fn write_request(out: &mut Vec<u8>, req: &Request<'_>) -> Result<(), RequestError> {
+    if !is_word(req.host) {
+        return Err(RequestError::Host);
+    }
+    if !is_word(req.target) {
+        return Err(RequestError::Target);
+    }
+    if !is_field_value(req.user_agent) {
+        return Err(RequestError::UserAgent);
+    }
+    for (name, value) in req.extra_headers {
+        if name.is_empty() || !name.bytes().all(is_tchar) {
+            return Err(RequestError::HeaderName);
+        }
+        if !is_field_value(value) {
+            return Err(RequestError::HeaderValue);
+        }
+    }
+
+    let mut line = |parts: &[&str]| {
+        for p in parts {
+            out.extend_from_slice(p.as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+    };
+    line(&[req.method.as_str(), " ", req.target, " HTTP/1.1"]);
+    line(&["Host: ", req.host]);
+    if !req.user_agent.is_empty() {
+        line(&["User-Agent: ", req.user_agent]);
+    }
+    if req.accept_encoding {
+        line(&["Accept-Encoding: gzip, deflate"]);
+    }
+    line(&[
+        "Connection: ",
+        if req.keep_alive {
+            "keep-alive"
+        } else {
+            "close"
+        },
+    ]);
+    for (name, value) in req.extra_headers {
+        line(&[name, ": ", value]);
+    }
+    line(&[]);
+    Ok(())
+}
+
+/// Non-empty, no whitespace, no control bytes: safe inside the request line or `Host`.
+fn is_word(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b > b' ' && b != 0x7f)
+}
+
+/// No byte that could end the header line or the head (CR, LF), nor NUL.
+fn is_field_value(s: &str) -> bool {
+    !s.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0))
+}
+
+/// RFC 9110 `tchar`.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Request<'static> {
+        Request {
+            method: Method::Get,
+            host: "example.com:8080",
+            target: "/a/b?c=d",
+            user_agent: "spinneret/0.1",
+            accept_encoding: true,
+            keep_alive: true,
+            extra_headers: &[("Accept", "*/*"), ("If-None-Match", "\"x\"")],
+        }
+    }
+
+    #[test]
+    fn writes_exact_bytes_and_appends() {
+        let mut out = b"prev".to_vec();
+        write_request(&mut out, &base()).unwrap();
+        assert_eq!(
+            out,
+            b"prevGET /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nUser-Agent: spinneret/0.1\r\n\
+              Accept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\nAccept: */*\r\n\
+              If-None-Match: \"x\"\r\n\r\n"
+                .to_vec()
+        );
+    }
+
+    #[test]
+    fn head_close_no_encoding() {
+        let req = Request {
+            method: Method::Head,
+            accept_encoding: false,
+            keep_alive: false,
+            extra_headers: &[],
+            ..base()
+        };
+        let mut out = Vec::new();
+        write_request(&mut out, &req).unwrap();
+        assert_eq!(
+            out,
+            b"HEAD /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nUser-Agent: spinneret/0.1\r\n\
+              Connection: close\r\n\r\n"
+                .to_vec()
+        );
+    }
+
+    #[test]
+    fn refuses_injection_in_every_field_and_writes_nothing() {
+        for bad in ["a\rb", "a\nb", "a\0b"] {
+            let extra_name = [(bad, "v")];
+            let extra_value = [("X-A", bad)];
+            let cases: [(Request<'_>, RequestError); 5] = [
+                (
+                    Request {
+                        host: bad,
+                        ..base()
+                    },
+                    RequestError::Host,
+                ),
+                (
+                    Request {
+                        target: bad,
+                        ..base()
+                    },
+                    RequestError::Target,
+                ),
+                (
+                    Request {
+                        user_agent: bad,
+                        ..base()
+                    },
+                    RequestError::UserAgent,
+                ),
+                (
+                    Request {
+                        extra_headers: &extra_name,
+                        ..base()
+                    },
+                    RequestError::HeaderName,
+                ),
+                (
+                    Request {
+                        extra_headers: &extra_value,
+                        ..base()
+                    },
+                    RequestError::HeaderValue,
+                ),
+            ];
+            for (req, want) in cases {
+                let mut out = b"keep".to_vec();
+                assert_eq!(write_request(&mut out, &req), Err(want), "{bad:?}");
+                assert_eq!(out, b"keep");
+            }
+        }
+        // Space in the target or host would split the request line.
+        let mut out = Vec::new();
+        let req = Request {
+            target: "/a b",
+            ..base()
+        };
+        assert_eq!(write_request(&mut out, &req), Err(RequestError::Target));
+        let req = Request { host: "", ..base() };
+        assert_eq!(write_request(&mut out, &req), Err(RequestError::Host));
+        let req = Request {
+            extra_headers: &[("Bad Name", "v")],
+            ..base()
+        };
+        assert_eq!(write_request(&mut out, &req), Err(RequestError::HeaderName));
+        assert!(out.is_empty());
+    }
+}

@@ -1,0 +1,658 @@
+//! Response decoding: from the bytes a connection delivers to one framed response.
+//!
+//! [`ResponseDecoder`] is fed every read as it arrives and answers "need more" or "complete",
+//! keeping the final response exactly as received in [`ResponseDecoder::raw`] (for the WARC) and
+//! the body with chunking removed in [`ResponseDecoder::body`]. Content codings are undone later,
+//! by `content::decode_content`, only for the consumers that want decoded text.
+//!
+//! How the hostile cases are handled (DESIGN §4):
+//! - The head is handed to `httparse` only once a blank line is in the buffer; the search for it
+//!   resumes where the last one stopped, so a 1-byte trickle costs linear time, not quadratic.
+//! - obs-fold (a header line continued by leading whitespace) is accepted, as RFC 9112 §5.2 asks
+//!   of user agents: each line break inside the value is replaced by a space.
+//! - `Transfer-Encoding` beats `Content-Length`; such a response is never reusable. A
+//!   `Transfer-Encoding` whose last coding is not `chunked` makes the body close-delimited.
+//! - Repeated `Content-Length` values (as separate headers or a list) must all be equal.
+//! - Interim 1xx responses are read and dropped (bounded count); `101` is an error.
+//! - Chunk sizes are unsigned hex with overflow checks; every chunk-size/trailer line and the
+//!   framing as a whole are capped; a declared length over the body cap fails at once.
+//! - Nothing is buffered past the limits: `raw()` is at most head + body + framing caps.
+
+use memchr::memchr;
+
+use super::{HttpError, Limits};
+
+/// A decoder keeps at most this much buffer capacity across `reset()`, so one huge response does
+/// not pin its memory to a kept-alive connection for the rest of the crawl.
+const RETAINED_CAPACITY: usize = 256 * 1024;
+
+/// Whether a response is finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    NeedMore,
+    Complete,
+}
+
+/// How the body's end is found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// HEAD response, 204, 304: the head is the whole response.
+    NoBody,
+    /// `Content-Length`.
+    Length(u64),
+    /// `Transfer-Encoding: ..., chunked`.
+    Chunked,
+    /// The body runs until the peer closes.
+    Close,
+}
+
+/// One `Content-Encoding` element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContentCoding {
+    /// `gzip` or `x-gzip`.
+    Gzip,
+    Deflate,
+    Identity,
+    /// Anything else (`br`, `compress`, `zstd`, junk).
+    Unknown,
+}
+
+/// The parsed head of the final response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseHead {
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub version_minor: u8,
+    pub status: u16,
+    /// In order received; names lowercased; obs-fold line breaks replaced by spaces.
+    pub headers: Vec<(String, Vec<u8>)>,
+    /// The `Content-Length` value, if present (also when `Transfer-Encoding` overrides it).
+    pub content_length: Option<u64>,
+    pub framing: Framing,
+    /// `Content-Encoding` elements in the order applied by the server.
+    pub content_encodings: Vec<ContentCoding>,
+    /// `Connection: close` was sent.
+    pub connection_close: bool,
+}
+
+impl ResponseHead {
+    /// The first value of header `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_slice())
+    }
+
+    pub fn content_type(&self) -> Option<&[u8]> {
+        self.header("content-type")
+    }
+
+    pub fn location(&self) -> Option<&[u8]> {
+        self.header("location")
+    }
+}
+
+/// Where the decoder is in the response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Reading a head (interim or final); `scan_from` is where the blank-line search resumes.
+    Head {
+        scan_from: usize,
+    },
+    Body(Body),
+    Done,
+    /// Sticky: every later call returns the same error.
+    Failed(HttpError),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    Length { remaining: u64 },
+    Close,
+    Chunked(Chunk),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chunk {
+    /// Reading a framing line that starts at `start` in the raw buffer.
+    Line {
+        kind: LineKind,
+        start: usize,
+    },
+    Data {
+        remaining: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineKind {
+    /// `1*HEXDIG [ext]`.
+    Size,
+    /// The empty line after chunk data.
+    DataEnd,
+    /// A trailer field, or the empty line that ends the body.
+    Trailer,
+}
+
+/// What the head says beyond `ResponseHead`, needed for `reusable()`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Persistence {
+    keep_alive: bool,
+    te_and_cl: bool,
+}
+
+/// Incremental decoder for one response at a time on a connection. See the module docs.
+#[derive(Debug)]
+pub struct ResponseDecoder {
+    limits: Limits,
+    head_request: bool,
+    state: State,
+    /// The final response as received (interim heads are dropped from the front).
+    buf: Vec<u8>,
+    /// Chunk data, for chunked bodies only.
+    decoded: Vec<u8>,
+    head: Option<ResponseHead>,
+    head_len: usize,
+    persistence: Persistence,
+    interim_seen: usize,
+    framing_bytes: usize,
+    received_any: bool,
+    /// How often httparse ran: the trickle test checks it is once per head.
+    #[cfg(test)]
+    parse_attempts: usize,
+}
+
+impl ResponseDecoder {
+    pub fn new(limits: Limits) -> Self {
+        ResponseDecoder {
+            limits,
+            head_request: false,
+            state: State::Head { scan_from: 0 },
+            buf: Vec::new(),
+            decoded: Vec::new(),
+            head: None,
+            head_len: 0,
+            persistence: Persistence::default(),
+            interim_seen: 0,
+            framing_bytes: 0,
+            received_any: false,
+            #[cfg(test)]
+            parse_attempts: 0,
+        }
+    }
+
+    /// Starts a new response (the answer to a HEAD request when `head_request`), keeping buffers.
+    pub fn reset(&mut self, head_request: bool) {
+        self.head_request = head_request;
+        self.state = State::Head { scan_from: 0 };
+        self.buf.clear();
+        self.buf.shrink_to(RETAINED_CAPACITY);
+        self.decoded.clear();
+        self.decoded.shrink_to(RETAINED_CAPACITY);
+        self.head = None;
+        self.head_len = 0;
+        self.persistence = Persistence::default();
+        self.interim_seen = 0;
+        self.framing_bytes = 0;
+        self.received_any = false;
+        #[cfg(test)]
+        {
+            self.parse_attempts = 0;
+        }
+    }
+
+    /// Takes the next bytes read from the connection. Returns the progress and how many bytes of
+    /// `input` belong to this response; bytes after its end are left for the caller.
+    pub fn process(&mut self, input: &[u8]) -> Result<(Progress, usize), HttpError> {
+        if !input.is_empty() {
+            self.received_any = true;
+        }
+        let mut used = 0;
+        // Bound: every pass either consumes at least one byte or moves the state to Done or
+        // Failed (a head with no room left fails), so there are at most input.len() + 1 passes.
+        loop {
+            let rest = &input[used..];
+            let step = match self.state {
+                State::Failed(e) => return Err(e),
+                State::Done => return Ok((Progress::Complete, used)),
+                State::Head { scan_from } => self.step_head(scan_from, rest),
+                State::Body(body) => self.step_body(body, rest),
+            };
+            match step {
+                Ok(n) => used += n,
+                Err(e) => {
+                    self.state = State::Failed(e);
+                    return Err(e);
+                }
+            }
+            if used == input.len() && self.state != State::Done {
+                return Ok((Progress::NeedMore, used));
+            }
+        }
+    }
+
+    /// The peer closed the connection.
+    pub fn process_eof(&mut self) -> Result<Progress, HttpError> {
+        let outcome = match self.state {
+            State::Failed(e) => Err(e),
+            State::Done => Ok(Progress::Complete),
+            State::Head { .. } if !self.received_any => Err(HttpError::Empty),
+            State::Head { .. } => Err(HttpError::HeadIncomplete),
+            State::Body(Body::Close) => {
+                self.state = State::Done;
+                Ok(Progress::Complete)
+            }
+            State::Body(_) => Err(HttpError::BodyTruncated),
+        };
+        if let Err(e) = outcome {
+            self.state = State::Failed(e);
+        }
+        outcome
+    }
+
+    /// The final response's head, once parsed.
+    pub fn head(&self) -> Option<&ResponseHead> {
+        self.head.as_ref()
+    }
+
+    /// The final response as received: head, then body with transfer coding intact.
+    pub fn raw(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Offset of the body within `raw()` (0 until the head is parsed).
+    pub fn head_len(&self) -> usize {
+        self.head_len
+    }
+
+    /// The body with transfer coding removed (content coding still applied).
+    pub fn body(&self) -> &[u8] {
+        match &self.head {
+            Some(h) if h.framing == Framing::Chunked => &self.decoded,
+            Some(_) => &self.buf[self.head_len..],
+            None => &[],
+        }
+    }
+
+    /// Whether the connection may carry another request after this response.
+    pub fn reusable(&self) -> bool {
+        let Some(head) = &self.head else { return false };
+        self.state == State::Done
+            && head.framing != Framing::Close
+            && !self.persistence.te_and_cl
+            && !head.connection_close
+            && (head.version_minor >= 1 || self.persistence.keep_alive)
+    }
+
+    #[cfg(test)]
+    fn parse_attempts(&self) -> usize {
+        self.parse_attempts
+    }
+
+    /// Head state: buffer up to the head cap, look for the blank line, parse once found.
+    fn step_head(&mut self, scan_from: usize, rest: &[u8]) -> Result<usize, HttpError> {
+        let max = self.limits.max_head_bytes;
+        let old_len = self.buf.len();
+        let take = rest.len().min(max.saturating_sub(old_len));
+        self.buf.extend_from_slice(&rest[..take]);
+        // Reject non-HTTP at once rather than waiting for a blank line that may never come.
+        let n = self.buf.len().min(5);
+        if self.buf[..n] != b"HTTP/"[..n] {
+            return Err(HttpError::StatusLine);
+        }
+        match find_head_end(&self.buf, scan_from) {
+            Err(next) if self.buf.len() >= max => {
+                let _ = next;
+                Err(HttpError::HeadTooLarge)
+            }
+            Err(next) => {
+                self.state = State::Head { scan_from: next };
+                Ok(take)
+            }
+            Ok(end) => {
+                // The previous scan covered old_len, so the end lies in the new bytes.
+                debug_assert!(end > old_len);
+                self.buf.truncate(end);
+                self.finish_head()?;
+                Ok(end - old_len)
+            }
+        }
+    }
+
+    /// `buf` holds exactly one complete head: parse it and choose the next state.
+    fn finish_head(&mut self) -> Result<(), HttpError> {
+        #[cfg(test)]
+        {
+            self.parse_attempts += 1;
+        }
+        let parsed = parse_head(&self.buf, self.limits.max_headers, self.head_request)?;
+        let Parsed::Final(head, persistence) = parsed else {
+            self.interim_seen += 1;
+            if self.interim_seen > self.limits.max_interim_responses {
+                return Err(HttpError::TooManyInterim);
+            }
+            self.buf.clear();
+            self.state = State::Head { scan_from: 0 };
+            return Ok(());
+        };
+        self.head_len = self.buf.len();
+        self.persistence = persistence;
+        self.state = match head.framing {
+            Framing::NoBody | Framing::Length(0) => State::Done,
+            Framing::Length(n) if n > self.limits.max_body_bytes => {
+                return Err(HttpError::BodyTooLarge)
+            }
+            Framing::Length(n) => State::Body(Body::Length { remaining: n }),
+            Framing::Chunked => State::Body(Body::Chunked(Chunk::Line {
+                kind: LineKind::Size,
+                start: self.buf.len(),
+            })),
+            Framing::Close => State::Body(Body::Close),
+        };
+        self.head = Some(head);
+        Ok(())
+    }
+
+    fn step_body(&mut self, body: Body, rest: &[u8]) -> Result<usize, HttpError> {
+        match body {
+            Body::Length { remaining } => {
+                let take = clamp(remaining, rest.len());
+                self.buf.extend_from_slice(&rest[..take]);
+                let remaining = remaining - take as u64;
+                self.state = if remaining == 0 {
+                    State::Done
+                } else {
+                    State::Body(Body::Length { remaining })
+                };
+                Ok(take)
+            }
+            Body::Close => {
+                let have = (self.buf.len() - self.head_len) as u64;
+                if have + rest.len() as u64 > self.limits.max_body_bytes {
+                    return Err(HttpError::BodyTooLarge);
+                }
+                self.buf.extend_from_slice(rest);
+                Ok(rest.len())
+            }
+            Body::Chunked(Chunk::Data { remaining }) => {
+                let take = clamp(remaining, rest.len());
+                self.buf.extend_from_slice(&rest[..take]);
+                self.decoded.extend_from_slice(&rest[..take]);
+                let remaining = remaining - take as u64;
+                let next = if remaining == 0 {
+                    Chunk::Line {
+                        kind: LineKind::DataEnd,
+                        start: self.buf.len(),
+                    }
+                } else {
+                    Chunk::Data { remaining }
+                };
+                self.state = State::Body(Body::Chunked(next));
+                Ok(take)
+            }
+            Body::Chunked(Chunk::Line { kind, start }) => self.step_chunk_line(kind, start, rest),
+        }
+    }
+
+    /// Accumulates one framing line in the raw buffer; acts on it once its `\n` arrives.
+    fn step_chunk_line(
+        &mut self,
+        kind: LineKind,
+        start: usize,
+        rest: &[u8],
+    ) -> Result<usize, HttpError> {
+        let (take, complete) = match memchr(b'\n', rest) {
+            Some(p) => (p + 1, true),
+            None => (rest.len(), false),
+        };
+        // Both budgets grow with the same bytes, so the smaller one is always hit first,
+        // whatever the read sizes: the error does not depend on how the input was split.
+        let line_room = self.limits.max_chunk_line_bytes - (self.buf.len() - start);
+        let framing_room = self.limits.max_framing_bytes - self.framing_bytes;
+        if take > line_room.min(framing_room) {
+            return Err(if line_room <= framing_room {
+                HttpError::ChunkLineTooLong
+            } else {
+                HttpError::FramingTooLarge
+            });
+        }
+        self.buf.extend_from_slice(&rest[..take]);
+        self.framing_bytes += take;
+        if !complete {
+            return Ok(take);
+        }
+        let line = strip_line_end(&self.buf[start..]);
+        let after = self.buf.len();
+        let next = match kind {
+            LineKind::Size => {
+                let size = parse_chunk_size(line)?;
+                if size == 0 {
+                    Chunk::Line {
+                        kind: LineKind::Trailer,
+                        start: after,
+                    }
+                } else if size > self.limits.max_body_bytes - self.decoded.len() as u64 {
+                    return Err(HttpError::BodyTooLarge);
+                } else {
+                    Chunk::Data { remaining: size }
+                }
+            }
+            LineKind::DataEnd if line.is_empty() => Chunk::Line {
+                kind: LineKind::Size,
+                start: after,
+            },
+            LineKind::DataEnd => return Err(HttpError::ChunkDataEnd),
+            LineKind::Trailer if line.is_empty() => {
+                self.state = State::Done;
+                return Ok(take);
+            }
+            LineKind::Trailer => Chunk::Line {
+                kind: LineKind::Trailer,
+                start: after,
+            },
+        };
+        self.state = State::Body(Body::Chunked(next));
+        Ok(take)
+    }
+}
+
+/// `min(remaining, available)` without truncating a u64 on 32-bit targets.
+fn clamp(remaining: u64, available: usize) -> usize {
+    usize::try_from(remaining).map_or(available, |r| r.min(available))
+}
+
+/// Finds the end of the head (just past the blank line), scanning from `from`. When not found,
+/// returns where the next search must resume: at a `\n` whose follower has not arrived yet.
+fn find_head_end(buf: &[u8], from: usize) -> Result<usize, usize> {
+    let mut i = from;
+    while let Some(p) = memchr(b'\n', &buf[i..]) {
+        let nl = i + p;
+        match (buf.get(nl + 1), buf.get(nl + 2)) {
+            (Some(b'\n'), _) => return Ok(nl + 2),
+            (Some(b'\r'), Some(b'\n')) => return Ok(nl + 3),
+            (None, _) | (Some(b'\r'), None) => return Err(nl),
+            _ => i = nl + 1,
+        }
+    }
+    Err(buf.len())
+}
+
+/// A head is either interim (skipped) or final.
+enum Parsed {
+    Interim,
+    Final(ResponseHead, Persistence),
+}
+
+fn parse_head(buf: &[u8], max_headers: usize, head_request: bool) -> Result<Parsed, HttpError> {
+    let mut slots = vec![httparse::EMPTY_HEADER; max_headers];
+    let mut resp = httparse::Response::new(&mut slots);
+    let mut config = httparse::ParserConfig::default();
+    config
+        .allow_obsolete_multiline_headers_in_responses(true)
+        .allow_multiple_spaces_in_response_status_delimiters(true);
+    match config.parse_response(&mut resp, buf) {
+        Ok(httparse::Status::Complete(n)) if n == buf.len() => {}
+        // We only call with a buffer ending in its first blank line; anything else means
+        // httparse saw the line structure differently (e.g. a stray CR): malformed.
+        Ok(_) => return Err(HttpError::HeaderSyntax),
+        Err(httparse::Error::Version) => return Err(HttpError::Version),
+        Err(httparse::Error::Status | httparse::Error::Token) => return Err(HttpError::StatusLine),
+        Err(httparse::Error::TooManyHeaders) => return Err(HttpError::TooManyHeaders),
+        Err(
+            httparse::Error::HeaderName | httparse::Error::HeaderValue | httparse::Error::NewLine,
+        ) => return Err(HttpError::HeaderSyntax),
+    }
+    let (Some(version_minor), Some(status)) = (resp.version, resp.code) else {
+        return Err(HttpError::StatusLine);
+    };
+    match status {
+        0..=99 => return Err(HttpError::StatusLine),
+        101 => return Err(HttpError::UnexpectedUpgrade),
+        100..=199 => return Ok(Parsed::Interim),
+        _ => {}
+    }
+
+    let mut headers = Vec::with_capacity(resp.headers.len());
+    let mut content_length: Option<u64> = None;
+    let mut te_seen = false;
+    let mut te_last_chunked = false;
+    let mut connection_close = false;
+    let mut keep_alive = false;
+    let mut content_encodings = Vec::new();
+    for h in resp.headers.iter() {
+        let name = h.name.to_ascii_lowercase();
+        let mut value = h.value.to_vec();
+        for b in value.iter_mut() {
+            if *b == b'\r' || *b == b'\n' {
+                *b = b' ';
+            }
+        }
+        match name.as_str() {
+            "content-length" => {
+                for element in value.split(|&b| b == b',') {
+                    let n = parse_decimal(trim_ows(element)).ok_or(HttpError::ContentLength)?;
+                    if content_length.is_some_and(|c| c != n) {
+                        return Err(HttpError::ContentLength);
+                    }
+                    content_length = Some(n);
+                }
+            }
+            "transfer-encoding" => {
+                te_seen = true;
+                for element in list_elements(&value) {
+                    te_last_chunked = element.eq_ignore_ascii_case(b"chunked");
+                }
+            }
+            "connection" => {
+                for element in list_elements(&value) {
+                    connection_close |= element.eq_ignore_ascii_case(b"close");
+                    keep_alive |= element.eq_ignore_ascii_case(b"keep-alive");
+                }
+            }
+            "content-encoding" => {
+                content_encodings.extend(list_elements(&value).map(content_coding));
+            }
+            _ => {}
+        }
+        headers.push((name, value));
+    }
+
+    let framing = if head_request || status == 204 || status == 304 {
+        Framing::NoBody
+    } else if te_seen && te_last_chunked {
+        Framing::Chunked
+    } else if te_seen {
+        Framing::Close
+    } else if let Some(n) = content_length {
+        Framing::Length(n)
+    } else {
+        Framing::Close
+    };
+    let head = ResponseHead {
+        version_minor,
+        status,
+        headers,
+        content_length,
+        framing,
+        content_encodings,
+        connection_close,
+    };
+    let persistence = Persistence {
+        keep_alive,
+        te_and_cl: te_seen && content_length.is_some(),
+    };
+    Ok(Parsed::Final(head, persistence))
+}
+
+fn content_coding(element: &[u8]) -> ContentCoding {
+    if element.eq_ignore_ascii_case(b"gzip") || element.eq_ignore_ascii_case(b"x-gzip") {
+        ContentCoding::Gzip
+    } else if element.eq_ignore_ascii_case(b"deflate") {
+        ContentCoding::Deflate
+    } else if element.eq_ignore_ascii_case(b"identity") {
+        ContentCoding::Identity
+    } else {
+        ContentCoding::Unknown
+    }
+}
+
+/// Non-empty elements of a comma-separated header list, whitespace-trimmed.
+fn list_elements(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(trim_ows)
+        .filter(|e| !e.is_empty())
+}
+
+fn trim_ows(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// `1*DIGIT` as u64; None when empty, not all digits, or overflowing.
+fn parse_decimal(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    s.iter().try_fold(0u64, |acc, &b| {
+        let d = (b as char).to_digit(10)?;
+        acc.checked_mul(10)?.checked_add(u64::from(d))
+    })
+}
+
+/// Drops the `\n` and an optional `\r` before it.
+fn strip_line_end(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// `1*HEXDIG [ BWS ";" extensions ]`: unsigned, checked for overflow. Extensions are not
+/// interpreted, only checked to hold no control bytes (bar HTAB).
+fn parse_chunk_size(line: &[u8]) -> Result<u64, HttpError> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 {
+        return Err(HttpError::ChunkSize);
+    }
+    let mut size: u64 = 0;
+    for &b in &line[..digits] {
+        // Invariant: take_while above admitted only hex digits.
+        let d = (b as char).to_digit(16).expect("hex digit");
+        size = size
+            .checked_mul(16)
+            .and_then(|s| s.checked_add(u64::from(d)))
+            .ok_or(HttpError::ChunkSize)?;
+    }
+    match trim_ows(&line[digits..]) {
+        [] => Ok(size),
+        [b';', ext @ ..] if !ext.iter().any(|&b| (b < b' ' && b != b'\t') || b == 0x7f) => Ok(size),
+        _ => Err(HttpError::ChunkSize),
+    }
+}
+
+#[cfg(test)]
+mod tests;
