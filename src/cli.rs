@@ -185,6 +185,8 @@ impl fmt::Display for UsageError {
     }
 }
 
+impl std::error::Error for UsageError {}
+
 /// The binary's entry point.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -605,29 +607,6 @@ mod tests {
 
 // ---- crawl ----
 
-/// Drives a source to completion: turns, progress lines, Ctrl-C. Returns whether the run was
-/// interrupted.
-fn drive(
-    crawler: &mut Crawler,
-    source: &mut dyn FetchSource,
-    progress: &mut Progress,
-    io_error: &mut dyn FnMut(&mut dyn FetchSource) -> Option<io::Error>,
-) -> Result<bool, Box<dyn std::error::Error>> {
-    loop {
-        if interrupted() {
-            crawler.interrupt(source);
-            return Ok(true);
-        }
-        if crawler.turn(source)? == Turn::Finished {
-            return Ok(false);
-        }
-        if let Some(e) = io_error(source) {
-            return Err(Box::new(e));
-        }
-        progress.maybe_print(&crawler.stats());
-    }
-}
-
 fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
     use crate::crawl::{Crawl, CrawlConfig};
     use crate::url_filter::{FilterConfig, Scope};
@@ -698,9 +677,6 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
     install_interrupt_handler();
     let mut progress = Progress::new(started);
     let was_interrupted = {
-        let mut take_err = |_: &mut dyn FetchSource| None;
-        // Storage errors are checked on the concrete type after each turn below.
-        let _ = &mut take_err;
         loop {
             if interrupted() {
                 crawler.interrupt(&mut crawl);

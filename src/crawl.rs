@@ -158,6 +158,7 @@ impl Crawl {
             counters: CrawlCounters::default(),
             pages_issued: 0,
             deadline: config.max_time.map(|t| now + t),
+            io_error: None,
             config,
         }
     }

@@ -32,6 +32,8 @@ impl fmt::Display for OutputError {
     }
 }
 
+impl std::error::Error for OutputError {}
+
 /// How the WARC files are written.
 #[derive(Clone, Debug)]
 pub struct OutputConfig {
