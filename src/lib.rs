@@ -24,6 +24,7 @@ pub mod dns;
 pub mod event_loop;
 pub mod fetch;
 pub mod http;
+pub mod links;
 pub mod return_code;
 pub mod stats;
 pub mod tls;
