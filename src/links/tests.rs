@@ -385,14 +385,14 @@ fn pathological_inputs_are_linear_and_bounded() {
     assert_eq!(links.len(), 0);
 
     let mut html = b"<script>".to_vec();
-    html.extend(std::iter::repeat_n(&b"</scrip"[..], BIG / 7).flatten());
+    html.extend_from_slice(&b"</scrip".repeat(BIG / 7));
     html.extend_from_slice(b"</script><a href=/after>");
     scan(&html, &mut links);
     assert_eq!(links.len(), 1);
 
     // A 20 MB unquoted value with entities is dropped without being decoded or buffered.
     let mut html = b"<a href=".to_vec();
-    html.extend(std::iter::repeat_n(&b"&#x41;"[..], BIG / 6).flatten());
+    html.extend_from_slice(&b"&#x41;".repeat(BIG / 6));
     html.extend_from_slice(b"><a href=/ok>");
     scan(&html, &mut links);
     assert_eq!((links.len(), links.dropped()), (1, 1));
@@ -400,7 +400,7 @@ fn pathological_inputs_are_linear_and_bounded() {
 
     // A 20 MB tag of valueless attributes, then a link.
     let mut html = b"<div".to_vec();
-    html.extend(std::iter::repeat_n(&b" a"[..], BIG / 2).flatten());
+    html.extend_from_slice(&b" a".repeat(BIG / 2));
     html.extend_from_slice(b"><a href=/ok>");
     scan(&html, &mut links);
     assert_eq!(links.len(), 1);
