@@ -124,6 +124,7 @@ pub struct Links {
 }
 
 impl Links {
+    /// An empty set; its buffers grow on first use.
     pub fn new() -> Self {
         Self::default()
     }
@@ -151,10 +152,12 @@ impl Links {
             .map(move |s| (s.kind, &self.buf[s.start..s.end]))
     }
 
+    /// How many links were kept (at most [`MAX_LINKS`]).
     pub fn len(&self) -> usize {
         self.spans.len()
     }
 
+    /// Whether no link was kept.
     pub fn is_empty(&self) -> bool {
         self.spans.is_empty()
     }
