@@ -27,6 +27,7 @@ pub mod event_loop;
 pub mod fetch;
 pub mod frontier;
 pub mod http;
+pub mod links;
 pub mod output;
 pub mod return_code;
 pub mod robots;

@@ -1,0 +1,509 @@
+//! The link scanner (DESIGN §5): a hand-written byte scanner that pulls link targets out of an
+//! HTML body, fast (memchr jumps between the few bytes that matter) and safe on hostile input.
+//!
+//! It owns extraction only: the values come back decoded and trimmed but otherwise raw. Resolving
+//! them against [`Links::base`] or the page URL, normalizing, filtering and the URL-seen check
+//! belong to the crawl layer built around the fetcher. [`naive::scan`] is the slow reference for
+//! the same spec; tests (and a differential fuzz target) check the two agree on every input.
+//!
+//! # Spec
+//!
+//! The scanner follows a subset of the HTML tokenizer, precisely enough that the two
+//! implementations agree byte for byte:
+//!
+//! - **What is extracted**: `href` of `a`, `area`, `link` ([`LinkKind::A`], [`LinkKind::Area`],
+//!   [`LinkKind::Link`]), `src` of `frame`, `iframe`. The first `base` start tag that has an
+//!   `href` attribute decides [`Links::base`]; later `base` tags are ignored, and a `base` href
+//!   is never reported as a link. Tag and attribute names match ASCII case-insensitively.
+//! - **Markup**: in text, `<` + ASCII letter opens a start tag, `</` + ASCII letter an end tag
+//!   (parsed the same way so that quoted `>` inside it is skipped, but nothing is extracted from
+//!   it). `<!--` opens a comment, which ends at the first `-->` or `--!>` starting at least four
+//!   bytes after the `<` (so `<!---->` closes); `<!-->` and `<!--->` are empty comments, as in
+//!   HTML; an unclosed comment hides the rest of the input. Any other `<!`, `<?`, or `</` not
+//!   followed by a letter, is skipped to the next `>` (the rest of the input if none). Any other
+//!   `<` is text.
+//! - **Tags**: the name runs to ASCII whitespace (TAB, LF, FF, CR, SPACE), `/` or `>`. Then,
+//!   repeatedly: whitespace and `/` are skipped; `>` ends the tag; anything else starts an
+//!   attribute name (even `=`, quotes or `<`), which runs to whitespace, `/`, `>` or `=`. After
+//!   the name, whitespace is skipped; if `=` follows, whitespace is skipped again and the value
+//!   is `"…"`, `'…'`, or unquoted up to whitespace or `>`; a `>` right after `=` means an empty
+//!   value and ends the tag. An attribute without `=` has an empty value. When an attribute
+//!   appears twice in a tag the first one wins, even if it is empty. A tag cut off by the end of
+//!   the input (in its name, an attribute, an unclosed quote) is dropped, with the rest of the
+//!   input.
+//! - **Raw text**: after a `script`, `style`, `textarea` or `title` start tag, everything up to
+//!   the next ASCII-case-insensitive `</script` (`</style`, `</textarea`, `</title`) is skipped;
+//!   if there is none, the rest of the input. (HTML needs the name to be followed by whitespace,
+//!   `/` or `>`; we do not check that. `noscript`, `iframe`, `xmp`, `noembed`, `noframes` are
+//!   not special: links inside them are kept, which suits a crawler.)
+//! - **Values**: character references are decoded first: `&amp; &lt; &gt; &quot; &apos; &nbsp;`
+//!   (case-sensitive, the `;` is required; `&nbsp;` becomes U+00A0 in UTF-8), decimal `&#47;`
+//!   and hex `&#x2F;`/`&#X2f;` with an optional `;` (0, surrogates and code points above
+//!   U+10FFFF become U+FFFD; the windows-1252 remapping HTML applies to 0x80–0x9F is not done).
+//!   Anything else after `&` (`&foo;`, `&#;`, `&#x;`) is kept as is. Then TAB, LF and CR are
+//!   removed everywhere and leading/trailing ASCII whitespace is trimmed, as URL parsers do.
+//!   NUL and invalid UTF-8 are kept as they are. A value that is empty after this is not a
+//!   link (and an empty first `base` href means there is no base).
+//! - **Bounds**: a value whose *raw* (undecoded) length exceeds [`MAX_VALUE_BYTES`] is dropped
+//!   and counted in [`Links::dropped`] (decoding never lengthens a value, so kept values are
+//!   within the bound too). Links after the first [`MAX_LINKS`] non-empty ones are dropped and
+//!   counted. Since kept values never overlap and are never longer than their source, the
+//!   output buffer is never larger than the input.
+//!
+//! Every path is linear in the input: each byte is looked at a bounded number of times.
+
+use memchr::memchr;
+
+/// Most links kept from one page; the rest are counted in [`Links::dropped`].
+pub const MAX_LINKS: usize = 100_000;
+/// Longest raw attribute value kept; longer values are counted in [`Links::dropped`].
+pub const MAX_VALUE_BYTES: usize = 8 * 1024;
+
+/// Longest tag name that means anything to the scanner (`textarea`).
+const MAX_INTERESTING_TAG_NAME: usize = 8;
+
+#[doc(hidden)]
+pub mod naive;
+
+#[cfg(test)]
+mod tests;
+
+/// The element a link came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    /// `<a href>`
+    A,
+    /// `<area href>`
+    Area,
+    /// `<link href>`
+    Link,
+    /// `<frame src>`
+    Frame,
+    /// `<iframe src>`
+    Iframe,
+}
+
+impl LinkKind {
+    /// The attribute that carries this element's link target.
+    fn attr(self) -> &'static [u8] {
+        match self {
+            LinkKind::A | LinkKind::Area | LinkKind::Link => b"href",
+            LinkKind::Frame | LinkKind::Iframe => b"src",
+        }
+    }
+}
+
+/// One kept link: its element and where its decoded value sits in `Links::buf`.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    kind: LinkKind,
+    start: usize,
+    end: usize,
+}
+
+/// Where the page's `<base href>` stands.
+#[derive(Clone, Copy, Debug, Default)]
+enum Base {
+    /// No `base` tag with an `href` seen yet.
+    #[default]
+    NotSeen,
+    /// The first one was empty or too long: no base, and later ones do not count.
+    Absent,
+    /// The first one's decoded value, at `buf[start..end]`.
+    At { start: usize, end: usize },
+}
+
+/// The links of one page: a reusable buffer of decoded values plus spans, cleared per page, so a
+/// crawler keeps one and scanning allocates only while it grows to the largest page seen.
+#[derive(Clone, Debug, Default)]
+pub struct Links {
+    buf: Vec<u8>,
+    spans: Vec<Span>,
+    base: Base,
+    dropped: usize,
+}
+
+impl Links {
+    /// An empty set; its buffers grow on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets the previous page, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.spans.clear();
+        self.base = Base::NotSeen;
+        self.dropped = 0;
+    }
+
+    /// The decoded value of the first `<base href>`, if it was non-empty and not too long.
+    pub fn base(&self) -> Option<&[u8]> {
+        match self.base {
+            Base::At { start, end } => Some(&self.buf[start..end]),
+            Base::NotSeen | Base::Absent => None,
+        }
+    }
+
+    /// The links in document order, values decoded and trimmed.
+    pub fn iter(&self) -> impl Iterator<Item = (LinkKind, &[u8])> {
+        self.spans
+            .iter()
+            .map(move |s| (s.kind, &self.buf[s.start..s.end]))
+    }
+
+    /// How many links were kept (at most [`MAX_LINKS`]).
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether no link was kept.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// How many values were dropped: too long, or beyond [`MAX_LINKS`].
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    fn push_link(&mut self, kind: LinkKind, raw: &[u8]) {
+        if raw.len() > MAX_VALUE_BYTES {
+            self.dropped += 1;
+            return;
+        }
+        let mark = self.buf.len();
+        let Some((start, end)) = self.decode(raw) else {
+            return;
+        };
+        if self.spans.len() >= MAX_LINKS {
+            self.buf.truncate(mark);
+            self.dropped += 1;
+            return;
+        }
+        self.spans.push(Span { kind, start, end });
+    }
+
+    fn set_base(&mut self, raw: &[u8]) {
+        if !matches!(self.base, Base::NotSeen) {
+            return;
+        }
+        if raw.len() > MAX_VALUE_BYTES {
+            self.dropped += 1;
+            self.base = Base::Absent;
+            return;
+        }
+        self.base = match self.decode(raw) {
+            Some((start, end)) => Base::At { start, end },
+            None => Base::Absent,
+        };
+    }
+
+    /// Appends the decoded, trimmed value to `buf` and returns its span, or leaves `buf` as it
+    /// was and returns `None` if the value is empty.
+    fn decode(&mut self, raw: &[u8]) -> Option<(usize, usize)> {
+        let mark = self.buf.len();
+        decode_value(raw, &mut self.buf);
+        let value = &self.buf[mark..];
+        let Some(lead) = value.iter().position(|&b| !is_ws(b)) else {
+            self.buf.truncate(mark);
+            return None;
+        };
+        // A non-whitespace byte exists, so `rposition` finds one too.
+        let end = mark + value.iter().rposition(|&b| !is_ws(b)).unwrap_or(lead) + 1;
+        self.buf.truncate(end);
+        Some((mark + lead, end))
+    }
+}
+
+/// Scans `html` and puts its links into `out` (cleared first).
+pub fn scan(html: &[u8], out: &mut Links) {
+    out.clear();
+    let mut pos = 0;
+    // Bound: every turn moves `pos` forward by at least one byte, or ends the scan.
+    while let Some(off) = memchr(b'<', &html[pos..]) {
+        let lt = pos + off;
+        let next = match html.get(lt + 1) {
+            Some(b) if b.is_ascii_alphabetic() => start_tag(html, lt + 1, out),
+            Some(b'/') => match html.get(lt + 2) {
+                Some(b) if b.is_ascii_alphabetic() => {
+                    let name_end = tag_name_end(html, lt + 2);
+                    parse_attrs(html, name_end, None).map(|(end, _)| end)
+                }
+                _ => skip_past_gt(html, lt + 2),
+            },
+            Some(b'!') if html[lt + 2..].starts_with(b"--") => skip_comment(html, lt + 4),
+            Some(b'!' | b'?') => skip_past_gt(html, lt + 2),
+            _ => Some(lt + 1),
+        };
+        match next {
+            Some(p) => pos = p,
+            None => return,
+        }
+    }
+}
+
+/// What a start tag's name means to the scanner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tag {
+    Link(LinkKind),
+    Base,
+    /// Its content is skipped up to `</` + this (lowercase) name.
+    RawText(&'static [u8]),
+    Other,
+}
+
+impl Tag {
+    fn classify(name: &[u8]) -> Tag {
+        if name.len() > MAX_INTERESTING_TAG_NAME {
+            return Tag::Other;
+        }
+        let mut lower = [0u8; MAX_INTERESTING_TAG_NAME];
+        for (d, s) in lower.iter_mut().zip(name) {
+            *d = s.to_ascii_lowercase();
+        }
+        match &lower[..name.len()] {
+            b"a" => Tag::Link(LinkKind::A),
+            b"area" => Tag::Link(LinkKind::Area),
+            b"link" => Tag::Link(LinkKind::Link),
+            b"frame" => Tag::Link(LinkKind::Frame),
+            b"iframe" => Tag::Link(LinkKind::Iframe),
+            b"base" => Tag::Base,
+            b"script" => Tag::RawText(b"script"),
+            b"style" => Tag::RawText(b"style"),
+            b"textarea" => Tag::RawText(b"textarea"),
+            b"title" => Tag::RawText(b"title"),
+            _ => Tag::Other,
+        }
+    }
+
+    fn wanted_attr(self) -> Option<&'static [u8]> {
+        match self {
+            Tag::Link(kind) => Some(kind.attr()),
+            Tag::Base => Some(b"href"),
+            Tag::RawText(_) | Tag::Other => None,
+        }
+    }
+}
+
+/// Handles a start tag whose name begins at `name_start`; returns where scanning resumes, or
+/// `None` if the input ends first.
+fn start_tag(html: &[u8], name_start: usize, out: &mut Links) -> Option<usize> {
+    let name_end = tag_name_end(html, name_start);
+    let tag = Tag::classify(&html[name_start..name_end]);
+    let (end, value) = parse_attrs(html, name_end, tag.wanted_attr())?;
+    match (tag, value) {
+        (Tag::Link(kind), Some((s, e))) => out.push_link(kind, &html[s..e]),
+        (Tag::Base, Some((s, e))) => out.set_base(&html[s..e]),
+        (Tag::RawText(name), _) => return skip_raw_text(html, end, name),
+        _ => {}
+    }
+    Some(end)
+}
+
+fn tag_name_end(html: &[u8], mut p: usize) -> usize {
+    while p < html.len() && !TAG_NAME_END[html[p] as usize] {
+        p += 1;
+    }
+    p
+}
+
+/// Parses attributes from `p` (just after the tag name) to the closing `>`. Returns the position
+/// after `>` and the raw value span of the first attribute named `want` (empty if it has no
+/// value), or `None` if the input ends inside the tag.
+fn parse_attrs(
+    html: &[u8],
+    mut p: usize,
+    want: Option<&[u8]>,
+) -> Option<(usize, Option<(usize, usize)>)> {
+    let len = html.len();
+    let mut found = None;
+    // Bound: every turn consumes at least the attribute name's first byte, or returns.
+    loop {
+        while p < len && BETWEEN_ATTRS[html[p] as usize] {
+            p += 1;
+        }
+        if *html.get(p)? == b'>' {
+            return Some((p + 1, found));
+        }
+        // The first byte belongs to the name whatever it is, `=` included (as in HTML).
+        let name_start = p;
+        p += 1;
+        while p < len && !ATTR_NAME_END[html[p] as usize] {
+            p += 1;
+        }
+        let name_end = p;
+        while p < len && is_ws(html[p]) {
+            p += 1;
+        }
+        let value = if html.get(p) == Some(&b'=') {
+            p += 1;
+            while p < len && is_ws(html[p]) {
+                p += 1;
+            }
+            match *html.get(p)? {
+                q @ (b'"' | b'\'') => {
+                    let close = p + 1 + memchr(q, &html[p + 1..])?;
+                    let v = (p + 1, close);
+                    p = close + 1;
+                    v
+                }
+                // `a=>`: an empty value; the `>` ends the tag on the next turn.
+                b'>' => (p, p),
+                _ => {
+                    let s = p;
+                    while p < len && !UNQUOTED_END[html[p] as usize] {
+                        p += 1;
+                    }
+                    (s, p)
+                }
+            }
+        } else {
+            (p, p)
+        };
+        if found.is_none()
+            && want.is_some_and(|w| html[name_start..name_end].eq_ignore_ascii_case(w))
+        {
+            found = Some(value);
+        }
+    }
+}
+
+/// Skips raw text from `p` to the next `</name` (ASCII case-insensitive) and returns its
+/// position, or `None` if there is none.
+fn skip_raw_text(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
+    // Bound: `p` moves past each `<` once; each check looks at `name.len() + 1` bytes.
+    while let Some(off) = memchr(b'<', &html[p..]) {
+        let lt = p + off;
+        let rest = &html[lt + 1..];
+        if rest.first() == Some(&b'/')
+            && rest
+                .get(1..1 + name.len())
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+        {
+            return Some(lt);
+        }
+        p = lt + 1;
+    }
+    None
+}
+
+/// Skips a comment whose body starts at `body` (just after `<!--`); returns the position after
+/// its end, or `None` if it is unclosed.
+fn skip_comment(html: &[u8], body: usize) -> Option<usize> {
+    let rest = &html[body..];
+    if rest.first() == Some(&b'>') {
+        return Some(body + 1);
+    }
+    if rest.starts_with(b"->") {
+        return Some(body + 2);
+    }
+    let mut p = body;
+    // Bound: each turn moves `p` past one `>`; each check looks back at most three bytes.
+    loop {
+        let gt = p + memchr(b'>', &html[p..])?;
+        if (gt >= body + 2 && &html[gt - 2..gt] == b"--")
+            || (gt >= body + 3 && &html[gt - 3..gt] == b"--!")
+        {
+            return Some(gt + 1);
+        }
+        p = gt + 1;
+    }
+}
+
+/// Returns the position after the next `>` at or after `p`, or `None` if there is none.
+fn skip_past_gt(html: &[u8], p: usize) -> Option<usize> {
+    memchr(b'>', &html[p..]).map(|off| p + off + 1)
+}
+
+/// Appends `raw` with character references decoded and TAB/LF/CR removed.
+fn decode_value(raw: &[u8], out: &mut Vec<u8>) {
+    let mut i = 0;
+    // Bound: every turn consumes at least one byte of `raw`.
+    while i < raw.len() {
+        let run = raw[i..]
+            .iter()
+            .position(|&b| VALUE_SPECIAL[b as usize])
+            .unwrap_or(raw.len() - i);
+        out.extend_from_slice(&raw[i..i + run]);
+        i += run;
+        match raw.get(i) {
+            None => break,
+            Some(b'&') => match char_ref(&raw[i + 1..]) {
+                Some((c, used)) => {
+                    if !matches!(c, '\t' | '\n' | '\r') {
+                        let mut utf8 = [0u8; 4];
+                        out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                    }
+                    i += 1 + used;
+                }
+                None => {
+                    out.push(b'&');
+                    i += 1;
+                }
+            },
+            // TAB, LF, CR: removed.
+            Some(_) => i += 1,
+        }
+    }
+}
+
+const NAMED_REFS: [(&[u8], char); 6] = [
+    (b"amp;", '&'),
+    (b"lt;", '<'),
+    (b"gt;", '>'),
+    (b"quot;", '"'),
+    (b"apos;", '\''),
+    (b"nbsp;", '\u{A0}'),
+];
+
+/// Decodes the character reference after a `&`: the character and the bytes it used.
+fn char_ref(s: &[u8]) -> Option<(char, usize)> {
+    let Some(num) = s.strip_prefix(b"#") else {
+        return NAMED_REFS
+            .iter()
+            .find(|(name, _)| s.starts_with(name))
+            .map(|&(name, c)| (c, name.len()));
+    };
+    let (radix, prefix) = match num.first() {
+        Some(b'x' | b'X') => (16, 1),
+        _ => (10, 0),
+    };
+    let digits = &num[prefix..];
+    let mut cp: u32 = 0;
+    let mut n = 0;
+    // Bound: one turn per digit; `cp` saturates just above the Unicode range.
+    while let Some(d) = digits.get(n).and_then(|&b| (b as char).to_digit(radix)) {
+        cp = (cp * radix + d).min(0x11_0000);
+        n += 1;
+    }
+    if n == 0 {
+        return None;
+    }
+    let semi = usize::from(digits.get(n) == Some(&b';'));
+    let c = char::from_u32(cp)
+        .filter(|&c| c != '\0')
+        .unwrap_or('\u{FFFD}');
+    Some((c, 1 + prefix + n + semi))
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+/// A 256-entry membership table, so the per-byte loops are one load and one branch.
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+static TAG_NAME_END: [bool; 256] = byte_set(b"\t\n\x0c\r />");
+static BETWEEN_ATTRS: [bool; 256] = byte_set(b"\t\n\x0c\r /");
+static ATTR_NAME_END: [bool; 256] = byte_set(b"\t\n\x0c\r />=");
+static UNQUOTED_END: [bool; 256] = byte_set(b"\t\n\x0c\r >");
+static VALUE_SPECIAL: [bool; 256] = byte_set(b"&\t\n\r");

@@ -1,0 +1,368 @@
+//! The slow reference for [`super::scan`]: the same spec (see the parent module), written as a
+//! byte-at-a-time tokenizer state machine that builds every tag and attribute in `Vec`s, with no
+//! memchr and no shortcuts. Used only by tests and the differential fuzz target.
+
+use super::{LinkKind, MAX_LINKS, MAX_VALUE_BYTES};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Data,
+    TagOpen,
+    EndTagOpen,
+    TagName,
+    BeforeAttrName,
+    AttrName,
+    AfterAttrName,
+    BeforeAttrValue,
+    ValueDouble,
+    ValueSingle,
+    ValueUnquoted,
+    AfterValueQuoted,
+    SelfClosing,
+    BogusComment,
+}
+
+fn is_ws(c: u8) -> bool {
+    c == b'\t' || c == b'\n' || c == 0x0c || c == b'\r' || c == b' '
+}
+
+/// Returns (base, links in order, dropped count).
+#[allow(clippy::type_complexity)]
+pub fn scan(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
+    let mut base: Option<Option<Vec<u8>>> = None;
+    let mut links: Vec<(LinkKind, Vec<u8>)> = Vec::new();
+    let mut dropped = 0;
+
+    let mut state = State::Data;
+    let mut is_end_tag = false;
+    let mut tag_name: Vec<u8> = Vec::new();
+    let mut attrs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+
+    let mut i = 0;
+    while i < html.len() {
+        let c = html[i];
+        // Where the next byte comes from: `i + 1` unless a state reconsumes `c` or jumps.
+        let mut next = i + 1;
+        let mut emit = false;
+        match state {
+            State::Data => {
+                if c == b'<' {
+                    state = State::TagOpen;
+                }
+            }
+            State::TagOpen => {
+                if c.is_ascii_alphabetic() {
+                    is_end_tag = false;
+                    tag_name = vec![c.to_ascii_lowercase()];
+                    attrs.clear();
+                    state = State::TagName;
+                } else if c == b'/' {
+                    state = State::EndTagOpen;
+                } else if c == b'!' && html[i + 1..].starts_with(b"--") {
+                    state = State::Data;
+                    next = match comment_end(html, i + 3) {
+                        Some(end) => end,
+                        None => html.len(),
+                    };
+                } else if c == b'!' || c == b'?' {
+                    state = State::BogusComment;
+                } else {
+                    state = State::Data;
+                    next = i;
+                }
+            }
+            State::EndTagOpen => {
+                if c.is_ascii_alphabetic() {
+                    is_end_tag = true;
+                    tag_name = vec![c.to_ascii_lowercase()];
+                    attrs.clear();
+                    state = State::TagName;
+                } else {
+                    state = State::BogusComment;
+                    next = i;
+                }
+            }
+            State::BogusComment => {
+                if c == b'>' {
+                    state = State::Data;
+                }
+            }
+            State::TagName => {
+                if is_ws(c) {
+                    state = State::BeforeAttrName;
+                } else if c == b'/' {
+                    state = State::SelfClosing;
+                } else if c == b'>' {
+                    emit = true;
+                } else {
+                    tag_name.push(c.to_ascii_lowercase());
+                }
+            }
+            State::BeforeAttrName => {
+                if is_ws(c) {
+                } else if c == b'/' {
+                    state = State::SelfClosing;
+                } else if c == b'>' {
+                    emit = true;
+                } else {
+                    attrs.push((vec![c.to_ascii_lowercase()], Vec::new()));
+                    state = State::AttrName;
+                }
+            }
+            State::AttrName => {
+                if is_ws(c) {
+                    state = State::AfterAttrName;
+                } else if c == b'/' {
+                    state = State::SelfClosing;
+                } else if c == b'>' {
+                    emit = true;
+                } else if c == b'=' {
+                    state = State::BeforeAttrValue;
+                } else if let Some(last) = attrs.last_mut() {
+                    last.0.push(c.to_ascii_lowercase());
+                }
+            }
+            State::AfterAttrName => {
+                if is_ws(c) {
+                } else if c == b'/' {
+                    state = State::SelfClosing;
+                } else if c == b'=' {
+                    state = State::BeforeAttrValue;
+                } else if c == b'>' {
+                    emit = true;
+                } else {
+                    attrs.push((vec![c.to_ascii_lowercase()], Vec::new()));
+                    state = State::AttrName;
+                }
+            }
+            State::BeforeAttrValue => {
+                if is_ws(c) {
+                } else if c == b'"' {
+                    state = State::ValueDouble;
+                } else if c == b'\'' {
+                    state = State::ValueSingle;
+                } else if c == b'>' {
+                    emit = true;
+                } else {
+                    state = State::ValueUnquoted;
+                    next = i;
+                }
+            }
+            State::ValueDouble | State::ValueSingle => {
+                let quote = if state == State::ValueDouble {
+                    b'"'
+                } else {
+                    b'\''
+                };
+                if c == quote {
+                    state = State::AfterValueQuoted;
+                } else if let Some(last) = attrs.last_mut() {
+                    last.1.push(c);
+                }
+            }
+            State::ValueUnquoted => {
+                if is_ws(c) {
+                    state = State::BeforeAttrName;
+                } else if c == b'>' {
+                    emit = true;
+                } else if let Some(last) = attrs.last_mut() {
+                    last.1.push(c);
+                }
+            }
+            State::AfterValueQuoted => {
+                if is_ws(c) {
+                    state = State::BeforeAttrName;
+                } else if c == b'/' {
+                    state = State::SelfClosing;
+                } else if c == b'>' {
+                    emit = true;
+                } else {
+                    state = State::BeforeAttrName;
+                    next = i;
+                }
+            }
+            State::SelfClosing => {
+                if c == b'>' {
+                    emit = true;
+                } else {
+                    state = State::BeforeAttrName;
+                    next = i;
+                }
+            }
+        }
+
+        if emit {
+            state = State::Data;
+            if !is_end_tag {
+                let kind = match tag_name.as_slice() {
+                    b"a" => Some(LinkKind::A),
+                    b"area" => Some(LinkKind::Area),
+                    b"link" => Some(LinkKind::Link),
+                    b"frame" => Some(LinkKind::Frame),
+                    b"iframe" => Some(LinkKind::Iframe),
+                    _ => None,
+                };
+                let wanted: &[u8] = match kind {
+                    Some(LinkKind::Frame) | Some(LinkKind::Iframe) => b"src",
+                    _ => b"href",
+                };
+                let value = attrs
+                    .iter()
+                    .find(|(name, _)| name.as_slice() == wanted)
+                    .map(|(_, v)| v.clone());
+                if let (Some(kind), Some(raw)) = (kind, &value) {
+                    if raw.len() > MAX_VALUE_BYTES {
+                        dropped += 1;
+                    } else {
+                        let v = decode(raw);
+                        if !v.is_empty() {
+                            if links.len() >= MAX_LINKS {
+                                dropped += 1;
+                            } else {
+                                links.push((kind, v));
+                            }
+                        }
+                    }
+                }
+                if tag_name == b"base" && base.is_none() {
+                    if let Some(raw) = &value {
+                        if raw.len() > MAX_VALUE_BYTES {
+                            dropped += 1;
+                            base = Some(None);
+                        } else {
+                            let v = decode(raw);
+                            base = Some(if v.is_empty() { None } else { Some(v) });
+                        }
+                    }
+                }
+                let raw_text = ["script", "style", "textarea", "title"]
+                    .iter()
+                    .find(|n| n.as_bytes() == tag_name.as_slice());
+                if let Some(name) = raw_text {
+                    next = raw_text_end(html, i + 1, name.as_bytes());
+                }
+            }
+        }
+        i = next;
+    }
+    (base.flatten(), links, dropped)
+}
+
+/// `body` is the index just after `<!--`; returns the index after the comment's end.
+fn comment_end(html: &[u8], body: usize) -> Option<usize> {
+    if html.get(body) == Some(&b'>') {
+        return Some(body + 1);
+    }
+    if html.get(body) == Some(&b'-') && html.get(body + 1) == Some(&b'>') {
+        return Some(body + 2);
+    }
+    let mut j = body;
+    while j < html.len() {
+        if html[j..].starts_with(b"-->") {
+            return Some(j + 3);
+        }
+        if html[j..].starts_with(b"--!>") {
+            return Some(j + 4);
+        }
+        j += 1;
+    }
+    None
+}
+
+/// The index of the first `</name` at or after `from` (any case), or the end of the input.
+fn raw_text_end(html: &[u8], from: usize, name: &[u8]) -> usize {
+    let mut j = from;
+    while j < html.len() {
+        if html[j] == b'<' && html.get(j + 1) == Some(&b'/') {
+            let candidate = html.get(j + 2..j + 2 + name.len());
+            if let Some(candidate) = candidate {
+                let lower: Vec<u8> = candidate.iter().map(|b| b.to_ascii_lowercase()).collect();
+                if lower == name {
+                    return j;
+                }
+            }
+        }
+        j += 1;
+    }
+    html.len()
+}
+
+/// Decodes character references, removes TAB/LF/CR, trims ASCII whitespace.
+fn decode(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < raw.len() {
+        let c = raw[i];
+        if c == b'&' {
+            if let Some((ch, used)) = char_ref(&raw[i + 1..]) {
+                if ch != '\t' && ch != '\n' && ch != '\r' {
+                    out.extend_from_slice(ch.to_string().as_bytes());
+                }
+                i += 1 + used;
+                continue;
+            }
+        }
+        if c != b'\t' && c != b'\n' && c != b'\r' {
+            out.push(c);
+        }
+        i += 1;
+    }
+    let lead = out.iter().take_while(|&&b| is_ws(b)).count();
+    out.drain(..lead);
+    while out.last().is_some_and(|&b| is_ws(b)) {
+        out.pop();
+    }
+    out
+}
+
+/// The character and byte count of the reference after a `&`, if it is one.
+fn char_ref(s: &[u8]) -> Option<(char, usize)> {
+    for (name, ch) in [
+        ("amp;", '&'),
+        ("lt;", '<'),
+        ("gt;", '>'),
+        ("quot;", '"'),
+        ("apos;", '\''),
+        ("nbsp;", '\u{A0}'),
+    ] {
+        if s.starts_with(name.as_bytes()) {
+            return Some((ch, name.len()));
+        }
+    }
+    if s.first() != Some(&b'#') {
+        return None;
+    }
+    let hex = matches!(s.get(1), Some(b'x') | Some(b'X'));
+    let digits_start = if hex { 2 } else { 1 };
+    let mut digits = String::new();
+    let mut j = digits_start;
+    while j < s.len()
+        && (if hex {
+            s[j].is_ascii_hexdigit()
+        } else {
+            s[j].is_ascii_digit()
+        })
+    {
+        digits.push(s[j] as char);
+        j += 1;
+    }
+    if digits.is_empty() {
+        return None;
+    }
+    if s.get(j) == Some(&b';') {
+        j += 1;
+    }
+    let significant = digits.trim_start_matches('0');
+    let value = if significant.len() > 8 {
+        None
+    } else if significant.is_empty() {
+        Some(0)
+    } else {
+        u32::from_str_radix(significant, if hex { 16 } else { 10 }).ok()
+    };
+    let ch = match value.and_then(char::from_u32) {
+        Some(ch) if ch != '\0' => ch,
+        _ => '\u{FFFD}',
+    };
+    Some((ch, j))
+}
