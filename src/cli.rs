@@ -1,2 +1,4 @@
 //! (being written)
-pub fn main() -> std::process::ExitCode { std::process::ExitCode::SUCCESS }
+pub fn main() -> std::process::ExitCode {
+    std::process::ExitCode::SUCCESS
+}

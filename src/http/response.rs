@@ -407,8 +407,14 @@ impl ResponseDecoder {
         };
         // Both budgets grow with the same bytes, so the smaller one is always hit first,
         // whatever the read sizes: the error does not depend on how the input was split.
-        let line_room = self.limits.max_chunk_line_bytes - (self.buf.len() - start);
-        let framing_room = self.limits.max_framing_bytes - self.framing_bytes;
+        let line_room = self
+            .limits
+            .max_chunk_line_bytes
+            .saturating_sub(self.buf.len() - start);
+        let framing_room = self
+            .limits
+            .max_framing_bytes
+            .saturating_sub(self.framing_bytes);
         if take > line_room.min(framing_room) {
             return Err(if line_room <= framing_room {
                 HttpError::ChunkLineTooLong
@@ -431,7 +437,12 @@ impl ResponseDecoder {
                         kind: LineKind::Trailer,
                         start: after,
                     }
-                } else if size > self.limits.max_body_bytes - self.decoded.len() as u64 {
+                } else if size
+                    > self
+                        .limits
+                        .max_body_bytes
+                        .saturating_sub(self.decoded.len() as u64)
+                {
                     return Err(HttpError::BodyTooLarge);
                 } else {
                     Chunk::Data { remaining: size }
