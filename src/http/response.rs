@@ -274,7 +274,8 @@ impl ResponseDecoder {
         }
     }
 
-    /// Whether the connection may carry another request after this response.
+    /// Whether the connection may carry another request after this response. (If `process`
+    /// left bytes unconsumed, the peer sent more than the response: close anyway.)
     pub fn reusable(&self) -> bool {
         let Some(head) = &self.head else { return false };
         self.state == State::Done
@@ -293,6 +294,8 @@ impl ResponseDecoder {
     fn step_head(&mut self, scan_from: usize, rest: &[u8]) -> Result<usize, HttpError> {
         let max = self.limits.max_head_bytes;
         let old_len = self.buf.len();
+        // Append first, search after: body bytes that came in the same read are copied once
+        // more when the body state takes them, at most max_head_bytes per response.
         let take = rest.len().min(max.saturating_sub(old_len));
         self.buf.extend_from_slice(&rest[..take]);
         // Reject non-HTTP at once rather than waiting for a blank line that may never come.
@@ -301,10 +304,7 @@ impl ResponseDecoder {
             return Err(HttpError::StatusLine);
         }
         match find_head_end(&self.buf, scan_from) {
-            Err(next) if self.buf.len() >= max => {
-                let _ = next;
-                Err(HttpError::HeadTooLarge)
-            }
+            Err(_) if self.buf.len() >= max => Err(HttpError::HeadTooLarge),
             Err(next) => {
                 self.state = State::Head { scan_from: next };
                 Ok(take)

@@ -244,6 +244,10 @@ fn cases() -> Vec<Case> {
         case("head_request", format!("{OK_HEAD}Content-Length: 1000\r\n\r\n"))
             .head_request()
             .done(0, 0, b"", 200, NoBody, true),
+        case("no_reason_phrase", "HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n")
+            .done(0, 0, b"", 200, Length(0), true),
+        case("status_599", "HTTP/1.1 599 Custom\r\nContent-Length: 0\r\n\r\n")
+            .done(0, 0, b"", 599, Length(0), true),
         case("http10_default_close", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
             .done(0, 0, b"ok", 200, Length(2), false),
         case(
