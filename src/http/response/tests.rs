@@ -547,3 +547,82 @@ fn chunk_size_parser_reference() {
         assert_eq!(parse_chunk_size(bad), Err(HttpError::ChunkSize), "{bad:?}");
     }
 }
+
+/// Pieces that hostile or broken servers combine; random sequences of them hit every state.
+const TOKENS: &[&str] = &[
+    "HTTP/1.1 200 OK\r\n",
+    "HTTP/1.0 204 No\r\n",
+    "HTTP/1.1 100 Continue\r\n",
+    "HTTP/1.1 304 X\r\n",
+    "HTTP/1.1 101 Up\r\n",
+    "HTTP/2 200\r\n",
+    "Content-Length: 5\r\n",
+    "Content-Length: 3, 3\r\n",
+    "Content-Length: 7\r\n",
+    "Transfer-Encoding: chunked\r\n",
+    "Transfer-Encoding: gzip\r\n",
+    "Connection: close\r\n",
+    "Connection: keep-alive\r\n",
+    "X: \0\r\n",
+    " folded\r\n",
+    "\r\n",
+    "\n",
+    "\r",
+    "5\r\n",
+    "0\r\n",
+    "3;ext=1\r\n",
+    "-1\r\n",
+    "fffffffffffffffff\r\n",
+    "abc",
+    "hello",
+    "0123456789abcdef",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// Any byte soup: never a panic, never over the limits, and the outcome does not depend on
+    /// how the bytes were split.
+    #[test]
+    fn token_soup_is_split_invariant(
+        first in prop::sample::select(&[0usize, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5][..]),
+        headers in prop::collection::vec(prop::sample::select(&[6usize, 7, 8, 9, 9, 9, 10, 11, 12, 13, 14][..]), 0..4),
+        body in prop::collection::vec(0..TOKENS.len(), 0..20),
+        cuts in prop::collection::vec(0usize..10_000, 0..8),
+        head_request in prop::bool::weighted(0.1),
+        eof: bool,
+    ) {
+        // Shaped like a response (status, headers, blank line, body) so most cases get past the
+        // head and into framing; the tokens themselves stay hostile.
+        let input: Vec<u8> = std::iter::once(first)
+            .chain(headers)
+            .chain(std::iter::once(15))
+            .chain(body)
+            .flat_map(|t| TOKENS[t].bytes())
+            .collect();
+        let mut c = case("soup", &input).limits(|l| {
+            *l = Limits {
+                max_head_bytes: 160,
+                max_headers: 4,
+                max_body_bytes: 12,
+                max_decoded_bytes: 12,
+                max_framing_bytes: 40,
+                max_chunk_line_bytes: 12,
+                max_interim_responses: 2,
+                max_encodings: 2,
+            }
+        });
+        c.head_request = head_request;
+        c.eof = eof;
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|x| x % (input.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut pieces = Vec::new();
+        let mut from = 0;
+        for cut in cuts {
+            pieces.push(&input[from..cut]);
+            from = cut;
+        }
+        pieces.push(&input[from..]);
+        let whole = run(&c, &[&input]);
+        prop_assert_eq!(run(&c, &pieces), whole);
+    }
+}
