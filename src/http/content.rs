@@ -28,6 +28,10 @@ pub fn decode_content(
     out: &mut Vec<u8>,
 ) -> Result<bool, HttpError> {
     let codings = &head.content_encodings;
+    // Nothing to decode (HEAD, 204, 304, empty page), whatever the header claims.
+    if body.is_empty() {
+        return Ok(false);
+    }
     if codings.len() > limits.max_encodings {
         return Err(HttpError::TooManyEncodings);
     }
@@ -43,9 +47,6 @@ pub fn decode_content(
     let Some(first) = stages.next() else {
         return Ok(false);
     };
-    if body.is_empty() {
-        return Ok(false);
-    }
     let limit = usize::try_from(limits.max_decoded_bytes).unwrap_or(usize::MAX);
     out.clear();
     inflate(first, body, limit, out)?;
@@ -211,6 +212,7 @@ mod tests {
         assert_eq!(decode(&[], b"plain"), Ok((false, Vec::new())));
         assert_eq!(decode(&[Identity], b"plain"), Ok((false, Vec::new())));
         assert_eq!(decode(&[Gzip], b""), Ok((false, Vec::new())));
+        assert_eq!(decode(&[Unknown], b""), Ok((false, Vec::new())));
     }
 
     #[test]

@@ -274,7 +274,8 @@ impl ResponseDecoder {
         }
     }
 
-    /// Whether the connection may carry another request after this response.
+    /// Whether the connection may carry another request after this response. (If `process`
+    /// left bytes unconsumed, the peer sent more than the response: close anyway.)
     pub fn reusable(&self) -> bool {
         let Some(head) = &self.head else { return false };
         self.state == State::Done
@@ -293,6 +294,8 @@ impl ResponseDecoder {
     fn step_head(&mut self, scan_from: usize, rest: &[u8]) -> Result<usize, HttpError> {
         let max = self.limits.max_head_bytes;
         let old_len = self.buf.len();
+        // Append first, search after: body bytes that came in the same read are copied once
+        // more when the body state takes them, at most max_head_bytes per response.
         let take = rest.len().min(max.saturating_sub(old_len));
         self.buf.extend_from_slice(&rest[..take]);
         // Reject non-HTTP at once rather than waiting for a blank line that may never come.
@@ -301,10 +304,7 @@ impl ResponseDecoder {
             return Err(HttpError::StatusLine);
         }
         match find_head_end(&self.buf, scan_from) {
-            Err(next) if self.buf.len() >= max => {
-                let _ = next;
-                Err(HttpError::HeadTooLarge)
-            }
+            Err(_) if self.buf.len() >= max => Err(HttpError::HeadTooLarge),
             Err(next) => {
                 self.state = State::Head { scan_from: next };
                 Ok(take)
@@ -407,8 +407,14 @@ impl ResponseDecoder {
         };
         // Both budgets grow with the same bytes, so the smaller one is always hit first,
         // whatever the read sizes: the error does not depend on how the input was split.
-        let line_room = self.limits.max_chunk_line_bytes - (self.buf.len() - start);
-        let framing_room = self.limits.max_framing_bytes - self.framing_bytes;
+        let line_room = self
+            .limits
+            .max_chunk_line_bytes
+            .saturating_sub(self.buf.len() - start);
+        let framing_room = self
+            .limits
+            .max_framing_bytes
+            .saturating_sub(self.framing_bytes);
         if take > line_room.min(framing_room) {
             return Err(if line_room <= framing_room {
                 HttpError::ChunkLineTooLong
@@ -431,7 +437,12 @@ impl ResponseDecoder {
                         kind: LineKind::Trailer,
                         start: after,
                     }
-                } else if size > self.limits.max_body_bytes - self.decoded.len() as u64 {
+                } else if size
+                    > self
+                        .limits
+                        .max_body_bytes
+                        .saturating_sub(self.decoded.len() as u64)
+                {
                     return Err(HttpError::BodyTooLarge);
                 } else {
                     Chunk::Data { remaining: size }
