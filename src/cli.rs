@@ -1,4 +1,3 @@
-<<<<<<< HEAD
 //! The `spinneret` command line: flags → validated configuration → a run → an exit code.
 //!
 //! As in ripgrep, clap parses flags into plain argument structs, which are then checked and
@@ -677,20 +676,18 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     install_interrupt_handler();
     let mut progress = Progress::new(started);
-    let was_interrupted = {
-        loop {
-            if interrupted() {
-                crawler.interrupt(&mut crawl);
-                break true;
-            }
-            if crawler.turn(&mut crawl)? == Turn::Finished {
-                break false;
-            }
-            if let Some(e) = crawl.io_error.take() {
-                return Err(Box::new(e));
-            }
-            progress.maybe_print(&crawler.stats());
+    let was_interrupted = loop {
+        if interrupted() {
+            crawler.interrupt(&mut crawl);
+            break true;
         }
+        if crawler.turn(&mut crawl)? == Turn::Finished {
+            break false;
+        }
+        if let Some(e) = crawl.io_error.take() {
+            return Err(Box::new(e));
+        }
+        progress.maybe_print(&crawler.stats());
     };
     if was_interrupted {
         eprintln!(
@@ -748,9 +745,4 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         per_url
     );
     Ok(())
-=======
-//! (being written)
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
->>>>>>> links
 }
