@@ -27,6 +27,9 @@ pub mod http;
 pub mod return_code;
 pub mod stats;
 pub mod tls;
+pub mod url_filter;
+pub mod url_seen;
+pub mod urlnorm;
 pub mod warc;
 
 pub use return_code::ReturnCode;
