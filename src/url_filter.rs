@@ -142,8 +142,16 @@ pub struct UrlFilter {
 
 impl UrlFilter {
     pub fn new(config: FilterConfig) -> Self {
-        let allow = config.allow_domains.iter().map(|d| normalize_rule(d)).collect();
-        let deny = config.deny_domains.iter().map(|d| normalize_rule(d)).collect();
+        let allow = config
+            .allow_domains
+            .iter()
+            .map(|d| normalize_rule(d))
+            .collect();
+        let deny = config
+            .deny_domains
+            .iter()
+            .map(|d| normalize_rule(d))
+            .collect();
         let mut rejections = [(Reject::OutOfScope, 0); REASONS];
         for (slot, &reason) in rejections.iter_mut().zip(Reject::ALL) {
             slot.0 = reason;
@@ -222,7 +230,11 @@ impl UrlFilter {
         }
         let host = url.host_str().unwrap_or("");
         let is_domain = matches!(url.host(), Some(Host::Domain(_)));
-        if self.deny.iter().any(|rule| host_matches(host, is_domain, rule)) {
+        if self
+            .deny
+            .iter()
+            .any(|rule| host_matches(host, is_domain, rule))
+        {
             return Err(Reject::DeniedDomain);
         }
         if !self.allow.is_empty() && !self.allow.iter().any(|r| host_matches(host, is_domain, r)) {
@@ -276,7 +288,11 @@ fn host_matches(host: &str, is_domain: bool, rule: &str) -> bool {
     if rule.is_empty() {
         return false;
     }
-    let host = if is_domain { host.trim_end_matches('.') } else { host };
+    let host = if is_domain {
+        host.trim_end_matches('.')
+    } else {
+        host
+    };
     if host == rule {
         return true;
     }
@@ -429,7 +445,11 @@ mod tests {
                 ("http://h/a/b/c/", 3, Ok(())),
                 ("http://h/x", 4, Err(Reject::TooDeep)),
                 ("http://h/0123456789012345678901234567890", 1, Ok(())),
-                ("http://h/01234567890123456789012345678901", 1, Err(Reject::UrlTooLong)),
+                (
+                    "http://h/01234567890123456789012345678901",
+                    1,
+                    Err(Reject::UrlTooLong),
+                ),
                 ("http://h/a/b/c/d/e", 1, Err(Reject::PathTooDeep)),
                 ("http://h/a/b/c/d/", 1, Err(Reject::PathTooDeep)),
                 ("http://h/a/a/b", 1, Ok(())),

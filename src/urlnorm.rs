@@ -50,7 +50,10 @@ pub fn parse_seed(s: &str) -> Result<Url, NormError> {
     let absolute = match leading_scheme(&text) {
         Some(scheme) => {
             let rest = &text[scheme.len() + 1..];
-            rest.starts_with("//") || NON_WEB_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme))
+            rest.starts_with("//")
+                || NON_WEB_SCHEMES
+                    .iter()
+                    .any(|s| s.eq_ignore_ascii_case(scheme))
         }
         None => false,
     };
@@ -231,7 +234,10 @@ mod tests {
             (b"/caf\xc3\xa9", "http://example.com/caf%C3%A9"),
             (b"/trunc\xe2\x82", "http://example.com/trunc%E2%82"),
             ("http://bücher.de/x".as_bytes(), "http://xn--bcher-kva.de/x"),
-            ("http://例え.テスト/".as_bytes(), "http://xn--r8jz45g.xn--zckzah/"),
+            (
+                "http://例え.テスト/".as_bytes(),
+                "http://xn--r8jz45g.xn--zckzah/",
+            ),
             (b"http://[::1]:8080/", "http://[::1]:8080/"),
             (b"http://127.0.0.1:8080/a", "http://127.0.0.1:8080/a"),
             (b"http:rel", "http://example.com/dir/rel"),
