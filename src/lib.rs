@@ -33,6 +33,9 @@ pub mod return_code;
 pub mod robots;
 pub mod stats;
 pub mod tls;
+pub mod url_filter;
+pub mod url_seen;
+pub mod urlnorm;
 pub mod warc;
 
 pub use return_code::ReturnCode;
