@@ -99,7 +99,8 @@ pub fn canonical(ip: IpAddr) -> IpAddr {
                 return IpAddr::V4(v4);
             }
             let o = v6.octets();
-            if o[..12].iter().all(|&b| b == 0) && u32::from_be_bytes([o[12], o[13], o[14], o[15]]) > 1
+            if o[..12].iter().all(|&b| b == 0)
+                && u32::from_be_bytes([o[12], o[13], o[14], o[15]]) > 1
             {
                 return IpAddr::V4(Ipv4Addr::new(o[12], o[13], o[14], o[15]));
             }
@@ -176,9 +177,7 @@ impl AddrPolicy {
 
     /// Judges one address.
     pub fn allows(&self, ip: IpAddr) -> bool {
-        self.allow_private
-            || !is_special(ip)
-            || self.allow_nets.iter().any(|net| net.contains(ip))
+        self.allow_private || !is_special(ip) || self.allow_nets.iter().any(|net| net.contains(ip))
     }
 
     /// Judges every address a host resolved to: one forbidden address blocks the host, so a
@@ -265,7 +264,10 @@ mod tests {
         );
         let policy = AddrPolicy::new(false, vec!["127.0.0.0/8".parse().unwrap()]);
         assert!(policy.allows(ip("127.9.9.9")));
-        assert!(policy.allows(ip("::ffff:127.0.0.1")), "mapped form judged as IPv4");
+        assert!(
+            policy.allows(ip("::ffff:127.0.0.1")),
+            "mapped form judged as IPv4"
+        );
         assert!(!policy.allows(ip("10.0.0.1")));
         assert!(!policy.allows(ip("::1")));
         let policy = AddrPolicy::new(false, vec!["10.1.0.0/17".parse().unwrap()]);
@@ -275,10 +277,7 @@ mod tests {
 
     #[test]
     fn cidr_parsing() {
-        assert_eq!(
-            "10.0.0.0/8".parse::<Cidr>(),
-            Cidr::new(ip("10.0.0.0"), 8)
-        );
+        assert_eq!("10.0.0.0/8".parse::<Cidr>(), Cidr::new(ip("10.0.0.0"), 8));
         assert_eq!("::1".parse::<Cidr>(), Cidr::new(ip("::1"), 128));
         assert_eq!("10.0.0.0/33".parse::<Cidr>(), Err(CidrError::BadPrefix));
         assert_eq!("10.0.0/8".parse::<Cidr>(), Err(CidrError::BadAddress));

@@ -30,7 +30,11 @@ use crate::ReturnCode;
 const STATS_INTERVAL: Duration = Duration::from_secs(2);
 
 #[derive(Parser, Debug)]
-#[command(name = "spinneret", version, about = "A fast, polite web crawler writing WARC files")]
+#[command(
+    name = "spinneret",
+    version,
+    about = "A fast, polite web crawler writing WARC files"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -235,12 +239,7 @@ impl CommonArgs {
                 Ok(text) => dns::parse_hosts(&text),
                 // The default /etc/hosts may be missing on a minimal system; a named file not.
                 Err(_) if self.hosts_file == "/etc/hosts" => Default::default(),
-                Err(e) => {
-                    return Err(UsageError(format!(
-                        "--hosts-file {}: {e}",
-                        self.hosts_file
-                    )))
-                }
+                Err(e) => return Err(UsageError(format!("--hosts-file {}: {e}", self.hosts_file))),
             }
         };
         let mut allow_nets = Vec::new();
@@ -261,6 +260,10 @@ impl CommonArgs {
         let limits = Limits {
             max_body_bytes: self.max_body_bytes,
             max_decoded_bytes: self.max_body_bytes,
+            // Chunk-size lines cost ~8 bytes per chunk: allow bodies in chunks of ≥ ~128 bytes.
+            max_framing_bytes: usize::try_from(self.max_body_bytes / 16)
+                .unwrap_or(usize::MAX)
+                .max(crate::http::DEFAULT_MAX_FRAMING_BYTES),
             ..Limits::default()
         };
         let user_agent = self.user_agent.clone().unwrap_or_else(default_user_agent);
@@ -313,11 +316,12 @@ fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {
 /// Reads a URL list: one per line, blank lines and `#` comments skipped. Returns the lines
 /// with their line numbers.
 pub fn read_url_file(path: &Path) -> Result<Vec<(usize, String)>, UsageError> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
     let mut out = Vec::new();
     for (i, line) in io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|e| UsageError(format!("{}: line {}: {e}", path.display(), i + 1)))?;
+        let line =
+            line.map_err(|e| UsageError(format!("{}: line {}: {e}", path.display(), i + 1)))?;
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;
@@ -415,7 +419,10 @@ fn run_fetch(args: FetchArgs) -> Result<(), Box<dyn std::error::Error>> {
             crawler.interrupt(&mut list);
             let rest: Vec<String> = list.urls.drain(..).collect();
             for u in rest {
-                if let Err(e) = list.output.record_unfetched(&u, None, ReturnCode::Interrupted) {
+                if let Err(e) = list
+                    .output
+                    .record_unfetched(&u, None, ReturnCode::Interrupted)
+                {
                     list.io_error.get_or_insert(e);
                 }
             }
@@ -428,7 +435,9 @@ fn run_fetch(args: FetchArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(e) = list.io_error.take() {
             return Err(Box::new(e));
         }
-        progress.maybe_print(&crawler.stats());
+        if progress.maybe_print(&crawler.stats()) {
+            list.output.flush()?;
+        }
     }
     let stats = crawler.stats();
     let dir = list.output.dir().to_path_buf();
@@ -467,10 +476,12 @@ impl Progress {
         }
     }
 
-    pub fn maybe_print(&mut self, s: &LoopStats) {
+    /// Prints the line when it is due; returns whether it did (the caller then also flushes
+    /// the log and WARC, so `tail -f crawl.log` follows the run and a crash loses little).
+    pub fn maybe_print(&mut self, s: &LoopStats) -> bool {
         let now = Instant::now();
         if now < self.next {
-            return;
+            return false;
         }
         self.next = now + STATS_INTERVAL;
         let secs = now.duration_since(self.last_at).as_secs_f64().max(1e-6);
@@ -493,6 +504,7 @@ impl Progress {
             s.conns_open,
             s.outcomes.failed(),
         );
+        true
     }
 }
 
@@ -566,42 +578,6 @@ impl Summary<'_> {
             self.stats.bytes_received as f64 / 1e6,
             self.warc_files,
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("65536"), Ok(65536));
-        assert_eq!(parse_size("64K"), Ok(65536));
-        assert_eq!(parse_size("100m"), Ok(100 << 20));
-        assert_eq!(parse_size("1G"), Ok(1 << 30));
-        assert!(parse_size("x").is_err());
-        assert!(parse_size("-1").is_err());
-        assert!(parse_size("99999999999999999999G").is_err());
-    }
-
-    #[test]
-    fn dns_server_flags() {
-        assert_eq!(
-            parse_dns_server("127.0.0.1").unwrap(),
-            "127.0.0.1:53".parse().unwrap()
-        );
-        assert_eq!(
-            parse_dns_server("127.0.0.1:5353").unwrap(),
-            "127.0.0.1:5353".parse().unwrap()
-        );
-        assert_eq!(parse_dns_server("::1").unwrap(), "[::1]:53".parse().unwrap());
-        assert!(parse_dns_server("localhost").is_err());
-    }
-
-    #[test]
-    fn cli_definition_is_consistent() {
-        use clap::CommandFactory;
-        Cli::command().debug_assert();
     }
 }
 
@@ -687,7 +663,9 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(e) = crawl.io_error.take() {
             return Err(Box::new(e));
         }
-        progress.maybe_print(&crawler.stats());
+        if progress.maybe_print(&crawler.stats()) {
+            crawl.output().flush()?;
+        }
     };
     if was_interrupted {
         eprintln!(
@@ -745,4 +723,43 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         per_url
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("65536"), Ok(65536));
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("100m"), Ok(100 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
+
+    #[test]
+    fn dns_server_flags() {
+        assert_eq!(
+            parse_dns_server("127.0.0.1").unwrap(),
+            "127.0.0.1:53".parse().unwrap()
+        );
+        assert_eq!(
+            parse_dns_server("127.0.0.1:5353").unwrap(),
+            "127.0.0.1:5353".parse().unwrap()
+        );
+        assert_eq!(
+            parse_dns_server("::1").unwrap(),
+            "[::1]:53".parse().unwrap()
+        );
+        assert!(parse_dns_server("localhost").is_err());
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }

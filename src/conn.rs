@@ -186,6 +186,11 @@ fn recv_tls(
             let _ = tls.write_tls(stream);
             return Err(crate::tls::classify(&err, handshaking));
         }
+        if eof && tls.is_handshaking() {
+            // The peer hung up mid-handshake (e.g. a plain-text server that did not
+            // understand our ClientHello): a TLS failure, not an empty HTTP response.
+            return Err(ReturnCode::TlsHandshake);
+        }
         loop {
             match tls.reader().read(buf) {
                 Ok(0) => return Ok(RecvStatus::Eof { clean: true }),

@@ -458,7 +458,8 @@ impl FetchSource for Crawl {
                         }
                         Err(_) => {
                             // Unreachable for an http(s) URL with a host; treat as unreachable.
-                            self.robots.fetch_done(&origin, FetchResult::Unreachable, now);
+                            self.robots
+                                .fetch_done(&origin, FetchResult::Unreachable, now);
                             self.frontier.done(queue, now, Duration::ZERO);
                         }
                     }
@@ -470,7 +471,8 @@ impl FetchSource for Crawl {
                         .robots
                         .next_retry(&origin)
                         .map_or(ROBOTS_RETRY, |t| t.saturating_duration_since(now));
-                    self.frontier.done(queue, now, retry.max(Duration::from_millis(1)));
+                    self.frontier
+                        .done(queue, now, retry.max(Duration::from_millis(1)));
                 }
             }
         }

@@ -148,7 +148,9 @@ enum Step {
     /// Waiting for readiness.
     Pending,
     /// A complete response; `reusable` says whether the connection may carry another.
-    Complete { reusable: bool },
+    Complete {
+        reusable: bool,
+    },
     Failed(ReturnCode),
     /// A reused connection failed before the first byte: try again on a fresh one.
     RetryFresh,
@@ -398,7 +400,7 @@ impl Crawler {
             }
         };
         let decoder = self.decoder_pool.pop().unwrap_or_else(|| {
-            let mut d = ResponseDecoder::new(self.config.limits.clone());
+            let mut d = ResponseDecoder::new(self.config.limits);
             d.reset(false);
             d
         });
@@ -450,9 +452,7 @@ impl Crawler {
         match host {
             TargetHost::Ip(ip) => self.resolved(source, key, Ok(vec![ip]), now),
             TargetHost::Name(name) => match self.resolver.resolve(&name, now) {
-                Resolve::Done(result) => {
-                    self.resolved(source, key, result.map(|r| r.addrs), now)
-                }
+                Resolve::Done(result) => self.resolved(source, key, result.map(|r| r.addrs), now),
                 Resolve::Pending => {
                     let waiting_name = crate::dns::normalize_name(&name).unwrap_or(name);
                     self.wait_for_dns
@@ -503,9 +503,10 @@ impl Crawler {
 
     fn flush_dns(&mut self) {
         while let Some(tx) = self.resolver.poll_transmit() {
-            if let (Some(sock), Some(addr)) =
-                (self.dns_sockets.get(tx.server), self.dns_servers.get(tx.server))
-            {
+            if let (Some(sock), Some(addr)) = (
+                self.dns_sockets.get(tx.server),
+                self.dns_servers.get(tx.server),
+            ) {
                 // A failed send is a lost datagram: the resolver's retry timer covers it.
                 let _ = sock.send_to(&tx.payload, *addr);
             }
@@ -543,10 +544,9 @@ impl Crawler {
                 continue; // a prefetch, or every waiter already gave up
             };
             for key in keys {
-                let waiting = self
-                    .fetches
-                    .get(key)
-                    .is_some_and(|f| matches!(&f.state, FetchState::DnsReceive { name: n } if *n == name));
+                let waiting = self.fetches.get(key).is_some_and(
+                    |f| matches!(&f.state, FetchState::DnsReceive { name: n } if *n == name),
+                );
                 if waiting {
                     self.resolved(
                         source,
@@ -674,8 +674,11 @@ impl Crawler {
         fetch.peer = Some(addr);
         fetch.state = FetchState::Connecting { conn: conn_key };
         // The connect has its own, shorter deadline inside the overall one.
-        let connect_deadline = (now + self.config.connect_timeout)
-            .min(fetch.http_deadline.unwrap_or(now + self.config.http_timeout));
+        let connect_deadline = (now + self.config.connect_timeout).min(
+            fetch
+                .http_deadline
+                .unwrap_or(now + self.config.http_timeout),
+        );
         self.set_deadline(key, Some(connect_deadline));
     }
 
@@ -701,7 +704,13 @@ impl Crawler {
 
     // ---- step 5: advance fetches whose sockets are ready ----
 
-    fn conn_ready(&mut self, source: &mut dyn FetchSource, conn: usize, readable: bool, _writable: bool) {
+    fn conn_ready(
+        &mut self,
+        source: &mut dyn FetchSource,
+        conn: usize,
+        readable: bool,
+        _writable: bool,
+    ) {
         let Some(entry) = self.conns.get(conn) else {
             return; // closed earlier in this turn
         };
@@ -815,9 +824,8 @@ impl Crawler {
                     });
                     self.stats.bytes_received += bytes;
                     let nothing_yet = fetch.decoder.raw().is_empty();
-                    let may_retry = attempt == Attempt::Reused
-                        && nothing_yet
-                        && fetch.stale_retries_left > 0;
+                    let may_retry =
+                        attempt == Attempt::Reused && nothing_yet && fetch.stale_retries_left > 0;
                     return match (res, received) {
                         (_, Received::Complete { leftover }) => Step::Complete {
                             reusable: !leftover && fetch.decoder.reusable(),
@@ -840,7 +848,9 @@ impl Crawler {
                                     Step::Failed(ReturnCode::TlsTruncated)
                                 }
                                 Ok(Progress::Complete) => Step::Complete { reusable: false },
-                                Ok(Progress::NeedMore) => Step::Failed(ReturnCode::HttpPageTruncated),
+                                Ok(Progress::NeedMore) => {
+                                    Step::Failed(ReturnCode::HttpPageTruncated)
+                                }
                                 Err(e) => Step::Failed(e.return_code()),
                             }
                         }
@@ -865,7 +875,9 @@ impl Crawler {
         self.stats.stale_retries += 1;
         let fetch = &mut self.fetches[key];
         let conn = fetch.state.conn();
-        let addr = fetch.peer.unwrap_or_else(|| SocketAddr::new(IpAddr::from([0, 0, 0, 0]), 0));
+        let addr = fetch
+            .peer
+            .unwrap_or_else(|| SocketAddr::new(IpAddr::from([0, 0, 0, 0]), 0));
         fetch.stale_retries_left -= 1;
         fetch.decoder.reset(false);
         fetch.state = FetchState::WaitForHttp { addr };

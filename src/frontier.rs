@@ -184,10 +184,7 @@ impl<T> Frontier<T> {
                 continue;
             }
             self.free.pop();
-            let t = self
-                .host_next
-                .remove(&host)
-                .map_or(now, |t| t.max(now));
+            let t = self.host_next.remove(&host).map_or(now, |t| t.max(now));
             self.back[q].urls.push_back(item);
             self.back[q].host = Some(host.clone());
             self.host_table.insert(host, q);
@@ -236,11 +233,19 @@ mod tests {
             f.push("a", 0, format!("a{i}"));
         }
         f.push("b", 0, "b0".to_string());
-        let Pop::Ready { queue: qa, host, item } = f.pop(t0) else {
+        let Pop::Ready {
+            queue: qa,
+            host,
+            item,
+        } = f.pop(t0)
+        else {
             panic!()
         };
         assert_eq!((host.as_str(), item.as_str()), ("a", "a0"));
-        let Pop::Ready { queue: qb, item, .. } = f.pop(t0) else {
+        let Pop::Ready {
+            queue: qb, item, ..
+        } = f.pop(t0)
+        else {
             panic!()
         };
         assert_eq!(item, "b0");
@@ -320,7 +325,10 @@ mod tests {
         }
         let high = first_ten.iter().filter(|&&p| p == 0).count();
         assert!(high >= 7, "biased towards priority 0: {first_ten:?}");
-        assert!(high < 10, "but lower priorities are not starved: {first_ten:?}");
+        assert!(
+            high < 10,
+            "but lower priorities are not starved: {first_ten:?}"
+        );
     }
 
     #[test]

@@ -75,7 +75,7 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
             "none",
             "--allow-private",
             "--warc-max-size",
-            "2M",
+            "256K",
         ],
         Duration::from_secs(120),
     );
@@ -84,8 +84,12 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
 
     let lines = log_lines(&out);
     assert_eq!(lines.len(), 1000);
-    assert!(lines.iter().all(|l| l.outcome == ReturnCode::Success && l.status == 200));
-    assert!(lines.iter().all(|l| l.md5.is_some() && l.referrer.is_none()));
+    assert!(lines
+        .iter()
+        .all(|l| l.outcome == ReturnCode::Success && l.status == 200));
+    assert!(lines
+        .iter()
+        .all(|l| l.md5.is_some() && l.referrer.is_none()));
     let mut logged: Vec<&str> = lines.iter().map(|l| l.url.as_str()).collect();
     logged.sort();
     let mut expected: Vec<&str> = urls.iter().map(String::as_str).collect();
@@ -93,7 +97,7 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
     assert_eq!(logged, expected, "each URL exactly once");
 
     let files = warc_files(&out);
-    assert!(files.len() > 1, "--warc-max-size 2M rotates files");
+    assert!(files.len() > 1, "--warc-max-size 256K rotates files");
     let mut responses = 0;
     let mut requests = 0;
     for f in &files {
@@ -106,7 +110,11 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
                 .map(|(_, v)| v.clone())
                 .unwrap_or_default()
         };
-        assert_eq!(ty(&records[0]), "warcinfo", "every file opens with warcinfo");
+        assert_eq!(
+            ty(&records[0]),
+            "warcinfo",
+            "every file opens with warcinfo"
+        );
         responses += records.iter().filter(|r| ty(r) == "response").count();
         requests += records.iter().filter(|r| ty(r) == "request").count();
     }
@@ -127,13 +135,16 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
             .map(|r| (r.received, r.answered.expect("answered")))
             .collect();
         spans.sort();
-        assert!(spans.windows(2).all(|w| w[1].0 >= w[0].1), "overlap on {ip}");
+        assert!(
+            spans.windows(2).all(|w| w[1].0 >= w[0].1),
+            "overlap on {ip}"
+        );
     }
 
     if warcio_available() {
         for f in &files {
             let check = Command::new("python3")
-                .args(["-m", "warcio", "check", "-v"])
+                .args(["-m", "warcio.cli", "check", "-v"])
                 .arg(f)
                 .output()
                 .unwrap();
@@ -145,7 +156,7 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
                 String::from_utf8_lossy(&check.stderr)
             );
             let index = Command::new("python3")
-                .args(["-m", "warcio", "index"])
+                .args(["-m", "warcio.cli", "index"])
                 .arg(f)
                 .output()
                 .unwrap();
@@ -166,14 +177,28 @@ fn bad_arguments_get_clear_errors() {
     assert!(String::from_utf8_lossy(&res.stderr).contains("no URLs given"));
 
     let res = spinneret(
-        &["fetch", "http://a.test/", "--out", o, "--dns-server", "nonsense"],
+        &[
+            "fetch",
+            "http://a.test/",
+            "--out",
+            o,
+            "--dns-server",
+            "nonsense",
+        ],
         Duration::from_secs(10),
     );
     assert_eq!(res.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&res.stderr).contains("--dns-server nonsense"));
 
     let res = spinneret(
-        &["fetch", "http://a.test/", "--out", o, "--allow-net", "10.0.0.0/99"],
+        &[
+            "fetch",
+            "http://a.test/",
+            "--out",
+            o,
+            "--allow-net",
+            "10.0.0.0/99",
+        ],
         Duration::from_secs(10),
     );
     assert_eq!(res.status.code(), Some(2));
@@ -189,7 +214,14 @@ fn bad_arguments_get_clear_errors() {
     let file = dir.join("a-file");
     std::fs::write(&file, "x").unwrap();
     let res = spinneret(
-        &["fetch", "http://a.test/", "--out", file.to_str().unwrap(), "--hosts-file", "none"],
+        &[
+            "fetch",
+            "http://a.test/",
+            "--out",
+            file.to_str().unwrap(),
+            "--hosts-file",
+            "none",
+        ],
         Duration::from_secs(10),
     );
     assert_eq!(res.status.code(), Some(2));
@@ -217,7 +249,10 @@ fn unparsable_urls_are_logged_and_the_run_goes_on() {
     let outcomes: Vec<ReturnCode> = lines.iter().map(|l| l.outcome).collect();
     assert_eq!(
         outcomes,
-        vec![ReturnCode::HttpBadUrlSyntax, ReturnCode::HttpUnsupportedScheme]
+        vec![
+            ReturnCode::HttpBadUrlSyntax,
+            ReturnCode::HttpUnsupportedScheme
+        ]
     );
 }
 
@@ -233,7 +268,10 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
     ok.add(
         "127.0.0.2",
         "/ok",
-        Script::Respond(spinneret_tools::http_server::Response::ok("fine", "text/plain")),
+        Script::Respond(spinneret_tools::http_server::Response::ok(
+            "fine",
+            "text/plain",
+        )),
     );
     let fast = HttpServer::start(HttpServerConfig {
         addrs: vec![Ipv4Addr::new(127, 0, 0, 2)],
@@ -250,9 +288,15 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
         args.push(format!("http://127.0.0.1:{}/hang{i}", server.port()));
     }
     args.extend(
-        ["--out", out.to_str().unwrap(), "--allow-private", "--hosts-file", "none"]
-            .iter()
-            .map(|s| s.to_string()),
+        [
+            "--out",
+            out.to_str().unwrap(),
+            "--allow-private",
+            "--hosts-file",
+            "none",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
     );
     let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret"))
         .args(&args)
@@ -265,7 +309,10 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
         .map(|s| s.contains("/ok"))
         .unwrap_or(false)
     {
-        assert!(start.elapsed() < Duration::from_secs(20), "fast page never logged");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "fast page never logged"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     // SAFETY: sending SIGINT to our own child process.
@@ -277,18 +324,41 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(start.elapsed() < Duration::from_secs(10), "did not stop after SIGINT");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "did not stop after SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success());
     let lines = log_lines(&out);
     assert_eq!(lines.len(), 6, "every URL has its one line");
-    assert_eq!(lines.iter().filter(|l| l.outcome == ReturnCode::Success).count(), 1);
-    assert_eq!(lines.iter().filter(|l| l.outcome == ReturnCode::Interrupted).count(), 5);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.outcome == ReturnCode::Success)
+            .count(),
+        1
+    );
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.outcome == ReturnCode::Interrupted)
+            .count(),
+        5
+    );
     let files = warc_files(&out);
-    assert_eq!(files.len(), 1, "the WARC file was closed under its final name");
+    assert_eq!(
+        files.len(),
+        1,
+        "the WARC file was closed under its final name"
+    );
     let records =
         spinneret::warc::reader::read_records(&std::fs::read(&files[0]).unwrap()).unwrap();
-    assert_eq!(records.len(), 3, "warcinfo + request + response of the fetched page");
+    assert_eq!(
+        records.len(),
+        3,
+        "warcinfo + request + response of the fetched page"
+    );
     assert!(out.join("stats.json").exists());
 }

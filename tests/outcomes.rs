@@ -101,27 +101,58 @@ fn url_outcomes() {
 #[test]
 fn dns_outcomes() {
     let a = || vec![Record::A(Ipv4Addr::LOCALHOST)];
-    assert_eq!(dns_outcome("nx.test", vec![], Behaviour::NxDomain), ReturnCode::DnsNxDomain);
-    assert_eq!(dns_outcome("sf.test", a(), Behaviour::ServFail), ReturnCode::DnsServFail);
-    assert_eq!(dns_outcome("rf.test", a(), Behaviour::Refused), ReturnCode::DnsRefused);
-    assert_eq!(dns_outcome("to.test", a(), Behaviour::Drop), ReturnCode::DnsTimeout);
+    assert_eq!(
+        dns_outcome("nx.test", vec![], Behaviour::NxDomain),
+        ReturnCode::DnsNxDomain
+    );
+    assert_eq!(
+        dns_outcome("sf.test", a(), Behaviour::ServFail),
+        ReturnCode::DnsServFail
+    );
+    assert_eq!(
+        dns_outcome("rf.test", a(), Behaviour::Refused),
+        ReturnCode::DnsRefused
+    );
+    assert_eq!(
+        dns_outcome("to.test", a(), Behaviour::Drop),
+        ReturnCode::DnsTimeout
+    );
     assert_eq!(
         dns_outcome("gb.test", a(), Behaviour::Garbage(vec![0xff; 40])),
         ReturnCode::DnsTimeout,
         "garbage that does not even carry our ID is dropped like a spoof, so the name times out"
     );
-    assert_eq!(dns_outcome("tc.test", a(), Behaviour::Truncated), ReturnCode::DnsUnsupportedAnswer);
-    assert_eq!(dns_outcome("nd.test", vec![], Behaviour::Normal), ReturnCode::DnsNoAddress);
+    assert_eq!(
+        dns_outcome("tc.test", a(), Behaviour::Truncated),
+        ReturnCode::DnsUnsupportedAnswer
+    );
+    assert_eq!(
+        dns_outcome("nd.test", vec![], Behaviour::Normal),
+        ReturnCode::DnsNoAddress
+    );
     // Wrong ID and wrong question are not answers to our query: dropped, then timeout.
-    assert_eq!(dns_outcome("wi.test", a(), Behaviour::WrongId), ReturnCode::DnsTimeout);
-    assert_eq!(dns_outcome("wq.test", a(), Behaviour::WrongQuestion), ReturnCode::DnsTimeout);
-    assert_eq!(dns_outcome("ws.test", a(), Behaviour::WrongSource), ReturnCode::DnsTimeout);
+    assert_eq!(
+        dns_outcome("wi.test", a(), Behaviour::WrongId),
+        ReturnCode::DnsTimeout
+    );
+    assert_eq!(
+        dns_outcome("wq.test", a(), Behaviour::WrongQuestion),
+        ReturnCode::DnsTimeout
+    );
+    assert_eq!(
+        dns_outcome("ws.test", a(), Behaviour::WrongSource),
+        ReturnCode::DnsTimeout
+    );
 }
 
 #[test]
 fn dns_retry_recovers_from_dropped_queries() {
     let mut routes = Routes::new();
-    routes.add("flaky.test", "/", Script::Respond(Response::ok("ok", "text/plain")));
+    routes.add(
+        "flaky.test",
+        "/",
+        Script::Respond(Response::ok("ok", "text/plain")),
+    );
     let server = http_server(routes);
     let dns = dns_server(
         &[("flaky.test", vec![Record::A(Ipv4Addr::LOCALHOST)])],
@@ -131,7 +162,10 @@ fn dns_retry_recovers_from_dropped_queries() {
     cfg.resolver.total_timeout = Duration::from_secs(4);
     let d = run(cfg, &format!("http://flaky.test:{}/", server.port()));
     assert_eq!(d.outcome, ReturnCode::Success);
-    assert!(dns.queries().len() >= 3, "two dropped queries, then an answered retry");
+    assert!(
+        dns.queries().len() >= 3,
+        "two dropped queries, then an answered retry"
+    );
 }
 
 #[test]
@@ -168,7 +202,10 @@ fn dns_configuration_outcomes() {
         run(config(Some(dns.addr())), &format!("http://{label}.test/")).outcome,
         ReturnCode::DnsBadHostName
     );
-    assert!(dns.queries().is_empty(), "a bad name never reaches the wire");
+    assert!(
+        dns.queries().is_empty(),
+        "a bad name never reaches the wire"
+    );
 }
 
 #[test]
@@ -176,14 +213,28 @@ fn private_addresses_are_blocked_unless_allowed() {
     let (server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
     let mut cfg = config(None);
     cfg.addr_policy = spinneret::addr_policy::AddrPolicy::default();
-    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::PrivateAddressBlocked);
-    let dns = dns_server(&[("inside.test", vec![Record::A(Ipv4Addr::LOCALHOST)])], &[]);
-    cfg.resolver.servers = vec![dns.addr()];
     assert_eq!(
-        run(cfg.clone(), &format!("http://inside.test:{}/", server.port())).outcome,
+        run(cfg.clone(), &url).outcome,
         ReturnCode::PrivateAddressBlocked
     );
-    assert_eq!(server.request_count(), 0, "no connection is made to a blocked address");
+    let dns = dns_server(
+        &[("inside.test", vec![Record::A(Ipv4Addr::LOCALHOST)])],
+        &[],
+    );
+    cfg.resolver.servers = vec![dns.addr()];
+    assert_eq!(
+        run(
+            cfg.clone(),
+            &format!("http://inside.test:{}/", server.port())
+        )
+        .outcome,
+        ReturnCode::PrivateAddressBlocked
+    );
+    assert_eq!(
+        server.request_count(),
+        0,
+        "no connection is made to a blocked address"
+    );
     cfg.addr_policy =
         spinneret::addr_policy::AddrPolicy::new(false, vec!["127.0.0.0/8".parse().unwrap()]);
     assert_eq!(run(cfg, &url).outcome, ReturnCode::Success);
@@ -233,14 +284,20 @@ fn timeouts_bound_silent_and_trickling_servers() {
 
 #[test]
 fn receive_outcomes() {
-    assert_eq!(outcome_of(Script::CloseImmediately), ReturnCode::MimePageEmpty);
+    assert_eq!(
+        outcome_of(Script::CloseImmediately),
+        ReturnCode::MimePageEmpty
+    );
     assert_eq!(
         outcome_of(Script::ResetAfter {
             bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc".to_vec()
         }),
         ReturnCode::HttpReceive
     );
-    assert_eq!(outcome_of(raw(b"SSH-2.0-OpenSSH\r\n\r\n")), ReturnCode::MimeNoStatusLine);
+    assert_eq!(
+        outcome_of(raw(b"SSH-2.0-OpenSSH\r\n\r\n")),
+        ReturnCode::MimeNoStatusLine
+    );
     assert_eq!(
         outcome_of(raw(b"HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n")),
         ReturnCode::MimeUnsupportedHttpVersion
@@ -250,11 +307,19 @@ fn receive_outcomes() {
         ReturnCode::MimeMissing
     );
     assert_eq!(
-        outcome_of(raw(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello")),
+        outcome_of(raw(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello"
+        )),
         ReturnCode::MimeBadHeader
     );
     let mut big = b"HTTP/1.1 200 OK\r\n".to_vec();
-    big.extend(std::iter::repeat_n(b"X-Filler: 0123456789012345678901234567890123456789\r\n".to_vec(), 2000).flatten());
+    big.extend(
+        std::iter::repeat_n(
+            b"X-Filler: 0123456789012345678901234567890123456789\r\n".to_vec(),
+            2000,
+        )
+        .flatten(),
+    );
     big.extend_from_slice(b"\r\n");
     assert_eq!(outcome_of(raw(&big)), ReturnCode::HttpHeadTooLarge);
     let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
@@ -264,11 +329,15 @@ fn receive_outcomes() {
     many.extend_from_slice(b"Content-Length: 0\r\n\r\n");
     assert_eq!(outcome_of(raw(&many)), ReturnCode::HttpTooManyHeaders);
     assert_eq!(
-        outcome_of(raw(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")),
+        outcome_of(raw(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n"
+        )),
         ReturnCode::MimeBadChunkEncoding
     );
     assert_eq!(
-        outcome_of(raw(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b")),
+        outcome_of(raw(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten b"
+        )),
         ReturnCode::HttpPageTruncated
     );
 }
@@ -291,24 +360,39 @@ fn size_and_encoding_outcomes() {
     let (_s, url) = serve(Script::Respond(
         Response::ok(bomb, "text/html").header("Content-Encoding", "gzip"),
     ));
-    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpDecodedTooLarge);
+    assert_eq!(
+        run(cfg.clone(), &url).outcome,
+        ReturnCode::HttpDecodedTooLarge
+    );
 
     let (_s, url) = serve(Script::Respond(
         Response::ok("definitely not gzip", "text/html").header("Content-Encoding", "gzip"),
     ));
-    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpBadContentEncoding);
+    assert_eq!(
+        run(cfg.clone(), &url).outcome,
+        ReturnCode::HttpBadContentEncoding
+    );
 
-    let (_s, url) = serve(Script::Respond(
-        Response::ok("x", "text/html").header("Content-Encoding", "gzip, gzip, gzip, gzip, gzip, gzip, gzip"),
-    ));
-    assert_eq!(run(cfg.clone(), &url).outcome, ReturnCode::HttpTooManyEncodings);
+    let (_s, url) = serve(Script::Respond(Response::ok("x", "text/html").header(
+        "Content-Encoding",
+        "gzip, gzip, gzip, gzip, gzip, gzip, gzip",
+    )));
+    assert_eq!(
+        run(cfg.clone(), &url).outcome,
+        ReturnCode::HttpTooManyEncodings
+    );
 
     // And a well-formed gzip page is decoded for the caller while the raw bytes are kept.
-    let (_s, url) = serve(Script::Respond(Response::ok("<a href=x>x</a>", "text/html").gzip(true)));
+    let (_s, url) = serve(Script::Respond(
+        Response::ok("<a href=x>x</a>", "text/html").gzip(true),
+    ));
     let d = run(cfg, &url);
     assert_eq!(d.outcome, ReturnCode::Success);
     assert_eq!(d.content, b"<a href=x>x</a>");
-    assert!(d.response.windows(4).any(|w| w.eq_ignore_ascii_case(b"gzip")));
+    assert!(d
+        .response
+        .windows(4)
+        .any(|w| w.eq_ignore_ascii_case(b"gzip")));
 }
 
 fn tls_server(identity: tls::TlsIdentity, script: Script) -> HttpServer {
@@ -342,7 +426,10 @@ fn tls_outcomes() {
 
     let s = tls_server(ca.issue(&["localhost"]), ok.clone());
     let d = run(tls_config(&ca), &format!("https://localhost:{}/", s.port()));
-    assert_eq!((d.outcome, d.content.as_slice()), (ReturnCode::Success, &b"secret"[..]));
+    assert_eq!(
+        (d.outcome, d.content.as_slice()),
+        (ReturnCode::Success, &b"secret"[..])
+    );
 
     for identity in [
         ca.issue_expired(&["localhost"]),
@@ -356,13 +443,20 @@ fn tls_outcomes() {
 
     // Plain HTTP on the port we speak TLS to.
     let (plain, _) = serve(ok.clone());
-    let d = run(tls_config(&ca), &format!("https://localhost:{}/", plain.port()));
+    let d = run(
+        tls_config(&ca),
+        &format!("https://localhost:{}/", plain.port()),
+    );
     assert_eq!(d.outcome, ReturnCode::TlsHandshake);
 
     // Close without close_notify: fine for a length-delimited body, truncation otherwise.
     let s = tls_server(
         ca.issue(&["localhost"]),
-        Script::Respond(Response::ok("all here", "text/plain").keep_alive(false).close_notify(false)),
+        Script::Respond(
+            Response::ok("all here", "text/plain")
+                .keep_alive(false)
+                .close_notify(false),
+        ),
     );
     let d = run(tls_config(&ca), &format!("https://localhost:{}/", s.port()));
     assert_eq!(d.outcome, ReturnCode::Success);
@@ -382,7 +476,11 @@ fn tls_outcomes() {
 fn keep_alive_reuses_one_connection_per_server() {
     let mut routes = Routes::new();
     for i in 0..20 {
-        routes.add("127.0.0.1", &format!("/{i}"), Script::Respond(Response::ok(format!("page {i}"), "text/plain")));
+        routes.add(
+            "127.0.0.1",
+            &format!("/{i}"),
+            Script::Respond(Response::ok(format!("page {i}"), "text/plain")),
+        );
     }
     let server = http_server(routes);
     let urls: Vec<String> = (0..20)
@@ -393,7 +491,11 @@ fn keep_alive_reuses_one_connection_per_server() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 20);
     let conns: std::collections::HashSet<u64> = reqs.iter().map(|r| r.conn_id).collect();
-    assert_eq!(conns.len(), 1, "20 URLs to one server ride one keep-alive connection");
+    assert_eq!(
+        conns.len(),
+        1,
+        "20 URLs to one server ride one keep-alive connection"
+    );
 }
 
 #[test]
@@ -410,7 +512,9 @@ fn politeness_one_connection_per_server_ip() {
                 &format!("/{i}"),
                 Script::Delay {
                     delay: Duration::from_millis(20),
-                    then: Box::new(Script::Respond(Response::ok("slow", "text/plain").keep_alive(i % 3 != 0))),
+                    then: Box::new(Script::Respond(
+                        Response::ok("slow", "text/plain").keep_alive(i % 3 != 0),
+                    )),
                 },
             );
         }
@@ -428,7 +532,10 @@ fn politeness_one_connection_per_server_ip() {
         .map(|(ip, i)| format!("http://{ip}:{}/{i}", server.port()))
         .collect();
     let done = common::run_with(config(None), &urls, Duration::from_secs(30));
-    assert!(done.iter().all(|d| d.outcome == ReturnCode::Success), "{done:?}");
+    assert!(
+        done.iter().all(|d| d.outcome == ReturnCode::Success),
+        "{done:?}"
+    );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 40);
     for ip in &ips {

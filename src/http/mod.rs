@@ -30,7 +30,7 @@ pub const DEFAULT_MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
 /// Default cap on the body after content decoding.
 pub const DEFAULT_MAX_DECODED_BYTES: u64 = 64 * 1024 * 1024;
 /// Default cap on all chunked framing bytes of one body (size lines, CRLFs, trailers).
-pub const DEFAULT_MAX_FRAMING_BYTES: usize = 64 * 1024;
+pub const DEFAULT_MAX_FRAMING_BYTES: usize = 1024 * 1024;
 /// Default cap on one chunk-size or trailer line, extensions and line ending included.
 pub const DEFAULT_MAX_CHUNK_LINE_BYTES: usize = 4 * 1024;
 /// Default cap on interim (1xx) responses before the final one.

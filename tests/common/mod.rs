@@ -156,7 +156,9 @@ pub fn warcio_available() -> bool {
             std::env::var("CI").is_err(),
             "warcio is required in CI (pip install warcio)"
         );
-        eprintln!("SKIP: warcio not installed (pip install warcio); WARC validity not checked by warcio");
+        eprintln!(
+            "SKIP: warcio not installed (pip install warcio); WARC validity not checked by warcio"
+        );
     }
     ok
 }
