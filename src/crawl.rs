@@ -319,22 +319,33 @@ impl Crawl {
         let origin = origin_key(&entry.url);
         let gap = self.gap(done, self.robots.crawl_delay(&origin));
         self.frontier.done(queue, now, gap);
-        let referrer = entry.referrer.as_deref();
-        let md5 = match self.output.record(done, referrer) {
-            Ok(m) => m,
-            Err(e) => {
-                self.io_error.get_or_insert(e);
-                None
-            }
+        let md5 = crate::output::content_digest(done);
+        // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
+        // such, and its links are not scanned again.
+        let ok_html = done.outcome.is_success()
+            && done
+                .head
+                .is_some_and(|h| (200..300).contains(&h.status) && is_html(h.content_type()));
+        let duplicate = ok_html && md5.is_some_and(|d| !self.content_seen.insert(d));
+        let outcome = if duplicate {
+            self.counters.duplicate_content += 1;
+            ReturnCode::DuplicateContent
+        } else {
+            done.outcome
         };
+        if let Err(e) = self
+            .output
+            .record_as(done, entry.referrer.as_deref(), outcome, md5)
+        {
+            self.io_error.get_or_insert(e);
+        }
         if !done.outcome.is_success() {
             return;
         }
         let Some(head) = done.head else {
             return;
         };
-        let status = head.status;
-        if (300..400).contains(&status) {
+        if (300..400).contains(&head.status) {
             if let Some(loc) = head.location() {
                 match urlnorm::normalize(&entry.url, loc) {
                     Ok(target) if entry.hops >= MAX_REDIRECTS => {
@@ -357,14 +368,8 @@ impl Crawl {
             }
             return;
         }
-        if !(200..300).contains(&status) || !is_html(head.content_type()) {
+        if !ok_html || duplicate {
             return;
-        }
-        if let Some(md5) = md5 {
-            if !self.content_seen.insert(md5) {
-                self.counters.duplicate_content += 1;
-                return;
-            }
         }
         self.scan_links(done.content, &entry);
     }

@@ -59,6 +59,8 @@ const DNS_GRACE: Duration = Duration::from_secs(2);
 /// outstanding (prefetching must not crowd out the lookups of URLs that are due).
 const MAX_PREFETCH_PER_TURN: usize = 32;
 const MAX_PREFETCH_PENDING: usize = 256;
+/// Times one turn re-asks an idle source after synchronous completions before polling.
+const MAX_IDLE_RECHECKS: usize = 8;
 
 /// What the crawler needs to know to run.
 #[derive(Clone)]
@@ -288,13 +290,30 @@ impl Crawler {
         self.flush_dns();
         self.dispatch(source, now);
 
-        if self.fetches.is_empty() && self.wait_for_issue.is_empty() {
+        // Nothing live: finished if the source said so, or if it is idle with nothing that
+        // could change its mind. Dispatch can complete fetches synchronously (a reused
+        // connection whose response was already there), and such a completion may have given
+        // the source more work, so it is asked again before concluding.
+        for _ in 0..MAX_IDLE_RECHECKS {
+            if !self.fetches.is_empty()
+                || !self.wait_for_issue.is_empty()
+                || self.source_wait.is_some()
+            {
+                break;
+            }
             if self.source_done {
                 self.close_idle_all();
                 return Ok(Turn::Finished);
             }
-            if self.source_wait.is_none() {
-                // Source is idle and nothing is live that could change its mind: done.
+            let finished_before = self.stats.outcomes.total();
+            self.issue(source, now);
+            self.flush_dns();
+            self.dispatch(source, now);
+            if self.stats.outcomes.total() == finished_before
+                && self.fetches.is_empty()
+                && self.wait_for_issue.is_empty()
+                && self.source_wait.is_none()
+            {
                 self.source_done = true;
                 self.close_idle_all();
                 return Ok(Turn::Finished);

@@ -120,10 +120,20 @@ impl Output {
         done: &FetchDone<'_>,
         referrer: Option<&str>,
     ) -> io::Result<Option<[u8; 16]>> {
-        let md5 = done.head.map(|_| {
-            let d: [u8; 16] = Md5::digest(done.content).into();
-            d
-        });
+        let md5 = content_digest(done);
+        self.record_as(done, referrer, done.outcome, md5)?;
+        Ok(md5)
+    }
+
+    /// As [`Output::record`], with the outcome to log and the content digest decided by the
+    /// caller (the crawl logs a content duplicate as `DuplicateContent`).
+    pub fn record_as(
+        &mut self,
+        done: &FetchDone<'_>,
+        referrer: Option<&str>,
+        outcome: ReturnCode,
+        md5: Option<[u8; 16]>,
+    ) -> io::Result<()> {
         if done.head.is_some() {
             let payload_digest = if done.payload == done.content {
                 md5
@@ -143,7 +153,7 @@ impl Output {
         self.stored.body_bytes += done.content.len() as u64;
         self.log.write(&LogLine {
             time: SystemTime::now(),
-            outcome: done.outcome,
+            outcome,
             status: done.status(),
             body_bytes: done.content.len() as u64,
             fetch_ms: done.timings.total.as_millis() as u64,
@@ -152,7 +162,7 @@ impl Output {
             md5,
         })?;
         self.stored.log_lines += 1;
-        Ok(md5)
+        Ok(())
     }
 
     /// Logs a URL that never became a fetch (unparsable seed, interrupted before issue).
@@ -186,6 +196,11 @@ impl Output {
         self.log.flush()?;
         self.warc.finish()
     }
+}
+
+/// MD5 of a fetch's content, when a response head arrived.
+pub fn content_digest(done: &FetchDone<'_>) -> Option<[u8; 16]> {
+    done.head.map(|_| Md5::digest(done.content).into())
 }
 
 fn hostname() -> String {

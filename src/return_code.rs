@@ -96,6 +96,9 @@ pub enum ReturnCode {
     // ---- crawl-level (politeness, robots, traps) ----
     /// robots.txt disallows the URL.
     RobotsExcluded,
+    /// The page was fetched and stored, but its content is identical to a page fetched
+    /// earlier in the crawl, so its links were not followed again.
+    DuplicateContent,
     /// Too many redirect hops from the original URL.
     TooManyRedirects,
     /// The run was interrupted (Ctrl-C) before this fetch finished.
@@ -141,6 +144,7 @@ impl ReturnCode {
         ReturnCode::HttpBadContentEncoding,
         ReturnCode::HttpTooManyEncodings,
         ReturnCode::RobotsExcluded,
+        ReturnCode::DuplicateContent,
         ReturnCode::TooManyRedirects,
         ReturnCode::Interrupted,
     ];
@@ -185,6 +189,7 @@ impl ReturnCode {
             HttpBadContentEncoding => "HttpBadContentEncoding",
             HttpTooManyEncodings => "HttpTooManyEncodings",
             RobotsExcluded => "RobotsExcluded",
+            DuplicateContent => "DuplicateContent",
             TooManyRedirects => "TooManyRedirects",
             Interrupted => "Interrupted",
         }
@@ -195,8 +200,9 @@ impl ReturnCode {
         ReturnCode::ALL.iter().copied().find(|c| c.name() == name)
     }
 
+    /// A complete response was received (a duplicate's fetch succeeded too).
     pub fn is_success(self) -> bool {
-        self == ReturnCode::Success
+        matches!(self, ReturnCode::Success | ReturnCode::DuplicateContent)
     }
 }
 

@@ -1,0 +1,481 @@
+//! `spinneret crawl` end to end against a generated multi-host site on loopback: the exact
+//! reachable, allowed URL set is fetched, each URL once; traps stay bounded; politeness is
+//! proven from the server's request log.
+
+mod common;
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use common::{spinneret, temp_dir};
+use spinneret::crawl_log;
+use spinneret::ReturnCode;
+use spinneret_tools::dns_server::{DnsServer, DnsServerConfig, Record};
+use spinneret_tools::http_server::{HttpServer, HttpServerConfig, Response, Routes, Script};
+
+const LIFETIME: Duration = Duration::from_secs(120);
+const HOSTS: usize = 4;
+const MAX_DEPTH: u32 = 8;
+
+/// One page of the generated site: its links (as written in the HTML) and body.
+struct Page {
+    links: Vec<String>,
+    body: String,
+}
+
+fn host(i: usize) -> String {
+    format!("site{i}.test")
+}
+
+/// The site graph. Per host: a home page, a chain of articles, a robots-disallowed directory,
+/// the same content under two URLs, an endless calendar and a self-nesting directory.
+fn site(port: u16) -> HashMap<(String, String), Page> {
+    let mut pages = HashMap::new();
+    for h in 0..HOSTS {
+        let next = host((h + 1) % HOSTS);
+        let add = |pages: &mut HashMap<_, _>, path: &str, links: Vec<String>| {
+            let mut body = format!(
+                "<html><head><title>{} {path}</title></head><body>\n",
+                host(h)
+            );
+            for l in &links {
+                body.push_str(&format!("<a href=\"{l}\">x</a>\n"));
+            }
+            body.push_str("</body></html>\n");
+            pages.insert((host(h), path.to_string()), Page { links, body });
+        };
+        add(
+            &mut pages,
+            "/",
+            vec![
+                "/article/1.html".into(),
+                "/private/secret.html".into(),
+                "/dup-a.html".into(),
+                "/dup-b.html#frag".into(),
+                "/cal/?m=1".into(),
+                "/loop/".into(),
+                format!("http://{next}:{port}/"),
+                "mailto:someone@example.com".into(),
+                "javascript:void(0)".into(),
+            ],
+        );
+        for a in 1..=5 {
+            let mut links = vec![format!("/article/{}.html", a % 5 + 1)];
+            if a == 3 {
+                links.push(format!(
+                    "HTTP://{}:{port}/article/2.html",
+                    next.to_uppercase()
+                ));
+            }
+            add(&mut pages, &format!("/article/{a}.html"), links);
+        }
+        add(
+            &mut pages,
+            "/private/secret.html",
+            vec!["/private/more.html".into()],
+        );
+        add(&mut pages, "/private/more.html", vec![]);
+        // Identical bytes under two URLs: the second's links must not be followed.
+        for dup in ["/dup-a.html", "/dup-b.html"] {
+            let body = format!(
+                "<html><body>{}: <a href=\"/only-from-dup.html\">same</a></body></html>\n",
+                host(h)
+            );
+            let links = vec!["/only-from-dup.html".into()];
+            pages.insert((host(h), dup.to_string()), Page { links, body });
+        }
+        add(&mut pages, "/only-from-dup.html", vec![]);
+        // An endless calendar: every month links to the next. Only --max-depth ends it.
+        for m in 1..=40 {
+            add(
+                &mut pages,
+                &format!("/cal/?m={m}"),
+                vec![format!("/cal/?m={}", m + 1)],
+            );
+        }
+        // /loop/ links to loop/ relatively: /loop/loop/, /loop/loop/loop/… (a repeated-segment trap).
+        let mut p = "/loop/".to_string();
+        for _ in 0..6 {
+            add(&mut pages, &p, vec!["loop/".into()]);
+            p.push_str("loop/");
+        }
+    }
+    pages
+}
+
+/// What a full crawl must fetch: BFS from the seed with the crawler's rules (depth limit,
+/// robots exclusion, repeated-segment guard, URL de-duplication, content de-duplication).
+fn expected(pages: &HashMap<(String, String), Page>) -> BTreeSet<(String, String)> {
+    let mut fetched = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut queue = VecDeque::new();
+    let seed = (host(0), "/".to_string());
+    seen.insert(seed.clone());
+    queue.push_back((seed, 0u32));
+    let mut content_seen = BTreeSet::new();
+    while let Some(((h, path), depth)) = queue.pop_front() {
+        if path.starts_with("/private/") {
+            continue; // robots.txt: Disallow: /private/
+        }
+        fetched.insert((h.clone(), path.clone()));
+        let Some(page) = pages.get(&(h.clone(), path.clone())) else {
+            continue; // 404
+        };
+        if !content_seen.insert(page.body.clone()) {
+            continue;
+        }
+        for l in &page.links {
+            let base = url::Url::parse(&format!("http://{h}{path}")).unwrap();
+            let Ok(mut u) = base.join(l) else { continue };
+            if u.scheme() != "http" {
+                continue;
+            }
+            u.set_fragment(None);
+            let target_path = match u.query() {
+                Some(q) => format!("{}?{q}", u.path()),
+                None => u.path().to_string(),
+            };
+            let segs: Vec<&str> = u.path().split('/').collect();
+            let repeated = segs
+                .windows(3)
+                .any(|w| w[0] == w[1] && w[1] == w[2] && !w[0].is_empty());
+            if depth + 1 > MAX_DEPTH || repeated {
+                continue;
+            }
+            let key = (u.host_str().unwrap().to_string(), target_path);
+            if seen.insert(key.clone()) {
+                queue.push_back((key, depth + 1));
+            }
+        }
+    }
+    fetched
+}
+
+struct Web {
+    http: HttpServer,
+    dns: DnsServer,
+    pages: HashMap<(String, String), Page>,
+}
+
+/// The site on HOSTS loopback IPs (one per host) with names from the test DNS server.
+fn start_web() -> Web {
+    let ips: Vec<Ipv4Addr> = (0..HOSTS)
+        .map(|i| Ipv4Addr::new(127, 0, 1, i as u8 + 1))
+        .collect();
+    let http = HttpServer::start(HttpServerConfig {
+        addrs: ips.clone(),
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let pages = site(http.port());
+    let mut routes = Routes::new();
+    for ((h, path), page) in &pages {
+        routes.add(
+            h,
+            path,
+            Script::Respond(Response::ok(page.body.clone(), "text/html")),
+        );
+    }
+    for h in 0..HOSTS {
+        routes.add(
+            &host(h),
+            "/robots.txt",
+            Script::Respond(Response::ok(
+                "User-agent: *\nDisallow: /private/\n",
+                "text/plain",
+            )),
+        );
+    }
+    http.set_routes(routes);
+    let dns = DnsServer::start(DnsServerConfig {
+        records: (0..HOSTS)
+            .map(|h| (host(h), vec![Record::A(ips[h])]))
+            .collect(),
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    Web { http, dns, pages }
+}
+
+fn crawl(web: &Web, extra: &[&str], name: &str) -> (std::path::PathBuf, String) {
+    let dir = temp_dir(name);
+    let out = dir.join("out");
+    let seeds = dir.join("seeds.txt");
+    std::fs::write(
+        &seeds,
+        format!(
+            "# seeds\n\nhttp://{}:{}/\nhttp://bad seed with spaces/\n",
+            host(0),
+            web.http.port()
+        ),
+    )
+    .unwrap();
+    let dns = web.dns.addr().to_string();
+    let mut args = vec![
+        "crawl",
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--dns-server",
+        &dns,
+        "--hosts-file",
+        "none",
+        "--allow-private",
+        "--scope",
+        "any",
+        "--allow-domain",
+        "test",
+    ];
+    args.extend_from_slice(extra);
+    let res = spinneret(&args, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&res.stderr).to_string();
+    assert!(res.status.success(), "{stderr}");
+    (out, stderr)
+}
+
+fn log(out: &std::path::Path) -> Vec<crawl_log::ParsedLine> {
+    std::fs::read_to_string(out.join("crawl.log"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| crawl_log::parse_line(l).expect("log line"))
+        .collect()
+}
+
+#[test]
+fn crawl_fetches_exactly_the_reachable_allowed_set_once() {
+    let web = start_web();
+    let max_depth = MAX_DEPTH.to_string();
+    let (out, stderr) = crawl(
+        &web,
+        &[
+            "--delay-ms",
+            "0",
+            "--delay-factor",
+            "0",
+            "--max-depth",
+            &max_depth,
+        ],
+        "crawl-exact",
+    );
+    assert!(
+        stderr.contains("line 4") && stderr.contains("bad seed with spaces"),
+        "a malformed seed is reported with its line: {stderr}"
+    );
+
+    let want = expected(&web.pages);
+    let reqs = web.http.requests();
+    let mut got = BTreeSet::new();
+    let mut robots = HashMap::<String, usize>::new();
+    for r in &reqs {
+        if r.target == "/robots.txt" {
+            *robots.entry(r.host.clone()).or_default() += 1;
+            continue;
+        }
+        assert!(
+            got.insert((r.host.clone(), r.target.clone())),
+            "{} {} fetched twice",
+            r.host,
+            r.target
+        );
+    }
+    let missing: Vec<_> = want.difference(&got).collect();
+    let extra: Vec<_> = got.difference(&want).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}\nextra {extra:?}"
+    );
+    assert_eq!(robots.len(), HOSTS, "robots.txt fetched for every host");
+    assert!(
+        robots.values().all(|&n| n == 1),
+        "and once each: {robots:?}"
+    );
+
+    // The traps stayed bounded: the calendar by depth, the nesting by repeated segments.
+    let cal = got.iter().filter(|(_, p)| p.starts_with("/cal/")).count();
+    assert!(cal <= HOSTS * MAX_DEPTH as usize, "{cal} calendar pages");
+    assert!(!got.iter().any(|(_, p)| p.contains("loop/loop/loop/")));
+
+    // The log: one line per fetch, robots exclusions logged, referrers filled in.
+    let lines = log(&out);
+    let excluded: Vec<_> = lines
+        .iter()
+        .filter(|l| l.outcome == ReturnCode::RobotsExcluded)
+        .collect();
+    assert_eq!(
+        excluded.len(),
+        HOSTS,
+        "one /private/ link per host, never fetched"
+    );
+    assert!(excluded
+        .iter()
+        .all(|l| l.url.contains("/private/secret.html")));
+    assert!(!reqs.iter().any(|r| r.target.starts_with("/private/")));
+    let dups: Vec<_> = lines
+        .iter()
+        .filter(|l| l.outcome == ReturnCode::DuplicateContent)
+        .collect();
+    assert_eq!(
+        dups.len(),
+        HOSTS,
+        "the second of each identical pair is logged as such"
+    );
+    assert!(dups.iter().all(|l| l.url.contains("/dup-")));
+    let fetched_lines = lines
+        .iter()
+        .filter(|l| l.outcome != ReturnCode::RobotsExcluded)
+        .count();
+    assert_eq!(fetched_lines, reqs.len());
+    let port = web.http.port();
+    let article = lines
+        .iter()
+        .find(|l| l.url == format!("http://site0.test:{port}/article/1.html"))
+        .expect("article logged");
+    assert_eq!(
+        article.referrer.as_deref(),
+        Some(format!("http://site0.test:{port}/").as_str())
+    );
+
+    let stats = std::fs::read_to_string(out.join("stats.json")).unwrap();
+    for key in [
+        "\"frontier_size\": 0",
+        "\"duplicate_content\": 4",
+        "\"robots_excluded\": 4",
+        "\"urls_seen\":",
+        "\"seen_bytes_per_url\":",
+        "\"repeated_segments\":",
+    ] {
+        assert!(stats.contains(key), "{key} in {stats}");
+    }
+}
+
+#[test]
+fn politeness_per_host_no_overlap_and_delay_between_requests() {
+    let web = start_web();
+    let (_out, _) = crawl(
+        &web,
+        &[
+            "--delay-ms",
+            "150",
+            "--delay-factor",
+            "0",
+            "--max-pages",
+            "24",
+            "--max-depth",
+            "2",
+        ],
+        "crawl-polite",
+    );
+    let reqs = web.http.requests();
+    assert!(reqs.len() >= 12, "enough requests to judge: {}", reqs.len());
+    for h in 0..HOSTS {
+        let mut spans: Vec<_> = reqs
+            .iter()
+            .filter(|r| r.host == host(h))
+            .map(|r| (r.received, r.answered.expect("answered")))
+            .collect();
+        spans.sort();
+        for w in spans.windows(2) {
+            assert!(w[1].0 >= w[0].1, "overlapping requests to {}", host(h));
+            let gap = w[1].0.duration_since(w[0].1);
+            assert!(
+                gap >= Duration::from_millis(150),
+                "gap {gap:?} on {} < --delay-ms",
+                host(h)
+            );
+        }
+    }
+}
+
+#[test]
+fn redirects_are_followed_with_a_hop_limit() {
+    let mut routes = Routes::new();
+    routes.add(
+        "r.test",
+        "/",
+        Script::Respond(Response::ok(
+            "<a href=/old>old</a> <a href=/chain/0>chain</a> <a href=/ftp>ftp</a>",
+            "text/html",
+        )),
+    );
+    routes.add(
+        "r.test",
+        "/old",
+        Script::Respond(Response::redirect(301, "/new")),
+    );
+    routes.add(
+        "r.test",
+        "/new",
+        Script::Respond(Response::ok("<p>new</p>", "text/html")),
+    );
+    routes.add(
+        "r.test",
+        "/ftp",
+        Script::Respond(Response::redirect(302, "ftp://r.test/file")),
+    );
+    for i in 0..50 {
+        routes.add(
+            "r.test",
+            &format!("/chain/{i}"),
+            Script::Respond(Response::redirect(302, &format!("/chain/{}", i + 1))),
+        );
+    }
+    let http = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .unwrap();
+    let dns = DnsServer::start(DnsServerConfig {
+        records: [("r.test".to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)])]
+            .into_iter()
+            .collect(),
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .unwrap();
+    let dir = temp_dir("crawl-redirect");
+    let out = dir.join("out");
+    let seed = format!("http://r.test:{}/", http.port());
+    let dns_addr = dns.addr().to_string();
+    let res = spinneret(
+        &[
+            "crawl",
+            &seed,
+            "--out",
+            out.to_str().unwrap(),
+            "--dns-server",
+            &dns_addr,
+            "--hosts-file",
+            "none",
+            "--allow-private",
+            "--delay-ms",
+            "0",
+            "--delay-factor",
+            "0",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(res.status.success());
+    let targets: BTreeSet<String> = http.requests().iter().map(|r| r.target.clone()).collect();
+    assert!(targets.contains("/new"), "301 followed");
+    assert!(
+        targets.contains("/chain/10") && !targets.contains("/chain/11"),
+        "10 hops: {targets:?}"
+    );
+    let lines = log(&out);
+    let too_many: Vec<_> = lines
+        .iter()
+        .filter(|l| l.outcome == ReturnCode::TooManyRedirects)
+        .collect();
+    assert_eq!(too_many.len(), 1);
+    assert!(too_many[0].url.ends_with("/chain/11"));
+    assert!(
+        !lines.iter().any(|l| l.url.starts_with("ftp:")),
+        "non-http targets dropped"
+    );
+}
