@@ -451,9 +451,7 @@ impl Crawler {
         let key = self.fetches.insert(Fetch {
             req,
             target,
-            state: FetchState::WaitForHttp {
-                addr: SocketAddr::new(IpAddr::from([0, 0, 0, 0]), 0),
-            },
+            state: FetchState::Init,
             marks: Marks::new(now),
             deadline: None,
             http_deadline: None,
@@ -880,9 +878,9 @@ impl Crawler {
                         }
                     };
                 }
-                FetchState::DnsReceive { .. } | FetchState::WaitForHttp { .. } => {
-                    return Step::Pending
-                }
+                FetchState::Init
+                | FetchState::DnsReceive { .. }
+                | FetchState::WaitForHttp { .. } => return Step::Pending,
             }
         }
         Step::Pending
@@ -891,19 +889,18 @@ impl Crawler {
     /// A reused keep-alive connection was already closed by the server: drop it and queue
     /// the fetch again for a fresh connection (once).
     fn retry_fresh(&mut self, key: usize) {
+        // Only reached from HttpSend/HttpReceive, which always hold a connection.
+        let Some(conn) = self.fetches[key].state.conn() else {
+            return;
+        };
         self.stats.stale_retries += 1;
+        let addr = self.conns[conn].key.addr;
         let fetch = &mut self.fetches[key];
-        let conn = fetch.state.conn();
-        let addr = fetch
-            .peer
-            .unwrap_or_else(|| SocketAddr::new(IpAddr::from([0, 0, 0, 0]), 0));
         fetch.stale_retries_left -= 1;
         fetch.decoder.reset(false);
         fetch.state = FetchState::WaitForHttp { addr };
         fetch.sent_at = None;
-        if let Some(c) = conn {
-            self.close_conn(c);
-        }
+        self.close_conn(conn);
         self.set_deadline(key, None);
         self.wait_for_http.push_front(key);
         self.dispatch_needed = true;
@@ -1055,6 +1052,7 @@ impl Crawler {
             self.timers.remove(&(d, Timer::Fetch(key)));
         }
         match &fetch.state {
+            FetchState::Init => {}
             FetchState::DnsReceive { name } => {
                 if let Some(list) = self.wait_for_dns.get_mut(name) {
                     list.retain(|&k| k != key);

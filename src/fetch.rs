@@ -79,6 +79,8 @@ pub enum Attempt {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FetchState {
+    /// Just created from a request: its host is about to be looked up.
+    Init,
     /// Waiting for the resolver to answer for this (normalized) name.
     DnsReceive { name: String },
     /// Resolved and allowed; waiting in `wait_for_http` for a connection slot to `addr`.
@@ -101,12 +103,15 @@ impl FetchState {
             FetchState::Connecting { conn }
             | FetchState::HttpSend { conn, .. }
             | FetchState::HttpReceive { conn, .. } => Some(conn),
-            FetchState::DnsReceive { .. } | FetchState::WaitForHttp { .. } => None,
+            FetchState::Init | FetchState::DnsReceive { .. } | FetchState::WaitForHttp { .. } => {
+                None
+            }
         }
     }
 
     pub fn name(&self) -> &'static str {
         match self {
+            FetchState::Init => "Init",
             FetchState::DnsReceive { .. } => "DnsReceive",
             FetchState::WaitForHttp { .. } => "WaitForHttp",
             FetchState::Connecting { .. } => "Connecting",

@@ -553,3 +553,55 @@ fn politeness_one_connection_per_server_ip() {
     let peers: std::collections::HashSet<SocketAddr> = done.iter().filter_map(|d| d.peer).collect();
     assert_eq!(peers.len(), 4);
 }
+
+#[test]
+fn send_failure_is_http_send() {
+    // A server that accepts but never reads, then resets: a request larger than the socket
+    // buffers can hold is still being written when the reset arrives.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        // SO_LINGER 0: close with RST.
+        let linger = libc::linger {
+            l_onoff: 1,
+            l_linger: 0,
+        };
+        // SAFETY: a valid socket fd owned by `stream`; the struct outlives the call.
+        unsafe {
+            use std::os::fd::AsRawFd;
+            libc::setsockopt(
+                stream.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                &linger as *const libc::linger as *const libc::c_void,
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            );
+        }
+        drop(stream);
+    });
+    let path = "a".repeat(24 << 20);
+    let d = run(config(None), &format!("http://127.0.0.1:{port}/{path}"));
+    server.join().unwrap();
+    assert_eq!(d.outcome, ReturnCode::HttpSend);
+}
+
+#[test]
+fn stale_keep_alive_connection_is_retried_on_a_fresh_one() {
+    // The server promises keep-alive (no `Connection: close`) but closes after each response;
+    // the next request may go out on the dead connection and must be retried, not failed.
+    let (server, _) = serve(Script::Raw {
+        bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
+        then: After::Close,
+    });
+    let urls: Vec<String> = (0..10)
+        .map(|_| format!("http://127.0.0.1:{}/", server.port()))
+        .collect();
+    let done = common::run_with(config(None), &urls, Duration::from_secs(30));
+    assert!(
+        done.iter().all(|d| d.outcome == ReturnCode::Success),
+        "{:?}",
+        done.iter().map(|d| d.outcome).collect::<Vec<_>>()
+    );
+}
