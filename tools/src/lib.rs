@@ -1,14 +1,17 @@
 //! Loopback test infrastructure for spinneret's integration tests: a scripted HTTP(S) server
 //! with virtual hosts (`http_server`), a misbehaving DNS server (`dns_server`), test
-//! certificates (`tls`), a TCP black hole (`blackhole`) and a generated site (`sites`).
+//! certificates (`tls`), a TCP black hole (`blackhole`), a generated site (`sites`) and a
+//! synthetic web at scale served by one `mio` loop (`testweb`).
 //!
-//! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler.
+//! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler
+//! (except `testweb`, which must outrun the crawler it benchmarks).
 //! Every socket here binds to a loopback address; nothing ever talks to the outside world.
 
 pub mod blackhole;
 pub mod dns_server;
 pub mod http_server;
 pub mod sites;
+pub mod testweb;
 pub mod tls;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,7 +1,12 @@
-//! `spinneret-testserver`: serves a generated multi-host site (`sites::simple_site`) and its
-//! DNS on loopback for manual crawls and benchmarks. Prints
-//! `http_port=PORT dns=IP:PORT urls=N`, then (with `--print-urls`) every URL, then serves until
-//! `--lifetime` seconds have passed.
+//! `spinneret-testserver`: loopback servers for manual crawls and benchmarks.
+//!
+//! - default mode: serves a generated multi-host site (`sites::simple_site`) and its DNS. Prints
+//!   `http_port=PORT dns=IP:PORT urls=N`, then (with `--print-urls`) every URL, then serves
+//!   until `--lifetime` seconds have passed.
+//! - `web`: serves the synthetic web (`testweb`) and its DNS; prints
+//!   `http_port=PORT dns=IP:PORT pages=N`, writes the expected URLs to `--urls-out`, serves
+//!   until `--lifetime`.
+//! - `load`: measures a running `web` server (`testweb::load`) and prints requests/s and MB/s.
 
 use std::io::Write;
 use std::net::Ipv4Addr;
@@ -11,9 +16,14 @@ use std::time::Duration;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
 use spinneret_tools::http_server::{HttpServer, HttpServerConfig};
 use spinneret_tools::sites::simple_site;
+use spinneret_tools::testweb::load::{self, LoadConfig};
+use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
 
 const USAGE: &str = "usage: spinneret-testserver [--hosts N] [--pages P] [--lifetime SECS] \
-                     [--bind 127.0.0.1] [--print-urls]";
+                     [--bind 127.0.0.1] [--print-urls]\n\
+       spinneret-testserver web [--hosts N] [--pages P] [--page-kb K] [--seed S] [--port P] \
+                     [--lifetime SECS] [--urls-out FILE]\n\
+       spinneret-testserver load --port P [--hosts N] [--pages P] [--conns C] [--seconds S]";
 
 struct Args {
     hosts: usize,
@@ -58,8 +68,158 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(args)
 }
 
+fn num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+    v.parse().map_err(|e| format!("{flag}: {e}"))
+}
+
+struct WebArgs {
+    cfg: WebConfig,
+    port: u16,
+    lifetime: Duration,
+    urls_out: Option<String>,
+}
+
+fn parse_web_args(mut it: impl Iterator<Item = String>) -> Result<WebArgs, String> {
+    let mut args = WebArgs {
+        cfg: WebConfig::default(),
+        port: 0,
+        lifetime: Duration::from_secs(600),
+        urls_out: None,
+    };
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--hosts" => args.cfg.hosts = num(&flag, it.next())?,
+            "--pages" => args.cfg.pages = num(&flag, it.next())?,
+            "--page-kb" => args.cfg.page_kb = num(&flag, it.next())?,
+            "--seed" => args.cfg.seed = num(&flag, it.next())?,
+            "--port" => args.port = num(&flag, it.next())?,
+            "--lifetime" => args.lifetime = Duration::from_secs(num(&flag, it.next())?),
+            "--urls-out" => args.urls_out = Some(it.next().ok_or("--urls-out needs a value")?),
+            "--help" | "-h" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown flag {other}\n{USAGE}")),
+        }
+    }
+    if args.cfg.hosts == 0 || args.cfg.pages == 0 {
+        return Err("--hosts and --pages must be at least 1".to_string());
+    }
+    Ok(args)
+}
+
+fn web_main(args: WebArgs) -> ExitCode {
+    let web = std::sync::Arc::new(TestWeb::generate(&args.cfg));
+    let server = match WebServer::start(web.clone(), args.port, args.lifetime) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("web server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let port = server.port();
+    let dns = match DnsServer::start(DnsServerConfig {
+        addr: Ipv4Addr::LOCALHOST,
+        records: web.dns_records(),
+        lifetime: args.lifetime,
+        ..DnsServerConfig::default()
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("dns server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let urls = web.expected_urls(port);
+    if let Some(path) = &args.urls_out {
+        let mut text = String::with_capacity(urls.len() * 40);
+        for u in &urls {
+            text.push_str(u);
+            text.push('\n');
+        }
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("{path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "http_port={port} dns={} pages={}",
+        dns.addr(),
+        urls.len()
+    );
+    let _ = out.flush();
+    drop(out);
+    while !server.is_stopped() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    dns.stop();
+    server.stop();
+    ExitCode::SUCCESS
+}
+
+fn parse_load_args(mut it: impl Iterator<Item = String>) -> Result<LoadConfig, String> {
+    let mut cfg = LoadConfig {
+        port: 0,
+        hosts: WebConfig::default().hosts,
+        pages: WebConfig::default().pages,
+        conns: 64,
+        duration: Duration::from_secs(5),
+    };
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--port" => cfg.port = num(&flag, it.next())?,
+            "--hosts" => cfg.hosts = num(&flag, it.next())?,
+            "--pages" => cfg.pages = num(&flag, it.next())?,
+            "--conns" => cfg.conns = num(&flag, it.next())?,
+            "--seconds" => cfg.duration = Duration::from_secs_f64(num(&flag, it.next())?),
+            "--help" | "-h" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown flag {other}\n{USAGE}")),
+        }
+    }
+    if cfg.port == 0 || cfg.hosts == 0 || cfg.pages == 0 || cfg.conns == 0 {
+        return Err("--port is required; --hosts, --pages, --conns must be at least 1".into());
+    }
+    Ok(cfg)
+}
+
+fn load_main(cfg: LoadConfig) -> ExitCode {
+    let r = load::run(&cfg);
+    println!(
+        "requests={} errors={} seconds={:.2} req/s={:.0} MB/s={:.1}",
+        r.requests,
+        r.errors,
+        r.elapsed.as_secs_f64(),
+        r.requests_per_sec(),
+        r.mb_per_sec()
+    );
+    if r.requests == 0 {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+fn fail(msg: String) -> ExitCode {
+    eprintln!("{msg}");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
+    let mut argv = std::env::args().skip(1).peekable();
+    match argv.peek().map(String::as_str) {
+        Some("web") => {
+            argv.next();
+            return parse_web_args(argv).map_or_else(fail, web_main);
+        }
+        Some("load") => {
+            argv.next();
+            return parse_load_args(argv).map_or_else(fail, load_main);
+        }
+        _ => {}
+    }
+    let args = match parse_args(argv) {
         Ok(a) => a,
         Err(msg) => {
             eprintln!("{msg}");

@@ -1,11 +1,14 @@
 //! Test certificates: a throwaway CA (`TestCa`) that issues leaf identities for loopback
-//! virtual hosts, expired leaves for failure tests, and plain self-signed identities.
+//! virtual hosts, expired leaves for failure tests, and plain self-signed identities (those need
+//! the `tls` feature, for rcgen).
 //! The HTTP server (`http_server`) turns a `TlsIdentity` into a rustls `ServerConfig`.
 
 use std::io;
+#[cfg(feature = "tls")]
 use std::path::Path;
 use std::sync::Arc;
 
+#[cfg(feature = "tls")]
 use rcgen::{
     date_time_ymd, BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose,
 };
@@ -39,17 +42,20 @@ impl TlsIdentity {
 }
 
 /// A throwaway certificate authority for one test run.
+#[cfg(feature = "tls")]
 pub struct TestCa {
     cert: rcgen::Certificate,
     key: KeyPair,
 }
 
+#[cfg(feature = "tls")]
 impl Default for TestCa {
     fn default() -> Self {
         Self::new()
     }
 }
 
+#[cfg(feature = "tls")]
 impl TestCa {
     pub fn new() -> TestCa {
         // Key generation and signing with fixed, valid parameters cannot fail.
@@ -109,6 +115,7 @@ impl TestCa {
 }
 
 /// A self-signed leaf for `names`: any verifying client must reject it.
+#[cfg(feature = "tls")]
 pub fn self_signed(names: &[&str]) -> TlsIdentity {
     let key = KeyPair::generate().expect("ring key generation");
     let cert = leaf_params(names)
@@ -120,6 +127,7 @@ pub fn self_signed(names: &[&str]) -> TlsIdentity {
     }
 }
 
+#[cfg(feature = "tls")]
 fn leaf_params(names: &[&str]) -> CertificateParams {
     let sans: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     // Test names are caller-chosen host names or IP literals; a bad one is a test bug.
