@@ -5,6 +5,7 @@
 //! module turns errors into messages for people. Subcommands:
 //! - `fetch`: every given URL once, no link following;
 //! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
+//! - `bench`: crawl the built-in test web and report speed ([`crate::bench`]).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -46,6 +47,11 @@ pub enum Command {
     Fetch(FetchArgs),
     /// Crawl from seed URLs, following links politely, and store every page as WARC.
     Crawl(CrawlArgs),
+    /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
+    Bench(crate::bench::BenchArgs),
+    /// Serve the test web for `bench` (internal).
+    #[command(name = "__testweb", hide = true)]
+    TestWeb(crate::bench::TestWebArgs),
 }
 
 #[derive(Args, Debug)]
@@ -197,6 +203,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fetch(args) => run_fetch(args),
         Command::Crawl(args) => run_crawl(args),
+        Command::Bench(args) => crate::bench::run(args),
+        Command::TestWeb(args) => crate::bench::serve_test_web(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -584,7 +592,7 @@ impl Summary<'_> {
 // ---- crawl ----
 
 fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
-    use crate::crawl::{Crawl, CrawlConfig};
+    use crate::crawl::CrawlConfig;
     use crate::url_filter::{FilterConfig, Scope};
 
     let setup = args.common.setup()?;
@@ -643,6 +651,89 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         product_token: "spinneret".into(),
         back_queues: setup.crawler.max_conns * 3,
     };
+    let report = execute_crawl(setup, config, seeds, true)?;
+    if report.interrupted {
+        eprintln!(
+            "spinneret: interrupted; live fetches ended, {} queued URLs not fetched, output flushed",
+            report.frontier_left
+        );
+    }
+    std::fs::write(report.out_dir.join("stats.json"), report.json().finish())?;
+    eprintln!("{}", report.line());
+    Ok(())
+}
+
+/// Everything a finished crawl reports.
+pub struct CrawlReport {
+    pub stats: LoopStats,
+    pub counters: crate::crawl::CrawlCounters,
+    pub frontier_left: u64,
+    pub urls_seen: u64,
+    pub seen_bytes_per_url: f64,
+    pub rejections: Vec<(&'static str, u64)>,
+    pub body_bytes: u64,
+    pub warc_files: Vec<PathBuf>,
+    pub out_dir: PathBuf,
+    pub elapsed: Duration,
+    pub interrupted: bool,
+}
+
+impl CrawlReport {
+    fn summary(&self) -> Summary<'_> {
+        Summary {
+            urls: self.stats.outcomes.total(),
+            stats: &self.stats,
+            body_bytes: self.body_bytes,
+            elapsed: self.elapsed,
+            warc_files: self.warc_files.len(),
+        }
+    }
+
+    pub fn json(&self) -> JsonObject {
+        let c = &self.counters;
+        let mut json = self.summary().json(&[
+            ("pages_fetched", c.pages_fetched),
+            ("robots_fetched", c.robots_fetched),
+            ("frontier_size", self.frontier_left),
+            ("urls_seen", self.urls_seen),
+            ("links_found", c.links_found),
+            ("duplicate_urls_skipped", c.duplicate_urls),
+            ("duplicate_content", c.duplicate_content),
+            ("robots_excluded", c.robots_excluded),
+            ("redirects_followed", c.redirects_followed),
+            ("too_many_redirects", c.too_many_redirects),
+            ("bad_links", c.bad_links),
+            (
+                "trap_guard_rejections",
+                self.rejections.iter().map(|&(_, n)| n).sum(),
+            ),
+        ]);
+        json.counts("rejected", &self.rejections)
+            .float("seen_bytes_per_url", self.seen_bytes_per_url);
+        json
+    }
+
+    pub fn line(&self) -> String {
+        format!(
+            "{}; {} URLs seen, {} duplicates skipped, {} robots exclusions, {:.1} bytes/seen URL",
+            self.summary().line(),
+            self.urls_seen,
+            self.counters.duplicate_urls,
+            self.counters.robots_excluded,
+            self.seen_bytes_per_url
+        )
+    }
+}
+
+/// Runs a crawl from `seeds` to completion (or Ctrl-C) and closes its output.
+pub fn execute_crawl(
+    setup: Setup,
+    config: crate::crawl::CrawlConfig,
+    seeds: Vec<url::Url>,
+    show_progress: bool,
+) -> Result<CrawlReport, Box<dyn std::error::Error>> {
+    use crate::crawl::Crawl;
+
     let output = Output::create(&setup.output)?;
     let mut crawler = Crawler::new(setup.crawler)?;
     let started = Instant::now();
@@ -652,7 +743,7 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     install_interrupt_handler();
     let mut progress = Progress::new(started);
-    let was_interrupted = loop {
+    let interrupted = loop {
         if interrupted() {
             crawler.interrupt(&mut crawl);
             break true;
@@ -663,66 +754,38 @@ fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         if let Some(e) = crawl.io_error.take() {
             return Err(Box::new(e));
         }
-        if progress.maybe_print(&crawler.stats()) {
+        if show_progress && progress.maybe_print(&crawler.stats()) {
             crawl.output().flush()?;
         }
     };
-    if was_interrupted {
-        eprintln!(
-            "spinneret: interrupted; live fetches ended, {} queued URLs not fetched, output flushed",
-            crawl.frontier_len()
-        );
-    }
+    let elapsed = started.elapsed();
     let stats = crawler.stats();
     let counters = crawl.counters().clone();
     let frontier_left = crawl.frontier_len() as u64;
-    let seen = crawl.urls_seen() as u64;
-    let per_url = crawl.seen_bytes_per_url();
-    let rejections: Vec<(&'static str, u64)> = crawl
+    let urls_seen = crawl.urls_seen() as u64;
+    let seen_bytes_per_url = crawl.seen_bytes_per_url();
+    let rejections = crawl
         .rejections()
         .iter()
         .map(|&(r, n)| (r.name(), n))
         .collect();
     let output = crawl.into_output();
-    let dir = output.dir().to_path_buf();
-    let stored = output.stored().clone();
-    let files = output.finish()?;
-    let summary = Summary {
-        urls: stats.outcomes.total(),
-        stats: &stats,
-        body_bytes: stored.body_bytes,
-        elapsed: started.elapsed(),
-        warc_files: files.len(),
-    };
-    let mut json = summary.json(&[
-        ("pages_fetched", counters.pages_fetched),
-        ("robots_fetched", counters.robots_fetched),
-        ("frontier_size", frontier_left),
-        ("urls_seen", seen),
-        ("links_found", counters.links_found),
-        ("duplicate_urls_skipped", counters.duplicate_urls),
-        ("duplicate_content", counters.duplicate_content),
-        ("robots_excluded", counters.robots_excluded),
-        ("redirects_followed", counters.redirects_followed),
-        ("too_many_redirects", counters.too_many_redirects),
-        ("bad_links", counters.bad_links),
-        (
-            "trap_guard_rejections",
-            rejections.iter().map(|&(_, n)| n).sum(),
-        ),
-    ]);
-    json.counts("rejected", &rejections)
-        .float("seen_bytes_per_url", per_url);
-    std::fs::write(dir.join("stats.json"), json.finish())?;
-    eprintln!(
-        "{}; {} URLs seen, {} duplicates skipped, {} robots exclusions, {:.1} bytes/seen URL",
-        summary.line(),
-        seen,
-        counters.duplicate_urls,
-        counters.robots_excluded,
-        per_url
-    );
-    Ok(())
+    let out_dir = output.dir().to_path_buf();
+    let body_bytes = output.stored().body_bytes;
+    let warc_files = output.finish()?;
+    Ok(CrawlReport {
+        stats,
+        counters,
+        frontier_left,
+        urls_seen,
+        seen_bytes_per_url,
+        rejections,
+        body_bytes,
+        warc_files,
+        out_dir,
+        elapsed,
+        interrupted,
+    })
 }
 
 #[cfg(test)]

@@ -108,6 +108,23 @@ pub struct CrawlCounters {
     pub too_many_redirects: u64,
     /// Links that did not normalize (bad syntax, non-http schemes).
     pub bad_links: u64,
+    /// Per-stage time, summed over fetches: latency of each network stage (stages of
+    /// different fetches overlap), and loop time spent scanning and storing.
+    pub stages: StageTimes,
+}
+
+/// Where a crawl's time goes (DESIGN §7's budget, measured).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageTimes {
+    pub dns: Duration,
+    pub wait: Duration,
+    pub connect: Duration,
+    pub first_byte: Duration,
+    pub receive: Duration,
+    /// Link scanning, normalization, filtering and queueing of the links found.
+    pub scan: Duration,
+    /// WARC records, crawl.log line and content digests.
+    pub store: Duration,
 }
 
 pub struct Crawl {
@@ -319,6 +336,7 @@ impl Crawl {
         let origin = origin_key(&entry.url);
         let gap = self.gap(done, self.robots.crawl_delay(&origin));
         self.frontier.done(queue, now, gap);
+        let store_started = Instant::now();
         let md5 = crate::output::content_digest(done);
         // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
         // such, and its links are not scanned again.
@@ -339,6 +357,8 @@ impl Crawl {
         {
             self.io_error.get_or_insert(e);
         }
+        let scan_started = Instant::now();
+        self.counters.stages.store += scan_started - store_started;
         if !done.outcome.is_success() {
             return;
         }
@@ -372,6 +392,7 @@ impl Crawl {
             return;
         }
         self.scan_links(done.content, &entry);
+        self.counters.stages.scan += scan_started.elapsed();
     }
 
     fn scan_links(&mut self, html: &[u8], entry: &Entry) {
@@ -486,6 +507,13 @@ impl FetchSource for Crawl {
 
     fn fetch_done(&mut self, done: &FetchDone<'_>) {
         let now = Instant::now();
+        let t = done.timings;
+        let stages = &mut self.counters.stages;
+        stages.dns += t.dns;
+        stages.wait += t.wait;
+        stages.connect += t.connect;
+        stages.first_byte += t.first_byte;
+        stages.receive += t.receive;
         let key = done.request.tag as usize;
         let Some(job) = self.inflight.try_remove(key) else {
             return; // not ours: cannot happen, since every request we issue carries its key

@@ -17,6 +17,7 @@
 //! the crawl layer's job, built around the fetcher, not inside it).
 
 pub mod addr_policy;
+pub mod bench;
 pub mod cli;
 pub mod conn;
 pub mod crawl;

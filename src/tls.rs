@@ -35,6 +35,8 @@ impl fmt::Display for TlsConfigError {
     }
 }
 
+impl std::error::Error for TlsConfigError {}
+
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }

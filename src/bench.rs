@@ -1,0 +1,449 @@
+//! `spinneret bench`: crawl the built-in test web on loopback and report how fast.
+//!
+//! The test web ([`spinneret_tools::testweb`]) runs in a child process (this same binary,
+//! hidden `__testweb` subcommand), so the figures printed here (CPU per page, peak RSS) are the
+//! crawler's alone. The crawl is a normal [`crate::cli::execute_crawl`] with politeness kept
+//! at one connection per server and no delays, WARC written to a temporary directory; the
+//! result is checked against the exact URL set the test web says a full crawl must fetch.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use crate::addr_policy::AddrPolicy;
+use crate::cli::{execute_crawl, CrawlReport, Setup, UsageError};
+use crate::crawl::CrawlConfig;
+use crate::crawl_log;
+use crate::dns::ResolverConfig;
+use crate::event_loop::CrawlerConfig;
+use crate::http::Limits;
+use crate::output::OutputConfig;
+use crate::stats::process_usage;
+use crate::url_filter::{FilterConfig, Scope};
+use crate::ReturnCode;
+
+/// How long the bench waits for the test web to come up (it renders every page first).
+const WEB_START_TIMEOUT: Duration = Duration::from_secs(120);
+/// The test web child stops by itself after this even if we vanish without closing its stdin.
+const WEB_LIFETIME_SECS: u64 = 3600;
+
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Hosts in the test web (each on its own loopback address).
+    #[arg(long, default_value_t = 500)]
+    pub hosts: usize,
+    /// Pages per host.
+    #[arg(long, default_value_t = 40)]
+    pub pages: usize,
+    /// Approximate page size in KB.
+    #[arg(long, default_value_t = 15)]
+    pub page_kb: usize,
+    /// Open HTTP connections in total (one per server at most).
+    #[arg(long, default_value_t = 256)]
+    pub max_conns: usize,
+    /// gzip level of the WARC records.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub warc_gzip_level: u32,
+    /// Keep the output here instead of a temporary directory that is removed afterwards.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// The hidden `__testweb` subcommand: serve the test web until stdin closes.
+#[derive(Args, Debug, Clone)]
+pub struct TestWebArgs {
+    #[arg(long)]
+    pub hosts: usize,
+    #[arg(long)]
+    pub pages: usize,
+    #[arg(long)]
+    pub page_kb: usize,
+    /// Write the URLs a full crawl must fetch here, one per line.
+    #[arg(long)]
+    pub urls_out: PathBuf,
+}
+
+/// Runs in the child: generate and serve the web, report ports on stdout, exit when the
+/// parent closes our stdin (or after a long lifetime, so nothing outlives a crashed parent).
+pub fn serve_test_web(args: TestWebArgs) -> Result<(), Box<dyn std::error::Error>> {
+    use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
+    use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
+    use std::io::Write;
+
+    let cfg = WebConfig {
+        hosts: args.hosts,
+        pages: args.pages,
+        page_kb: args.page_kb,
+        ..WebConfig::default()
+    };
+    let web = std::sync::Arc::new(TestWeb::generate(&cfg));
+    let lifetime = Duration::from_secs(WEB_LIFETIME_SECS);
+    let server = WebServer::start(web.clone(), 0, lifetime)?;
+    let dns = DnsServer::start(DnsServerConfig {
+        records: web.dns_records(),
+        lifetime,
+        ..DnsServerConfig::default()
+    })?;
+    let expected = web.expected_urls(server.port());
+    std::fs::write(&args.urls_out, expected.join("\n") + "\n")?;
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "http_port={} dns={} pages={}",
+        server.port(),
+        dns.addr(),
+        expected.len()
+    )?;
+    out.flush()?;
+    // Block until the parent is gone.
+    let mut sink = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut sink);
+    let requests = server.requests();
+    eprintln!("test web: served {requests} requests");
+    Ok(())
+}
+
+/// The running test web child.
+struct WebChild {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    port: u16,
+    dns: SocketAddr,
+}
+
+impl WebChild {
+    fn start(args: &BenchArgs, urls_out: &Path) -> Result<WebChild, Box<dyn std::error::Error>> {
+        let exe = std::env::current_exe()?;
+        let mut child = Command::new(exe)
+            .arg("__testweb")
+            .args(["--hosts", &args.hosts.to_string()])
+            .args(["--pages", &args.pages.to_string()])
+            .args(["--page-kb", &args.page_kb.to_string()])
+            .arg("--urls-out")
+            .arg(urls_out)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().ok_or("test web: no stdout")?;
+        // Read the ready line on a helper thread so a hung child cannot hang us.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = match rx.recv_timeout(WEB_START_TIMEOUT) {
+            Ok(l) if !l.is_empty() => l,
+            _ => {
+                let _ = child.kill();
+                return Err("the test web did not start".into());
+            }
+        };
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|kv| kv.strip_prefix(name))
+                .map(str::to_string)
+        };
+        let port = field("http_port=")
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| format!("test web: bad ready line {line:?}"))?;
+        let dns = field("dns=")
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| format!("test web: bad ready line {line:?}"))?;
+        Ok(WebChild {
+            child,
+            stdin,
+            port,
+            dns,
+        })
+    }
+
+    /// CPU time the child has used (Linux /proc), for the "never the bottleneck" figure.
+    fn cpu(&self) -> Option<Duration> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        (hz > 0).then(|| Duration::from_secs_f64(ticks as f64 / hz as f64))
+    }
+}
+
+impl Drop for WebChild {
+    fn drop(&mut self) {
+        drop(self.stdin.take()); // EOF: the child exits
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What the crawl got right or wrong against the expected URL set.
+pub struct Verdict {
+    pub expected: usize,
+    pub fetched_ok: usize,
+    pub missing: Vec<String>,
+    pub unexpected: Vec<String>,
+    pub fetched_twice: Vec<String>,
+}
+
+impl Verdict {
+    pub fn passed(&self) -> bool {
+        self.missing.is_empty() && self.unexpected.is_empty() && self.fetched_twice.is_empty()
+    }
+}
+
+/// Compares the page fetches in `crawl.log` with the expected set.
+pub fn verify(log: &Path, expected: &[String]) -> Result<Verdict, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(log)?;
+    let mut seen = BTreeSet::new();
+    let mut twice = Vec::new();
+    let mut unexpected = Vec::new();
+    let want: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
+    for line in text.lines().skip(1) {
+        let Some(l) = crawl_log::parse_line(line) else {
+            return Err(format!("unreadable crawl.log line: {line:?}").into());
+        };
+        if l.url.ends_with("/robots.txt") || l.outcome == ReturnCode::RobotsExcluded {
+            continue;
+        }
+        if l.outcome != ReturnCode::Success || !want.contains(l.url.as_str()) {
+            unexpected.push(format!("{} {}", l.outcome, l.url));
+            continue;
+        }
+        if !seen.insert(l.url.clone()) {
+            twice.push(l.url);
+        }
+    }
+    let missing = want
+        .iter()
+        .filter(|u| !seen.contains(**u))
+        .map(|u| u.to_string())
+        .collect();
+    Ok(Verdict {
+        expected: want.len(),
+        fetched_ok: seen.len(),
+        missing,
+        unexpected,
+        fetched_twice: twice,
+    })
+}
+
+pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
+    if args.hosts == 0 || args.pages == 0 || args.page_kb == 0 || args.max_conns == 0 {
+        return Err(Box::new(UsageError(
+            "--hosts, --pages, --page-kb and --max-conns must be at least 1".into(),
+        )));
+    }
+    let (scratch, keep) = match &args.out {
+        Some(dir) => (dir.clone(), true),
+        None => (
+            std::env::temp_dir().join(format!("spinneret-bench-{}", std::process::id())),
+            false,
+        ),
+    };
+    std::fs::create_dir_all(&scratch)?;
+    let urls_file = scratch.join("expected-urls.txt");
+    eprintln!(
+        "bench: generating the test web: {} hosts x {} pages x ~{} KB …",
+        args.hosts, args.pages, args.page_kb
+    );
+    let web = WebChild::start(&args, &urls_file)?;
+    let expected: Vec<String> = std::fs::read_to_string(&urls_file)?
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    let seeds: Vec<url::Url> = expected
+        .iter()
+        .filter_map(|u| url::Url::parse(u).ok())
+        .filter(|u| u.path() == "/")
+        .collect();
+    eprintln!(
+        "bench: test web up on port {} (DNS {}), {} pages expected; crawling …",
+        web.port,
+        web.dns,
+        expected.len()
+    );
+
+    let out_dir = scratch.join("out");
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let setup = Setup {
+        crawler: CrawlerConfig {
+            max_conns: args.max_conns,
+            conns_per_server: 1,
+            max_live: (args.max_conns * 4).max(64),
+            user_agent: crate::cli::default_user_agent(),
+            resolver: ResolverConfig {
+                servers: vec![web.dns],
+                ..ResolverConfig::default()
+            },
+            limits: Limits::default(),
+            http_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(15),
+            addr_policy: AddrPolicy::new(false, vec!["127.0.0.0/8".parse().expect("literal CIDR")]),
+            tls: crate::tls::client_config(None)?,
+            accept_encoding: true,
+        },
+        output: OutputConfig {
+            dir: out_dir.clone(),
+            warc_prefix: "bench".into(),
+            warc_max_size: 1 << 30,
+            gzip_level: args.warc_gzip_level,
+            software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
+        },
+    };
+    let config = CrawlConfig {
+        filter: FilterConfig {
+            scope: Scope::Any,
+            allow_domains: vec!["test".into()],
+            ..FilterConfig::default()
+        },
+        max_pages: None,
+        max_time: None,
+        delay: Duration::ZERO,
+        delay_factor: 0.0,
+        max_crawl_delay: Duration::from_secs(30),
+        ignore_robots: false,
+        product_token: "spinneret".into(),
+        back_queues: args.max_conns * 3,
+    };
+    let web_cpu_before = web.cpu();
+    let (cpu_before, _) = process_usage();
+    let report = execute_crawl(setup, config, seeds, true)?;
+    let (cpu_after, peak_rss) = process_usage();
+    let web_cpu = match (web_cpu_before, web.cpu()) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    drop(web);
+    let verdict = verify(&report.out_dir.join("crawl.log"), &expected)?;
+    std::fs::write(report.out_dir.join("stats.json"), report.json().finish())?;
+    print_report(
+        &report,
+        &verdict,
+        cpu_after.saturating_sub(cpu_before),
+        peak_rss,
+        web_cpu,
+    );
+    if !keep {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    if !verdict.passed() {
+        return Err("bench: the crawl did not fetch exactly the expected URL set".into());
+    }
+    Ok(())
+}
+
+fn print_report(
+    r: &CrawlReport,
+    v: &Verdict,
+    cpu: Duration,
+    peak_rss: u64,
+    web_cpu: Option<Duration>,
+) {
+    let fetches = r.stats.outcomes.total().max(1);
+    let pages = r.counters.pages_fetched;
+    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let per_fetch = |d: Duration| d.as_secs_f64() * 1e6 / fetches as f64;
+    let per_page = |d: Duration| d.as_secs_f64() * 1e6 / pages.max(1) as f64;
+    let s = &r.counters.stages;
+    let cpu_ms_per_page = cpu.as_secs_f64() * 1e3 / pages.max(1) as f64;
+    let pages_per_sec = pages as f64 / secs;
+    println!("spinneret bench");
+    println!(
+        "  pages          {pages} (+{} robots.txt) in {:.2} s",
+        r.counters.robots_fetched, secs
+    );
+    println!("  pages/s        {pages_per_sec:.0}");
+    println!(
+        "  MB/s           {:.1} received, {:.1} WARC written",
+        r.stats.bytes_received as f64 / secs / 1e6,
+        r.warc_files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum::<u64>() as f64
+            / secs
+            / 1e6
+    );
+    println!("  CPU/page       {cpu_ms_per_page:.3} ms (user + sys, crawler process)");
+    if let Some(w) = web_cpu {
+        println!(
+            "  test web CPU   {:.3} ms/page (child process; {:.0}% of one core)",
+            w.as_secs_f64() * 1e3 / pages.max(1) as f64,
+            w.as_secs_f64() / secs * 100.0
+        );
+    }
+    println!(
+        "  peak RSS       {:.1} MB",
+        peak_rss as f64 / (1 << 20) as f64
+    );
+    println!("  bytes/seen URL {:.1}", r.seen_bytes_per_url);
+    println!("  stages, mean µs per fetch (latency; fetches overlap):");
+    println!(
+        "    dns {:.1} | wait for slot {:.1} | connect {:.1} | first byte {:.1} | receive {:.1}",
+        per_fetch(s.dns),
+        per_fetch(s.wait),
+        per_fetch(s.connect),
+        per_fetch(s.first_byte),
+        per_fetch(s.receive)
+    );
+    println!("  stages, mean µs of loop time per page:");
+    println!(
+        "    scan {:.1} | store {:.1} | everything else {:.1}",
+        per_page(s.scan),
+        per_page(s.store),
+        (cpu_ms_per_page * 1e3 - per_page(s.scan) - per_page(s.store)).max(0.0)
+    );
+    let failures: Vec<String> = r
+        .stats
+        .outcomes
+        .failures()
+        .iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect();
+    if !failures.is_empty() {
+        println!("  failures       {}", failures.join(", "));
+    }
+    if v.passed() {
+        println!(
+            "  verdict        PASS: all {} expected pages fetched exactly once, nothing else",
+            v.expected
+        );
+    } else {
+        println!(
+            "  verdict        FAIL: {} of {} expected pages fetched; {} missing, {} unexpected, {} twice",
+            v.fetched_ok,
+            v.expected,
+            v.missing.len(),
+            v.unexpected.len(),
+            v.fetched_twice.len()
+        );
+        for u in v.missing.iter().take(5) {
+            println!("    missing    {u}");
+        }
+        for u in v.unexpected.iter().take(5) {
+            println!("    unexpected {u}");
+        }
+        for u in v.fetched_twice.iter().take(5) {
+            println!("    twice      {u}");
+        }
+    }
+}
