@@ -6,10 +6,20 @@
 //! received (chunk framing and content coding included), so when those bytes are the content
 //! (length-delimited, no content coding: the common page) one hash serves both; otherwise the
 //! payload is hashed separately.
+//!
+//! WARC records are compressed, block-digested and written on a writer thread fed by a
+//! bounded channel (DESIGN §7), so the event loop spends one copy per exchange instead of the
+//! gzip and the second MD5; byte buffers travel back to be reused. The channel bound is the
+//! backpressure: if the disk or the compressor falls behind, the loop waits rather than
+//! buffering without limit. A write error stops the writer and is returned by the next call.
 
 use std::fmt;
 use std::io;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::SystemTime;
 
 use md5::{Digest, Md5};
@@ -54,8 +64,128 @@ pub struct Stored {
     pub log_lines: u64,
 }
 
+/// Exchanges queued for the writer thread before `record` waits.
+const WRITER_QUEUE: usize = 64;
+
+/// An exchange with owned bytes, on its way to the writer thread.
+struct OwnedExchange {
+    target_uri: String,
+    date: SystemTime,
+    ip: Option<IpAddr>,
+    request: Vec<u8>,
+    response: Vec<u8>,
+    payload_digest: Option<[u8; 16]>,
+}
+
+enum ToWriter {
+    Exchange(OwnedExchange),
+    Flush,
+}
+
+/// The WARC writer thread and its channels.
+struct WarcThread {
+    tx: Option<SyncSender<ToWriter>>,
+    /// Byte buffers coming back for reuse.
+    recycled: Receiver<Vec<u8>>,
+    handle: Option<JoinHandle<io::Result<Vec<PathBuf>>>>,
+    /// The writer's first error, kept for the caller once the thread has stopped.
+    error: Arc<Mutex<Option<io::Error>>>,
+}
+
+impl WarcThread {
+    fn start(mut warc: WarcWriter) -> io::Result<WarcThread> {
+        let (tx, rx) = mpsc::sync_channel::<ToWriter>(WRITER_QUEUE);
+        let (back_tx, recycled) = mpsc::channel::<Vec<u8>>();
+        let error = Arc::new(Mutex::new(None));
+        let err_slot = error.clone();
+        let handle = std::thread::Builder::new()
+            .name("warc-writer".into())
+            .spawn(move || {
+                for msg in rx {
+                    let res = match msg {
+                        ToWriter::Exchange(ex) => {
+                            let res = warc.write_exchange(&Exchange {
+                                target_uri: &ex.target_uri,
+                                date: ex.date,
+                                ip: ex.ip,
+                                request: &ex.request,
+                                response: &ex.response,
+                                payload_digest: ex.payload_digest,
+                            });
+                            let _ = back_tx.send(ex.request);
+                            let _ = back_tx.send(ex.response);
+                            res
+                        }
+                        ToWriter::Flush => warc.flush(),
+                    };
+                    if let Err(e) = res {
+                        let kind = e.kind();
+                        *err_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        // Dropping the receiver makes the loop's next send fail.
+                        return Err(io::Error::new(kind, "WARC writer stopped"));
+                    }
+                }
+                warc.finish()
+            })?;
+        Ok(WarcThread {
+            tx: Some(tx),
+            recycled,
+            handle: Some(handle),
+            error,
+        })
+    }
+
+    fn buffer(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut v = self.recycled.try_recv().unwrap_or_default();
+        v.clear();
+        v.extend_from_slice(bytes);
+        v
+    }
+
+    fn send(&mut self, msg: ToWriter) -> io::Result<()> {
+        let sent = match &self.tx {
+            Some(tx) => tx.send(msg).is_ok(),
+            None => false,
+        };
+        if sent {
+            Ok(())
+        } else {
+            Err(self.take_error())
+        }
+    }
+
+    fn take_error(&mut self) -> io::Error {
+        self.error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_else(|| io::Error::other("WARC writer stopped"))
+    }
+
+    fn finish(&mut self) -> io::Result<Vec<PathBuf>> {
+        drop(self.tx.take());
+        let Some(handle) = self.handle.take() else {
+            return Err(io::Error::other("WARC writer already finished"));
+        };
+        match handle.join() {
+            Ok(Ok(files)) => Ok(files),
+            Ok(Err(_)) => Err(self.take_error()),
+            Err(_) => Err(io::Error::other("WARC writer thread panicked")),
+        }
+    }
+}
+
+impl Drop for WarcThread {
+    fn drop(&mut self) {
+        // Records already queued are written and the file closed even on an early return.
+        if self.handle.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
 pub struct Output {
-    warc: WarcWriter,
+    warc: WarcThread,
     log: CrawlLog,
     dir: PathBuf,
     stored: Stored,
@@ -96,6 +226,7 @@ impl Output {
             seed,
         )
         .map_err(|e| err(&config.dir, e))?;
+        let warc = WarcThread::start(warc).map_err(|e| err(&config.dir, e))?;
         Ok(Output {
             warc,
             log,
@@ -140,14 +271,15 @@ impl Output {
             } else {
                 Some(Md5::digest(done.payload).into())
             };
-            self.warc.write_exchange(&Exchange {
-                target_uri: done.request.url.as_str(),
+            let ex = OwnedExchange {
+                target_uri: done.request.url.as_str().to_string(),
                 date: done.sent_at.unwrap_or_else(SystemTime::now),
                 ip: done.peer.map(|p| p.ip()),
-                request: done.request_bytes,
-                response: done.response,
+                request: self.warc.buffer(done.request_bytes),
+                response: self.warc.buffer(done.response),
                 payload_digest,
-            })?;
+            };
+            self.warc.send(ToWriter::Exchange(ex))?;
             self.stored.records += 1;
         }
         self.stored.body_bytes += done.content.len() as u64;
@@ -187,7 +319,7 @@ impl Output {
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
-        self.warc.flush()?;
+        self.warc.send(ToWriter::Flush)?;
         self.log.flush()
     }
 
