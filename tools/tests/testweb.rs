@@ -422,3 +422,80 @@ fn load_client_measures_a_running_server() {
     assert!(r.bytes > r.requests * 3 * 1024);
     assert!(server.requests() >= r.requests);
 }
+
+#[test]
+fn binary_web_and_load_modes() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let exe = env!("CARGO_BIN_EXE_spinneret-testserver");
+    let urls_out = std::env::temp_dir().join(format!("testweb-urls-{}.txt", std::process::id()));
+    let mut child = Command::new(exe)
+        .args(["web", "--hosts", "3", "--pages", "4", "--page-kb", "2"])
+        .args(["--lifetime", "3", "--urls-out"])
+        .arg(&urls_out)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let field = |k: &str| {
+        line.split_whitespace()
+            .find_map(|f| f.strip_prefix(k))
+            .unwrap()
+            .to_string()
+    };
+    let port: u16 = field("http_port=").parse().unwrap();
+    let _dns: SocketAddr = field("dns=").parse().unwrap();
+    let pages: usize = field("pages=").parse().unwrap();
+    let web = TestWeb::generate(&WebConfig {
+        hosts: 3,
+        pages: 4,
+        page_kb: 2,
+        ..WebConfig::default()
+    });
+    let expected = web.expected_urls(port);
+    assert_eq!(pages, expected.len());
+    let written = std::fs::read_to_string(&urls_out).unwrap();
+    assert_eq!(written.lines().collect::<Vec<_>>(), expected);
+    let _ = std::fs::remove_file(&urls_out);
+    // Same seed, same bytes: the child serves what this process generates.
+    let direct = Arc::new(web);
+    let here = WebServer::start(direct, 0, LIFETIME).unwrap();
+    let there = get(addr(1, port), "h0001.test", "/p2.html").body;
+    let mine = get(addr(1, here.port()), "h0001.test", "/p2.html").body;
+    let strip = |b: Vec<u8>, p: u16| {
+        String::from_utf8(b)
+            .unwrap()
+            .replace(&format!(":{p}/"), ":PORT/")
+    };
+    assert_eq!(strip(there, port), strip(mine, here.port()));
+
+    let load = Command::new(exe)
+        .args([
+            "load",
+            "--port",
+            &port.to_string(),
+            "--hosts",
+            "3",
+            "--pages",
+            "4",
+        ])
+        .args(["--conns", "2", "--seconds", "0.3"])
+        .output()
+        .unwrap();
+    assert!(load.status.success());
+    let report = String::from_utf8(load.stdout).unwrap();
+    assert!(report.contains("req/s=") && report.contains("MB/s=") && report.contains("errors=0"));
+    // It exits by itself once its lifetime is over.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        assert!(Instant::now() < deadline, "web mode outlived --lifetime");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
