@@ -1,0 +1,501 @@
+//! The synthetic web over real loopback sockets: every expected URL is served, every link
+//! resolves where the generator says, the expected set is exactly what a polite crawl reaches,
+//! and the server keeps connections alive, pipelines, routes by Host and stops on time.
+
+mod common;
+
+use std::collections::{BTreeSet, HashSet, VecDeque};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, SocketAddrV4, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use spinneret_tools::testweb::*;
+use url::Url;
+
+const LIFETIME: Duration = Duration::from_secs(60);
+
+fn small() -> WebConfig {
+    WebConfig {
+        hosts: 5,
+        pages: 8,
+        page_kb: 3,
+        ..WebConfig::default()
+    }
+}
+
+fn serve(cfg: &WebConfig) -> (Arc<TestWeb>, WebServer) {
+    let web = Arc::new(TestWeb::generate(cfg));
+    let server = WebServer::start(web.clone(), 0, LIFETIME).unwrap();
+    (web, server)
+}
+
+fn addr(h: usize, port: u16) -> SocketAddr {
+    SocketAddr::V4(SocketAddrV4::new(host_ip(h), port))
+}
+
+/// Fetches `url` (one of ours) from its host's own address.
+fn fetch(url: &Url) -> Resp {
+    let host = url.host_str().unwrap();
+    let h: usize = host[1..host.len() - 5].parse().unwrap();
+    let port = url.port().unwrap();
+    let target = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    get(addr(h, port), &format!("{host}:{port}"), &target)
+}
+
+/// Every `href=` value, found naively (ASCII case-insensitive), `&amp;` decoded.
+fn naive_hrefs(body: &[u8]) -> Vec<String> {
+    let lower = body.to_ascii_lowercase();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(p) = lower[i..].windows(5).position(|w| w == b"href=") {
+        let start = i + p + 5;
+        let (from, end) = match body.get(start) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let len = body[start + 1..].iter().position(|&b| b == q).unwrap();
+                (start + 1, start + 1 + len)
+            }
+            _ => {
+                let len = body[start..]
+                    .iter()
+                    .position(|&b| b == b'>' || b.is_ascii_whitespace())
+                    .unwrap();
+                (start, start + len)
+            }
+        };
+        out.push(String::from_utf8_lossy(&body[from..end]).replace("&amp;", "&"));
+        i = end;
+    }
+    out
+}
+
+fn without_fragment(mut u: Url) -> Url {
+    u.set_fragment(None);
+    u
+}
+
+fn is_decoy(u: &Url) -> bool {
+    u.path() == DECOY_PATH
+}
+
+#[test]
+fn every_link_resolves_and_the_expected_set_is_the_polite_crawl() {
+    let cfg = small();
+    let (web, server) = serve(&cfg);
+    let port = server.port();
+    let expected: BTreeSet<String> = web.expected_urls(port).into_iter().collect();
+    let disallowed: BTreeSet<String> = web.disallowed_urls(port).into_iter().collect();
+    assert_eq!(expected.len(), cfg.hosts * (cfg.pages + 1 + LIST_PAGES + 1));
+    assert_eq!(disallowed.len(), cfg.hosts * PRIVATE_PAGES);
+    assert!(expected.iter().all(|u| !u.ends_with("/robots.txt")));
+    let mut sorted = web.expected_urls(port);
+    sorted.sort();
+    assert_eq!(sorted, web.expected_urls(port), "sorted");
+
+    let mut html_bodies = HashSet::new();
+    let mut linked_disallowed = BTreeSet::new();
+    let mut graph = std::collections::HashMap::new();
+    for u in &expected {
+        let url = Url::parse(u).unwrap();
+        let resp = fetch(&url);
+        assert_eq!(resp.status, 200, "{u}");
+        if url.path() == "/style.css" {
+            assert_eq!(resp.header("content-type"), Some("text/css"));
+            continue;
+        }
+        assert!(resp
+            .header("content-type")
+            .unwrap()
+            .starts_with("text/html"));
+        assert!(html_bodies.insert(resp.body.clone()), "duplicate body: {u}");
+        let text = String::from_utf8(resp.body.clone()).unwrap();
+        assert!(text.contains(url.host_str().unwrap()), "{u} names its host");
+        // The decoy is only ever inside the script body.
+        let script = &text[text.find("<script>").unwrap()..text.find("</script>").unwrap()];
+        assert!(script.contains(&format!("href=\"{DECOY_PATH}\"")), "{u}");
+        assert_eq!(text.matches(DECOY_PATH).count(), 1, "{u}");
+        let mut links = Vec::new();
+        for href in naive_hrefs(&resp.body) {
+            let target =
+                without_fragment(url.join(&href).unwrap_or_else(|e| panic!("{href}: {e}")));
+            let s = target.as_str().to_string();
+            if is_decoy(&target) {
+                assert_eq!(target.host_str(), url.host_str());
+                continue;
+            }
+            if disallowed.contains(&s) {
+                linked_disallowed.insert(s);
+                continue;
+            }
+            assert!(
+                expected.contains(&s),
+                "{u} links to {href} = {s}, not a page"
+            );
+            links.push(s);
+        }
+        graph.insert(u.clone(), links);
+    }
+    assert_eq!(
+        linked_disallowed, disallowed,
+        "every private page is linked"
+    );
+
+    // BFS from the seeds over the links, as a polite crawl would go.
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    let mut queue: VecDeque<String> = web.seeds(port).into_iter().collect();
+    assert_eq!(queue.len(), cfg.hosts);
+    while let Some(u) = queue.pop_front() {
+        if !seen.insert(u.clone()) {
+            continue;
+        }
+        for l in graph.get(&u).into_iter().flatten() {
+            if !seen.contains(l) {
+                queue.push_back(l.clone());
+            }
+        }
+    }
+    assert_eq!(seen, expected);
+
+    // Private pages exist (robots is what keeps a crawler out); the decoy is a 404.
+    for u in &disallowed {
+        assert_eq!(fetch(&Url::parse(u).unwrap()).status, 200, "{u}");
+    }
+    let decoy = Url::parse(&format!("http://h0001.test:{port}{DECOY_PATH}")).unwrap();
+    assert_eq!(fetch(&decoy).status, 404);
+    assert!(server.requests() >= (expected.len() + disallowed.len()) as u64);
+}
+
+#[test]
+fn pages_are_roughly_page_kb_and_carry_the_link_variety() {
+    let cfg = WebConfig {
+        hosts: 3,
+        pages: 6,
+        page_kb: 15,
+        ..WebConfig::default()
+    };
+    let (_web, server) = serve(&cfg);
+    let port = server.port();
+    let mut all = String::new();
+    for j in 0..cfg.pages {
+        let body = get(addr(1, port), "h0001.test", &format!("/p{j}.html")).body;
+        assert!(
+            (12 * 1024..24 * 1024).contains(&body.len()),
+            "p{j}: {} bytes",
+            body.len()
+        );
+        all.push_str(&String::from_utf8(body).unwrap());
+    }
+    for needle in [
+        "<A HREF=",
+        "href='",
+        "href=\"/p",
+        "href=\"p",
+        &format!("href=\"http://h0001.test:{port}/"),
+        "#section-2",
+        "href=\"#top\"",
+        "&amp;page=",
+        "<link rel=stylesheet href=\"/style.css\">",
+        "<meta charset=\"utf-8\">",
+        "<nav>",
+        "<footer>",
+    ] {
+        assert!(all.contains(needle), "no {needle}");
+    }
+}
+
+#[test]
+fn robots_txt_and_404() {
+    let (web, server) = serve(&small());
+    let port = server.port();
+    let r = get(addr(2, port), "h0002.test", "/robots.txt");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, ROBOTS_TXT.as_bytes());
+    assert_eq!(r.body, b"User-agent: *\nDisallow: /private/\n");
+    for (h, host, target) in [
+        (0, "h0000.test", "/nope.html"),
+        (0, "h0000.test", "/p8.html"),     // one past the last page
+        (0, "h9999.test", "/p0.html"),     // not one of our hosts
+        (0, "h00001.test", "/p0.html"),    // not the canonical name
+        (0, "example.com", "/robots.txt"), // not ours either
+        (1, "h0001.test", "/P0.html"),     // paths are case-sensitive
+    ] {
+        let r = get(addr(h, port), host, target);
+        assert_eq!(r.status, 404, "{host}{target}");
+        assert_eq!(
+            r.header("content-length").unwrap(),
+            r.body.len().to_string()
+        );
+    }
+    assert_eq!(web.config().hosts, 5);
+}
+
+#[test]
+fn host_header_routes_case_insensitively_with_or_without_port() {
+    let (_web, server) = serve(&small());
+    let port = server.port();
+    // Asked on host 0's address, answered by host 3: the Host header decides.
+    for host in [
+        "h0003.test".to_string(),
+        "H0003.TEST".to_string(),
+        format!("h0003.Test:{port}"),
+    ] {
+        let r = get(addr(0, port), &host, "/p1.html");
+        assert_eq!(r.status, 200, "{host}");
+        assert!(String::from_utf8(r.body)
+            .unwrap()
+            .contains("<title>h0003.test page 1"));
+    }
+    // No Host header at all: the address decides.
+    let mut s = connect(addr(4, port));
+    s.write_all(b"GET /p1.html HTTP/1.1\r\n\r\n").unwrap();
+    let r = read_response(&mut s, &mut Vec::new()).unwrap();
+    assert!(String::from_utf8(r.body)
+        .unwrap()
+        .contains("<title>h0004.test page 1"));
+}
+
+#[test]
+fn every_host_has_its_own_address_on_one_port() {
+    let cfg = WebConfig {
+        hosts: 300, // past 254: the third octet moves on
+        pages: 1,
+        page_kb: 1,
+        ..WebConfig::default()
+    };
+    let (_web, server) = serve(&cfg);
+    let port = server.port();
+    assert_eq!(host_ip(253).octets(), [127, 1, 0, 254]);
+    assert_eq!(host_ip(254).octets(), [127, 1, 1, 1]);
+    for h in [0, 1, 253, 254, 299] {
+        let s = connect(addr(h, port));
+        assert_eq!(s.peer_addr().unwrap(), addr(h, port));
+        let r = get(addr(h, port), &host_name(h), "/");
+        assert_eq!(r.status, 200);
+        assert!(String::from_utf8(r.body)
+            .unwrap()
+            .contains(&format!("Welcome to {}", host_name(h))));
+    }
+    // Nothing listens on the next address.
+    let none = TcpStream::connect_timeout(&addr(300, port), IO_TIMEOUT);
+    assert!(none.is_err());
+}
+
+#[test]
+fn keep_alive_with_pipelined_and_split_requests() {
+    let (_web, server) = serve(&small());
+    let port = server.port();
+    let mut s = connect(addr(0, port));
+    let one = |t: &str| request("h0000.test", t);
+    // Three requests in one write: answered in order on the same connection.
+    let mut burst = one("/p0.html");
+    burst.extend(one("/missing"));
+    burst.extend(one("/robots.txt"));
+    s.write_all(&burst).unwrap();
+    let mut buf = Vec::new();
+    let r0 = read_response(&mut s, &mut buf).unwrap();
+    let r1 = read_response(&mut s, &mut buf).unwrap();
+    let r2 = read_response(&mut s, &mut buf).unwrap();
+    assert_eq!((r0.status, r1.status, r2.status), (200, 404, 200));
+    assert!(String::from_utf8(r0.body)
+        .unwrap()
+        .contains("h0000.test page 0"));
+    assert_eq!(r2.body, ROBOTS_TXT.as_bytes());
+    // A head split across writes (and across reads on the server).
+    let req = one("/p1.html");
+    s.write_all(&req[..10]).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    s.write_all(&req[10..]).unwrap();
+    let r = read_response(&mut s, &mut buf).unwrap();
+    assert!(String::from_utf8(r.body)
+        .unwrap()
+        .contains("h0000.test page 1"));
+    // HEAD: the head alone; the next response follows it directly.
+    s.write_all(b"HEAD /p2.html HTTP/1.1\r\nHost: h0000.test\r\n\r\n")
+        .unwrap();
+    s.write_all(&one("/p3.html")).unwrap();
+    let mut all = Vec::new();
+    let deadline = Instant::now() + IO_TIMEOUT;
+    let mut tmp = [0u8; 65536];
+    while !String::from_utf8_lossy(&all).contains("</html>") && Instant::now() < deadline {
+        let n = s.read(&mut tmp).unwrap();
+        assert!(n > 0);
+        all.extend_from_slice(&tmp[..n]);
+    }
+    let text = String::from_utf8(all).unwrap();
+    let second = text.find("HTTP/1.1 200 OK").unwrap();
+    let second = second + 1 + text[second + 1..].find("HTTP/1.1 200 OK").unwrap();
+    assert!(text[..second].ends_with("\r\n\r\n"));
+    assert!(!text[..second].contains("<html"));
+    assert!(text[second..].contains("h0000.test page 3"));
+    assert_eq!(server.requests(), 6);
+    // Connection: close is honoured after the response.
+    s.write_all(b"GET /p4.html HTTP/1.1\r\nHost: h0000.test\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut rest = Vec::new();
+    read_to_end(&mut s, &mut rest).unwrap();
+    assert!(String::from_utf8(rest)
+        .unwrap()
+        .contains("h0000.test page 4"));
+}
+
+#[test]
+fn slow_reader_gets_every_pipelined_response_whole() {
+    let cfg = WebConfig {
+        hosts: 1,
+        pages: 40,
+        page_kb: 60,
+        ..WebConfig::default()
+    };
+    let (_web, server) = serve(&cfg);
+    let port = server.port();
+    let singles: Vec<Vec<u8>> = (0..cfg.pages)
+        .map(|j| get(addr(0, port), "h0000.test", &format!("/p{j}.html")).body)
+        .collect();
+    // ~2.4 MB of responses queued at once: far more than the socket buffers, so the server
+    // has to stop on partial writes and resume from its offset.
+    let mut s = connect(addr(0, port));
+    let burst: Vec<u8> = (0..cfg.pages)
+        .flat_map(|j| request("h0000.test", &format!("/p{j}.html")))
+        .collect();
+    s.write_all(&burst).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut buf = Vec::new();
+    for (j, want) in singles.iter().enumerate() {
+        let r = read_response(&mut s, &mut buf).unwrap();
+        assert_eq!(&r.body, want, "p{j}");
+    }
+}
+
+#[test]
+fn garbage_request_closes_the_connection() {
+    let (_web, server) = serve(&small());
+    let mut s = connect(addr(0, server.port()));
+    s.write_all(b"\x00\x01 not http\r\n\r\n").unwrap();
+    let mut rest = Vec::new();
+    read_to_end(&mut s, &mut rest).unwrap();
+    assert!(rest.is_empty());
+    // The server still serves others.
+    assert_eq!(get(addr(0, server.port()), "h0000.test", "/").status, 200);
+}
+
+#[test]
+fn stops_after_its_lifetime_and_on_stop() {
+    let web = Arc::new(TestWeb::generate(&small()));
+    let server = WebServer::start(web.clone(), 0, Duration::from_millis(300)).unwrap();
+    let port = server.port();
+    assert_eq!(get(addr(0, port), "h0000.test", "/").status, 200);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !server.is_stopped() {
+        assert!(Instant::now() < deadline, "still running past its lifetime");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let err = TcpStream::connect_timeout(&addr(0, port), IO_TIMEOUT).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ConnectionRefused);
+    server.stop();
+
+    let server = WebServer::start(web, 0, LIFETIME).unwrap();
+    let port = server.port();
+    let t = Instant::now();
+    server.stop();
+    assert!(t.elapsed() < Duration::from_secs(2));
+    assert!(TcpStream::connect_timeout(&addr(1, port), IO_TIMEOUT).is_err());
+}
+
+#[test]
+fn load_client_measures_a_running_server() {
+    let cfg = small();
+    let (_web, server) = serve(&cfg);
+    let r = load::run(&load::LoadConfig {
+        port: server.port(),
+        hosts: cfg.hosts,
+        pages: cfg.pages,
+        conns: 4,
+        duration: Duration::from_millis(300),
+    });
+    assert!(r.requests > 0);
+    assert_eq!(r.errors, 0);
+    assert!(r.bytes > r.requests * 3 * 1024);
+    assert!(server.requests() >= r.requests);
+}
+
+#[test]
+fn binary_web_and_load_modes() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let exe = env!("CARGO_BIN_EXE_spinneret-testserver");
+    let urls_out = std::env::temp_dir().join(format!("testweb-urls-{}.txt", std::process::id()));
+    let mut child = Command::new(exe)
+        .args(["web", "--hosts", "3", "--pages", "4", "--page-kb", "2"])
+        .args(["--lifetime", "3", "--urls-out"])
+        .arg(&urls_out)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let field = |k: &str| {
+        line.split_whitespace()
+            .find_map(|f| f.strip_prefix(k))
+            .unwrap()
+            .to_string()
+    };
+    let port: u16 = field("http_port=").parse().unwrap();
+    let _dns: SocketAddr = field("dns=").parse().unwrap();
+    let pages: usize = field("pages=").parse().unwrap();
+    let web = TestWeb::generate(&WebConfig {
+        hosts: 3,
+        pages: 4,
+        page_kb: 2,
+        ..WebConfig::default()
+    });
+    let expected = web.expected_urls(port);
+    assert_eq!(pages, expected.len());
+    let written = std::fs::read_to_string(&urls_out).unwrap();
+    assert_eq!(written.lines().collect::<Vec<_>>(), expected);
+    let _ = std::fs::remove_file(&urls_out);
+    // Same seed, same bytes: the child serves what this process generates.
+    let direct = Arc::new(web);
+    let here = WebServer::start(direct, 0, LIFETIME).unwrap();
+    let there = get(addr(1, port), "h0001.test", "/p2.html").body;
+    let mine = get(addr(1, here.port()), "h0001.test", "/p2.html").body;
+    let strip = |b: Vec<u8>, p: u16| {
+        String::from_utf8(b)
+            .unwrap()
+            .replace(&format!(":{p}/"), ":PORT/")
+    };
+    assert_eq!(strip(there, port), strip(mine, here.port()));
+
+    let load = Command::new(exe)
+        .args([
+            "load",
+            "--port",
+            &port.to_string(),
+            "--hosts",
+            "3",
+            "--pages",
+            "4",
+        ])
+        .args(["--conns", "2", "--seconds", "0.3"])
+        .output()
+        .unwrap();
+    assert!(load.status.success());
+    let report = String::from_utf8(load.stdout).unwrap();
+    assert!(report.contains("req/s=") && report.contains("MB/s=") && report.contains("errors=0"));
+    // It exits by itself once its lifetime is over.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success());
+            break;
+        }
+        assert!(Instant::now() < deadline, "web mode outlived --lifetime");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
