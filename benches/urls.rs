@@ -15,7 +15,7 @@ use url::Url;
 /// Keys in a set, as after a crawl of a million pages.
 const SET_KEYS: usize = 1_000_000;
 /// Keys looked up per iteration: spread over the whole set, so most miss the caches.
-const LOOKUPS: usize = 100_000;
+const LOOKUPS: usize = 20_000;
 /// Hosts the clustered set is spread over.
 const HOSTS: u64 = 100;
 

@@ -105,6 +105,10 @@ fn bench_writer(c: &mut Criterion, dir: &Path) {
             black_box(out.len())
         })
     });
+    // Reference: the block digest alone, the floor under write_record.
+    g.bench_function("md5_15k_reference", |b| {
+        b.iter(|| black_box(Md5::digest(black_box(&response))))
+    });
     g.finish();
 }
 
