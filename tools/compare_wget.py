@@ -22,13 +22,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_measured(cmd, **kw):
-    """Runs cmd; returns (wall seconds, cpu seconds, max RSS MB, exit code)."""
+    """Runs cmd; returns (wall seconds, cpu seconds, exit code)."""
     start = time.monotonic()
     proc = subprocess.Popen(cmd, **kw)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
     cpu = usage.ru_utime + usage.ru_stime
-    return wall, cpu, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return wall, cpu, os.waitstatus_to_exitcode(status)
 
 
 def main():
@@ -61,7 +61,7 @@ def main():
               f"{len(expected)} pages, port {port}")
 
         out = os.path.join(work, "spinneret")
-        s_wall, s_cpu, s_rss, rc = run_measured(
+        s_wall, s_cpu, rc = run_measured(
             [exe, "crawl", "--seeds", seeds_file, "--out", out, "--dns-server", dns,
              "--hosts-file", "none", "--allow-net", "127.0.0.0/8", "--scope", "any",
              "--allow-domain", "test", "--delay-ms", "0", "--delay-factor", "0",
@@ -74,7 +74,7 @@ def main():
 
         wout = os.path.join(work, "wget")
         proxy = f"http://127.1.0.1:{port}/"
-        w_wall, w_cpu, w_rss, rc = run_measured(
+        w_wall, w_cpu, rc = run_measured(
             ["wget", "-r", "-l", "inf", "-H", "--domains=test", "-e", "robots=on",
              "-e", "use_proxy=on", "-e", f"http_proxy={proxy}", "--no-verbose",
              "-o", os.path.join(work, "wget.log"), "-P", wout, "-i", seeds_file])
@@ -85,11 +85,11 @@ def main():
         web.stdin.close()
         web.wait(timeout=10)
 
-        print(f"{'':10} {'pages':>7} {'seconds':>8} {'pages/s':>9} {'CPU ms/page':>12} {'max RSS MB':>11}")
-        for name, pages, wall, cpu, rss in (("spinneret", s_pages, s_wall, s_cpu, s_rss),
-                                            ("wget", w_pages, w_wall, w_cpu, w_rss)):
+        print(f"{'':10} {'pages':>7} {'seconds':>8} {'pages/s':>9} {'CPU ms/page':>12}")
+        for name, pages, wall, cpu in (("spinneret", s_pages, s_wall, s_cpu),
+                                       ("wget", w_pages, w_wall, w_cpu)):
             print(f"{name:10} {pages:>7} {wall:>8.2f} {pages / wall:>9.0f} "
-                  f"{cpu * 1e3 / max(pages, 1):>12.3f} {rss:>11.1f}")
+                  f"{cpu * 1e3 / max(pages, 1):>12.3f}")
         if w_pages and s_pages:
             print(f"ratio: spinneret is {(s_pages / s_wall) / (w_pages / w_wall):.1f}x wget's "
                   f"pages/s at {(s_cpu / s_pages) / (w_cpu / w_pages):.2f}x its CPU per page")

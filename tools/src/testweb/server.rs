@@ -287,8 +287,11 @@ fn parse_request(data: &[u8], conn_host: usize, site: &Site) -> Parsed {
     if !head_only && req.method != Some("GET") {
         close = true;
     }
+    // Absolute-form targets (`GET http://h0001.test:8080/p1.html`, as sent to a proxy) are
+    // served like their path: tools/compare_wget.py points wget at us as its HTTP proxy,
+    // since wget cannot use the test web's DNS server.
     let resp = host
-        .zip(req.path)
+        .zip(req.path.map(origin_form))
         .and_then(|(h, p)| site.routes[h].get(p.as_bytes()).copied())
         .unwrap_or(site.not_found);
     let served = &site.responses[resp as usize];
@@ -298,6 +301,14 @@ fn parse_request(data: &[u8], conn_host: usize, site: &Site) -> Parsed {
         served.bytes.len()
     };
     Parsed::Request(Pending { resp, end, close }, n)
+}
+
+/// The path part of an absolute-form request target; other targets unchanged.
+fn origin_form(target: &str) -> &str {
+    match target.strip_prefix("http://") {
+        Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => target,
+    }
 }
 
 impl Conn {
@@ -499,5 +510,17 @@ impl Loop {
             self.service(token);
         }
         self.again.push(Token(i));
+    }
+}
+
+#[cfg(test)]
+mod origin_form_tests {
+    use super::origin_form;
+
+    #[test]
+    fn absolute_form_targets_are_served_by_path() {
+        assert_eq!(origin_form("http://h0001.test:8080/p1.html"), "/p1.html");
+        assert_eq!(origin_form("http://h0001.test:8080"), "/");
+        assert_eq!(origin_form("/p1.html?x=1"), "/p1.html?x=1");
     }
 }
