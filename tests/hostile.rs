@@ -986,22 +986,55 @@ fn huge_pages_crawl() {
         b.good_page(&name, "/a", &format!("<p>a of {g}</p>"));
         b.hub_links.push(format!("http://{name}:{}/", b.port));
     }
-    let (dns, seed) = open_web(&mut b, &http);
-    let (out, took) = crawl(
-        "hostile-huge",
-        &seed,
-        &dns,
-        "64M",
-        "40000",
-        &["--ignore-robots"],
+    // Big robots.txt files live here too (robots on; every other host answers 404 = allow
+    // all): processing 10 MB stalls the event loop for seconds in a debug build, which the
+    // short timeouts of the robots crawl cannot absorb. Only the first 512 KiB count.
+    let rules = "User-agent: *\nDisallow: /private/\n";
+    let mut ten_mb = rules.as_bytes().to_vec();
+    while ten_mb.len() < 10 << 20 {
+        ten_mb.extend_from_slice(b"# filler comment line of a ten megabyte robots.txt\n");
+    }
+    let long_line = format!(
+        "User-agent: *\nDisallow: /{}\n{rules}",
+        "a".repeat(100 << 10)
     );
+    for (host, robots) in [
+        ("rb-10mb.test", ten_mb),
+        ("rb-line.test", long_line.into_bytes()),
+    ] {
+        let base = b.host(host);
+        b.routes.add(
+            host,
+            "/robots.txt",
+            Script::Respond(Response::ok(robots, "text/plain")),
+        );
+        b.good_page(host, "/ok", &format!("<p>ok on {host}</p>"));
+        b.routes.add(
+            host,
+            "/private/x",
+            Script::Respond(Response::ok("<p>private</p>", "text/html")),
+        );
+        b.hub_links.push(format!("{base}/ok"));
+        b.hub_links.push(format!("{base}/private/x"));
+        b.good.push(format!("{base}/robots.txt"));
+        b.cases.push(Case {
+            link: format!("{base}/private/x"),
+            logged: None,
+            expect: Expect::Outcome(&[RobotsExcluded]),
+        });
+    }
+    let (dns, seed) = open_web(&mut b, &http);
+    let (out, took) = crawl("hostile-huge", &seed, &dns, "64M", "40000", &[]);
     check(&b, &out, took, HUGE_BOUND);
     let reqs = http.requests();
     assert!(
         !reqs.iter().any(|r| r.target == "/never"),
         "links inside an unclosed tag or comment were followed"
     );
-    let million = reqs.iter().filter(|r| r.host == "million.test").count();
+    let million = reqs
+        .iter()
+        .filter(|r| r.host == "million.test" && r.target != "/robots.txt")
+        .count();
     assert!(
         million <= PAGES_PER_HOST,
         "million.test: {million} requests"
@@ -1012,7 +1045,7 @@ fn huge_pages_crawl() {
 /// `crawl::ROBOTS_RETRY` (10 s, doubling), and an origin is excluded only after
 /// `MAX_ROBOTS_FAILURES` (3) failures, i.e. after 30 s or more: too slow for this suite, so we
 /// assert the first-attempt behaviour (nothing of a failing origin is fetched) and stop early.
-const ROBOTS_MAX_TIME: &str = "9";
+const ROBOTS_MAX_TIME: &str = "7";
 
 #[test]
 fn hostile_robots_crawl() {
@@ -1026,14 +1059,6 @@ fn hostile_robots_crawl() {
         Script::Respond(Response::ok("User-agent: *\nAllow: /\n", "text/plain")),
     );
     let rules = "User-agent: *\nDisallow: /private/\n";
-    let mut ten_mb = rules.as_bytes().to_vec();
-    while ten_mb.len() < 10 << 20 {
-        ten_mb.extend_from_slice(b"# filler comment line of a ten megabyte robots.txt\n");
-    }
-    let long_line = format!(
-        "User-agent: *\nDisallow: /{}\n{rules}",
-        "a".repeat(100 << 10)
-    );
     let text = |body: Vec<u8>| Script::Respond(Response::ok(body, "text/plain"));
     let redirects = |b: &mut Builder, host: &str, hops: usize| {
         for i in 0..hops {
@@ -1058,14 +1083,7 @@ fn hostile_robots_crawl() {
         rules_apply: bool,
     }
     let cases = [
-        ("rb-10mb.test", Some(text(ten_mb)), &[Success][..], true),
-        (
-            "rb-line.test",
-            Some(text(long_line.into_bytes())),
-            &[Success],
-            true,
-        ),
-        ("rb-404.test", None, &[Success], true),
+        ("rb-404.test", None, &[Success][..], true),
         (
             "rb-bomb.test",
             Some(gzip_bomb(
@@ -1154,9 +1172,9 @@ fn hostile_robots_crawl() {
         &seed,
         &dns,
         "16M",
-        // Generous: the 10 MB robots.txt and the bomb each stall the event loop for seconds
-        // in a debug build (WARC digests and inflation run inline), delaying every neighbour.
-        "8000",
+        // Generous: the bomb stalls the event loop for about 2 s in a debug build (inflation
+        // and WARC digests run inline), delaying every neighbour.
+        "5000",
         &["--max-time", ROBOTS_MAX_TIME],
     );
     b.cases = robots_cases;
