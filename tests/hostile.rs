@@ -1299,3 +1299,50 @@ fn finished_fetch_clears_the_source_wait() {
     }
     assert_eq!(src.done, 2);
 }
+
+/// Loopback spelled every way a redirect or link might: with the default policy (no
+/// --allow-private, no --allow-net) each is blocked before any connection, and the server
+/// listening on that port never sees a request.
+#[test]
+fn loopback_spellings_are_blocked_without_connecting() {
+    let mut routes = Routes::new();
+    routes.add_host(
+        "127.0.0.1",
+        Script::Respond(Response::ok("reached", "text/plain")),
+    );
+    let http = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .unwrap();
+    let port = http.port();
+    let mut cfg = common::config(None);
+    cfg.addr_policy = spinneret::addr_policy::AddrPolicy::default();
+    let urls: Vec<String> = [
+        "127.0.0.1",
+        "2130706433",
+        "0x7f.1",
+        "0x7f000001",
+        "0177.0.0.1",
+        "127.1",
+        "[::ffff:7f00:1]",
+        "[::ffff:127.0.0.1]",
+        "[::1]",
+        "[::127.0.0.1]",
+        "0.0.0.0",
+        "169.254.169.254",
+        "[fe80::1]",
+        "10.0.0.1",
+    ]
+    .iter()
+    .map(|h| format!("http://{h}:{port}/"))
+    .collect();
+    let started = Instant::now();
+    let done = common::run_with(cfg, &urls, Duration::from_secs(10));
+    for d in &done {
+        assert_eq!(d.outcome, PrivateAddressBlocked, "{}", d.url);
+    }
+    assert_eq!(http.request_count(), 0, "a blocked address was connected");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
