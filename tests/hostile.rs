@@ -345,12 +345,12 @@ fn build(b: &mut Builder, hole_port: u16) {
     b.dns(
         "dns-https.test",
         Behaviour::TypedAnswers(vec![(65, vec![0, 1, 0])]),
-        &[DnsNoAddress, DnsUnsupportedAnswer],
+        &[DnsUnsupportedAnswer],
     );
     b.dns(
         "dns-dname.test",
         Behaviour::TypedAnswers(vec![(39, dns_name_rdata("good0.test"))]),
-        &[DnsNoAddress, DnsUnsupportedAnswer],
+        &[DnsUnsupportedAnswer],
     );
     b.dns("dns-tc.test", Behaviour::Truncated, &[DnsUnsupportedAnswer]);
     b.dns("dns-servfail.test", Behaviour::ServFail, &[DnsServFail]);
@@ -380,13 +380,13 @@ fn build(b: &mut Builder, hole_port: u16) {
     }
     b.case(
         format!("http://a..b.test:{port}/"),
-        Expect::NotFetched(&[DnsBadHostName, HttpBadUrlSyntax]),
+        Expect::Outcome(&[DnsBadHostName]),
     );
     let long_name = format!("{}.test", vec!["n".repeat(60); 5].join("."));
     assert!(long_name.len() >= 300);
     b.case(
         format!("http://{long_name}:{port}/"),
-        Expect::NotFetched(&[DnsBadHostName, HttpBadUrlSyntax]),
+        Expect::Outcome(&[DnsBadHostName]),
     );
 
     // ---- TCP ----
@@ -427,7 +427,8 @@ fn build(b: &mut Builder, hole_port: u16) {
     b.http(
         "head-lines.test",
         raw(lines),
-        &[HttpTooManyHeaders, HttpHeadTooLarge],
+        // 10,000 lines are over 64 KB: the byte limit trips before the line count.
+        &[HttpHeadTooLarge],
     );
     b.http(
         "head-nul.test",
@@ -442,12 +443,14 @@ fn build(b: &mut Builder, hole_port: u16) {
     b.http(
         "head-fold.test",
         raw(&b"HTTP/1.1 200 OK\r\nX-A: a\r\n  folded\r\nContent-Length: 2\r\n\r\nok"[..]),
-        &[Success, MimeBadHeader],
+        // obs-fold is accepted (RFC 9112 §5.2 allows replacing it with a space).
+        &[Success],
     );
     b.http(
         "te-and-cl.test",
         raw(&b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nte\r\n0\r\n\r\n"[..]),
-        &[Success, MimeBadHeader],
+        // Transfer-Encoding wins over Content-Length (RFC 9112 §6.3).
+        &[Success],
     );
     b.http(
         "cl-list.test",
@@ -578,7 +581,7 @@ fn build(b: &mut Builder, hole_port: u16) {
             "HTTP/1.1 200 OK\r\nContent-Encoding: {}gzip\r\nContent-Length: 2\r\n\r\nok",
             "gzip, ".repeat(999)
         )),
-        &[HttpTooManyEncodings, HttpHeadTooLarge],
+        &[HttpTooManyEncodings],
     );
     b.http(
         "gzip-crc.test",
@@ -640,19 +643,13 @@ fn build(b: &mut Builder, hole_port: u16) {
         "/crlf",
         raw(&b"HTTP/1.1 302 Found\r\nLocation: /injected\rSet-Cookie: x=1\r\nContent-Length: 0\r\n\r\n"[..]),
     );
-    b.case(
-        format!("{r}/crlf"),
-        Expect::Outcome(&[MimeBadHeader, Success]),
-    );
+    b.case(format!("{r}/crlf"), Expect::Outcome(&[MimeBadHeader]));
     b.routes.add(
         "redir.test",
         "/long",
         redirect(&format!("/{}", "L".repeat(100 << 10))),
     );
-    b.case(
-        format!("{r}/long"),
-        Expect::Outcome(&[HttpHeadTooLarge, Success]),
-    );
+    b.case(format!("{r}/long"), Expect::Outcome(&[HttpHeadTooLarge]));
 
     // ---- pages ----
     // An endless calendar and per-view session IDs: only --max-pages-per-host ends them.
