@@ -1021,6 +1021,13 @@ fn huge_pages_crawl() {
         });
     }
     let (dns, seed) = open_web(&mut b, &http);
+    // PRODUCT GAP (fairness): one connection's readable event is drained to WouldBlock (up to
+    // conn::MAX_READS_PER_EVENT = 8192 reads of 64 KB), and content decoding, link scanning and
+    // WARC digests of a finished page all run inline in the event loop. In this debug build the
+    // 50 MB page and the million-link page hold the loop for ~10 s, during which neighbours'
+    // deadlines pass: good pages here take ~14 s (fetch_ms) and would end as HttpTimeout with
+    // the 2 s timeout of `hostile_web_crawl`. So this crawl runs with a 40 s HTTP timeout and
+    // asserts only that every page ends correctly and in bounded time and memory.
     let (out, took) = crawl("hostile-huge", &seed, &dns, "64M", "40000", &[]);
     check(&b, &out, took, HUGE_BOUND);
     let reqs = http.requests();
