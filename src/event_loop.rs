@@ -1106,6 +1106,9 @@ impl Crawler {
             timings: fetch.marks.timings(now),
         };
         source.fetch_done(&done);
+        // A finished fetch can make work due before the source's last Wait (a host freed, a
+        // robots.txt redirect hop queued): ask again.
+        self.source_wait = None;
         // Recycle the big buffers.
         if fetch.decoder.raw().len() <= POOLED_BUFFER_MAX
             && self.decoder_pool.len() < self.config.max_live

@@ -62,6 +62,14 @@ pub enum Behaviour {
     Raw(Vec<u8>),
     /// Drop the first n queries for the name, then Normal.
     FailFirst(u32),
+    /// NOERROR with these (type, rdata) answers owned by the question name, whatever was
+    /// asked: unknown or unexpected types (HTTPS = 65, SVCB = 64, DNAME = 39).
+    TypedAnswers(Vec<(u16, Vec<u8>)>),
+    /// One answer whose owner name is a compression pointer to itself.
+    PointerLoop,
+    /// A header claiming 65,535 records in every section (answer, authority, additional) over a
+    /// single real A answer.
+    HugeCounts,
 }
 
 pub struct DnsServerConfig {
@@ -387,6 +395,34 @@ fn decide(q: &Query<'_>, shared: &Shared) -> (Option<(Vec<u8>, bool)>, Option<Du
                 bytes[0..2].copy_from_slice(&q.id.to_be_bytes());
             }
             (Some((bytes, false)), None)
+        }
+        Behaviour::TypedAnswers(answers) => {
+            let mut out = response_head(q, q.id, 0, false, q.question);
+            for (rtype, rdata) in &answers {
+                push_rr(&mut out, &q.name, *rtype, ttl, rdata);
+            }
+            let n = answers.len().min(usize::from(u16::MAX)) as u16;
+            out[6..8].copy_from_slice(&n.to_be_bytes());
+            (Some((out, false)), None)
+        }
+        Behaviour::PointerLoop => {
+            let mut out = response_head(q, q.id, 0, false, q.question);
+            // A pointer at its own offset: a decoder following it never reaches a root label.
+            let at = out.len() as u16;
+            out.extend_from_slice(&(0xc000 | at).to_be_bytes());
+            out.extend_from_slice(&TYPE_A.to_be_bytes());
+            out.extend_from_slice(&CLASS_IN.to_be_bytes());
+            out.extend_from_slice(&ttl.to_be_bytes());
+            out.extend_from_slice(&4u16.to_be_bytes());
+            out.extend_from_slice(&[127, 0, 0, 1]);
+            out[6..8].copy_from_slice(&1u16.to_be_bytes());
+            (Some((out, false)), None)
+        }
+        Behaviour::HugeCounts => {
+            let mut out = response_head(q, q.id, 0, false, q.question);
+            push_rr(&mut out, &q.name, TYPE_A, ttl, &[127, 0, 0, 1]);
+            out[6..12].copy_from_slice(&[0xff; 6]);
+            (Some((out, false)), None)
         }
         Behaviour::FailFirst(n) => {
             if seen <= n {

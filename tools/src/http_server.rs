@@ -57,10 +57,12 @@ impl Default for HttpServerConfig {
     }
 }
 
-/// (host lowercased without port, exact target) → script.
+/// (host lowercased without port, exact target) → script; then host → script for any other
+/// target on that host (see `add_host`).
 #[derive(Clone, Default)]
 pub struct Routes {
     map: HashMap<(String, String), Script>,
+    hosts: HashMap<String, Script>,
 }
 
 impl Routes {
@@ -74,16 +76,25 @@ impl Routes {
             .insert((host.to_ascii_lowercase(), path.to_string()), script);
     }
 
+    /// Serves every target on `host` that has no exact route (e.g. a `Script::Generate` for an
+    /// endless generated site).
+    pub fn add_host(&mut self, host: &str, script: Script) {
+        self.hosts.insert(host.to_ascii_lowercase(), script);
+    }
+
     pub fn get(&self, host: &str, path: &str) -> Option<&Script> {
-        self.map.get(&(host.to_ascii_lowercase(), path.to_string()))
+        let host = host.to_ascii_lowercase();
+        self.map
+            .get(&(host.clone(), path.to_string()))
+            .or_else(|| self.hosts.get(&host))
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.map.len() + self.hosts.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.is_empty() && self.hosts.is_empty()
     }
 }
 
@@ -110,6 +121,34 @@ pub enum Script {
     Stream { head: Vec<u8>, body_len: u64 },
     /// Wait, then run `then`.
     Delay { delay: Duration, then: Box<Script> },
+    /// `head`, then `unit` `count` times (streamed, never materialized), then `tail`, then
+    /// close: endless trailers or 1xx lines, gzip bombs of concatenated members, huge pages.
+    Repeat {
+        head: Vec<u8>,
+        unit: Vec<u8>,
+        count: u64,
+        tail: Vec<u8>,
+    },
+    /// The script is computed from the request target when the request arrives: endless
+    /// generated sites (calendars, per-view session IDs). The generator must not return
+    /// another `Generate` forever (each level is one stack frame).
+    Generate(Generator),
+}
+
+/// Builds a script from a request target (path?query); see `Script::Generate`.
+#[derive(Clone)]
+pub struct Generator(pub Arc<dyn Fn(&str) -> Script + Send + Sync>);
+
+impl Generator {
+    pub fn new(f: impl Fn(&str) -> Script + Send + Sync + 'static) -> Generator {
+        Generator(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Generator(..)")
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -809,6 +848,7 @@ fn serve_connection(
         let next = run_script(
             &mut conn,
             &script,
+            &req.target,
             head_only,
             &mut chunk,
             &mut mark_answered,
@@ -857,6 +897,7 @@ fn write_final(
 fn run_script(
     conn: &mut Conn<'_>,
     script: &Script,
+    target: &str,
     head_only: bool,
     scratch: &mut [u8],
     mark_answered: &mut dyn FnMut(),
@@ -945,6 +986,29 @@ fn run_script(
                     }
                 }
                 return Ok(Next::Close { close_notify: true });
+            }
+            Script::Repeat {
+                head,
+                unit,
+                count,
+                tail,
+            } => {
+                conn.write_all(head)?;
+                // Batch small units into blocks of about STREAM_BLOCK bytes per write.
+                let per_block = (STREAM_BLOCK / unit.len().max(1)).max(1) as u64;
+                let block: Vec<u8> = unit.repeat(per_block as usize);
+                let mut left = if unit.is_empty() { 0 } else { *count };
+                while left > 0 {
+                    let n = left.min(per_block);
+                    conn.write_all(&block[..n as usize * unit.len()])?;
+                    left -= n;
+                }
+                write_final(conn, tail, mark_answered)?;
+                return Ok(Next::Close { close_notify: true });
+            }
+            Script::Generate(generator) => {
+                let generated = (generator.0)(target);
+                return run_script(conn, &generated, target, head_only, scratch, mark_answered);
             }
         }
     }
