@@ -14,11 +14,13 @@ use mio::Interest;
 
 use crate::ReturnCode;
 
-/// Reads done for one readiness event before the connection is declared misbehaving. mio is
-/// edge-triggered, so a read loop must run to `WouldBlock`; every response is bounded by the
-/// decoder's limits long before this, so hitting it means a peer is feeding endless bytes that
-/// carry no response data (e.g. empty TLS records).
-const MAX_READS_PER_EVENT: usize = 8192;
+/// Socket reads one receive pass may do before yielding to other connections (16 × the
+/// loop's 64 KiB buffer = 1 MiB). mio is edge-triggered, so a pass that stops before
+/// `WouldBlock` returns [`RecvStatus::Budget`] and the event loop must come back to this
+/// connection on its own; the fetch's overall deadline bounds a peer that never stops.
+const READS_PER_PASS: usize = 16;
+/// Writes of pending TLS records per flush before yielding (each write takes a whole record).
+const MAX_TLS_WRITES: usize = 64;
 
 pub enum Transport {
     Plain,
@@ -30,6 +32,9 @@ pub enum Transport {
 pub enum RecvStatus {
     /// Everything available was read; wait for the next readiness event.
     WouldBlock,
+    /// The read budget ran out with data possibly left: call again soon, without waiting for
+    /// an event (none will come for data already there).
+    Budget,
     /// The consumer asked to stop (it has a complete response or an error).
     Stopped,
     /// The peer closed. `clean` is false for a TLS peer that closed without `close_notify`.
@@ -111,7 +116,7 @@ impl Conn {
     ) -> Result<RecvStatus, ReturnCode> {
         match &mut self.transport {
             Transport::Plain => {
-                for _ in 0..MAX_READS_PER_EVENT {
+                for _ in 0..READS_PER_PASS {
                     match self.stream.read(buf) {
                         Ok(0) => return Ok(RecvStatus::Eof { clean: true }),
                         Ok(n) => {
@@ -126,7 +131,7 @@ impl Conn {
                         Err(_) => return Err(ReturnCode::HttpReceive),
                     }
                 }
-                Err(ReturnCode::HttpReceive)
+                Ok(RecvStatus::Budget)
             }
             Transport::Tls(tls) => recv_tls(tls, &mut self.stream, buf, deliver),
         }
@@ -147,7 +152,7 @@ impl Conn {
 }
 
 fn flush_tls(tls: &mut rustls::ClientConnection, stream: &mut TcpStream) -> Result<(), ReturnCode> {
-    for _ in 0..MAX_READS_PER_EVENT {
+    for _ in 0..MAX_TLS_WRITES {
         if !tls.wants_write() {
             return Ok(());
         }
@@ -159,7 +164,8 @@ fn flush_tls(tls: &mut rustls::ClientConnection, stream: &mut TcpStream) -> Resu
             Err(_) => return Err(ReturnCode::HttpSend),
         }
     }
-    Err(ReturnCode::HttpSend)
+    // Still more to write: the writable interest stays on and the next event continues.
+    Ok(())
 }
 
 fn recv_tls(
@@ -168,7 +174,7 @@ fn recv_tls(
     buf: &mut [u8],
     deliver: &mut dyn FnMut(&[u8]) -> bool,
 ) -> Result<RecvStatus, ReturnCode> {
-    for _ in 0..MAX_READS_PER_EVENT {
+    for _ in 0..READS_PER_PASS {
         flush_tls(tls, stream)?;
         let mut eof = false;
         let mut blocked = false;
@@ -217,5 +223,5 @@ fn recv_tls(
             return Ok(RecvStatus::WouldBlock);
         }
     }
-    Err(ReturnCode::HttpReceive)
+    Ok(RecvStatus::Budget)
 }

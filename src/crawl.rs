@@ -309,14 +309,25 @@ impl Crawl {
                 return;
             }
         }
-        let result = if done.outcome.is_success() && !(300..400).contains(&status) {
-            FetchResult::Status {
-                status,
-                body: done.content.to_vec(),
-            }
-        } else {
-            FetchResult::Unreachable
-        };
+        // A robots.txt over the body limit still has its first part parsed (RFC 9309 asks
+        // for at least 500 KiB), when that part is plain text rather than a cut-off encoding.
+        let cut_but_usable = done.outcome == ReturnCode::HttpBodyTooLarge
+            && (200..300).contains(&status)
+            && done.head.is_some_and(|h| {
+                h.content_encodings
+                    .iter()
+                    .all(|c| *c == crate::http::ContentCoding::Identity)
+            });
+        let result =
+            if (done.outcome.is_success() && !(300..400).contains(&status)) || cut_but_usable {
+                let keep = done.content.len().min(crate::robots::MAX_ROBOTS_BYTES);
+                FetchResult::Status {
+                    status,
+                    body: done.content[..keep].to_vec(),
+                }
+            } else {
+                FetchResult::Unreachable
+            };
         let failed = match &result {
             FetchResult::Status { status, .. } => *status == 429 || *status >= 500,
             FetchResult::Unreachable => true,

@@ -185,6 +185,9 @@ pub struct Crawler {
     timers: BTreeSet<(Instant, Timer)>,
     source_wait: Option<Instant>,
     source_done: bool,
+    /// Connections whose last receive pass ran out of budget with data possibly unread:
+    /// advanced again next turn without waiting for an event (mio is edge-triggered).
+    ready_again: Vec<usize>,
     dispatch_needed: bool,
     read_buf: Vec<u8>,
     content_buf: Vec<u8>,
@@ -230,6 +233,7 @@ impl Crawler {
             timers: BTreeSet::new(),
             source_wait: None,
             source_done: false,
+            ready_again: Vec::new(),
             dispatch_needed: false,
             read_buf: vec![0; READ_BUF_BYTES],
             content_buf: Vec::new(),
@@ -348,6 +352,16 @@ impl Crawler {
             }
         }
         self.ready = ready;
+        // Connections that yielded with data left get their next pass (each pass is bounded,
+        // so one huge response shares the loop with every other fetch).
+        let again = std::mem::take(&mut self.ready_again);
+        for &conn in &again {
+            // Only a connection still carrying a fetch; one parked or closed meanwhile is not
+            // "readable" in the idle sense (that would read as the server closing it).
+            if let Some(ConnState::Active { fetch }) = self.conns.get(conn).map(|e| e.state) {
+                self.advance(source, fetch);
+            }
+        }
         self.resolver_events(source, Instant::now());
         self.flush_dns();
         Ok(Turn::Continue)
@@ -366,6 +380,9 @@ impl Crawler {
     }
 
     fn poll_timeout(&self, now: Instant) -> Duration {
+        if !self.ready_again.is_empty() {
+            return Duration::ZERO;
+        }
         let mut next = now + MAX_POLL_WAIT;
         if let Some(&(t, _)) = self.timers.first() {
             next = next.min(t);
@@ -870,6 +887,10 @@ impl Crawler {
                                 }
                                 Err(e) => Step::Failed(e.return_code()),
                             }
+                        }
+                        (Ok(RecvStatus::Budget), Received::More) => {
+                            self.ready_again.push(conn);
+                            Step::Pending
                         }
                         (Ok(_), Received::More) => {
                             let want = entry.conn.interest(false);

@@ -337,11 +337,11 @@ impl ResponseDecoder {
         };
         self.head_len = self.buf.len();
         self.persistence = persistence;
+        // An announced length over the limit is not refused here: the head is kept and the
+        // body read up to the limit, so the caller still has the status and the first part
+        // (a robots.txt over the limit is parsed as far as it goes; the WARC keeps what came).
         self.state = match head.framing {
             Framing::NoBody | Framing::Length(0) => State::Done,
-            Framing::Length(n) if n > self.limits.max_body_bytes => {
-                return Err(HttpError::BodyTooLarge)
-            }
             Framing::Length(n) => State::Body(Body::Length { remaining: n }),
             Framing::Chunked => State::Body(Body::Chunked(Chunk::Line {
                 kind: LineKind::Size,
@@ -357,6 +357,12 @@ impl ResponseDecoder {
         match body {
             Body::Length { remaining } => {
                 let take = clamp(remaining, rest.len());
+                let have = (self.buf.len() - self.head_len) as u64;
+                let room = self.limits.max_body_bytes.saturating_sub(have);
+                if take as u64 > room {
+                    self.buf.extend_from_slice(&rest[..clamp(room, take)]);
+                    return Err(HttpError::BodyTooLarge);
+                }
                 self.buf.extend_from_slice(&rest[..take]);
                 let remaining = remaining - take as u64;
                 self.state = if remaining == 0 {
