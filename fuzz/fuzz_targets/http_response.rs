@@ -63,7 +63,8 @@ fn run<'a>(
     if result == Ok(Progress::NeedMore) {
         result = dec.process_eof();
     }
-    let max_raw = limits.max_head_bytes as u64 + limits.max_body_bytes + limits.max_framing_bytes as u64;
+    let max_raw =
+        limits.max_head_bytes as u64 + limits.max_body_bytes + limits.max_framing_bytes as u64;
     assert!(dec.raw().len() as u64 <= max_raw, "raw() past its bound");
     let content = match (result, dec.head()) {
         (Ok(Progress::Complete), Some(head)) => {
@@ -102,20 +103,34 @@ fn run<'a>(
 }
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&flags, rest)) = input.split_first() else { return };
-    let Some((&n, rest)) = rest.split_first() else { return };
+    let Some((&flags, rest)) = input.split_first() else {
+        return;
+    };
+    let Some((&n, rest)) = rest.split_first() else {
+        return;
+    };
     let n = usize::from(n % 16).min(rest.len());
     let (splits, data) = rest.split_at(n);
-    let limits = if flags & 1 == 1 { TIGHT } else { Limits::default() };
+    let limits = if flags & 1 == 1 {
+        TIGHT
+    } else {
+        Limits::default()
+    };
     let head_request = flags & 2 == 2;
 
-    let (whole, _) = run(limits, head_request, std::iter::once(data).filter(|d| !d.is_empty()));
+    let (whole, _) = run(
+        limits,
+        head_request,
+        std::iter::once(data).filter(|d| !d.is_empty()),
+    );
 
     let mut pieces = Vec::new();
     let mut at = 0;
     let mut i = 0;
     while at < data.len() {
-        let len = splits.get(i % splits.len().max(1)).map_or(data.len(), |&b| usize::from(b) + 1);
+        let len = splits
+            .get(i % splits.len().max(1))
+            .map_or(data.len(), |&b| usize::from(b) + 1);
         let end = (at + len).min(data.len());
         pieces.push(&data[at..end]);
         at = end;

@@ -18,7 +18,11 @@ fuzz_target!(|body: &[u8]| {
         .filter_map(|line| line.iter().position(|&b| b == b':').map(|c| &line[c + 1..]))
         .map(|v| String::from_utf8_lossy(v.trim_ascii()).into_owned())
         .take(MAX_PATHS);
-    for path in ["", "/", "/index.html?a=b"].into_iter().map(String::from).chain(derived) {
+    for path in ["", "/", "/index.html?a=b"]
+        .into_iter()
+        .map(String::from)
+        .chain(derived)
+    {
         let _ = robots.is_allowed(&path);
     }
     assert!(robots.is_allowed("/robots.txt"));

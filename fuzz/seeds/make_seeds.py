@@ -316,7 +316,7 @@ def warc_record(rtype, uri, block, rid):
 def warc():
     date = struct.pack(">Q", 1795240484)[3:]
     put("warc_roundtrip", "simple", b"\x00" + date + b"http://example.com/\x00" + RESPONSES["length"])
-    put("warc_roundtrip", "writer", b"\x31" + date + b"https://example.com/a?b=c\x00"
+    put("warc_roundtrip", "writer", b"\x33" + date + b"https://example.com/a?b=c\x00"
         + b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n\x00" + RESPONSES["chunked"])
     put("warc_roundtrip", "ctl-uri", b"\x01" + date + b" http://e.com/\r\nX: y \x00\x00\x00")
     req = b"GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: spinneret/0.1\r\n\r\n"
