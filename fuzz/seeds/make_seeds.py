@@ -57,6 +57,12 @@ def links():
     for name, data in HTML.items():
         for t in ("links", "links_diff"):
             put(t, name, data)
+    # Values at and just over MAX_VALUE_BYTES (8 KiB): also lifts libFuzzer's default max_len
+    # past the bound, so the "dropped" path is reachable.
+    long = ('<base href="/%s"><a href="/%s">ok</a><a href=/%s>dropped</a><a href="/z">z</a>'
+            % ("b" * 8200, "k" * 8191, "d" * 8192))
+    for t in ("links", "links_diff"):
+        put(t, "long-values.html", long)
 
 
 # ---------------------------------------------------------------- http_response
@@ -179,6 +185,9 @@ def dns():
         + b"\x00" + struct.pack(">HHIH", 41, 1232, 0, 0))  # OPT pseudo-record
     put("dns_response", "pointer-loop", header(OK, 1) + q + rr(b"\xc0\x00", 1, 1, b"\x01\x02\x03\x04")
         [:0] + b"\xc0" + bytes([q_len]) + struct.pack(">HHIH", 1, 1, 1, 4) + b"\x01\x02\x03\x04")
+    # Over MAX_RESPONSE_LEN (4096): also lifts libFuzzer's default max_len past it.
+    put("dns_response", "oversized", header(OK, 1) + q + rr(PTR_Q, 1, 60, bytes([192, 0, 2, 9]))
+        + b"\x00" * 4100)
     put("dns_response", "wrong-id", header(OK, 1, id_=0x4321) + q + rr(PTR_Q, 1, 1, b"\x7f\x00\x00\x01"))
 
 
