@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpora under fuzz/corpus/<target>/ (run from anywhere; idempotent).
+
+Seeds are small, realistic inputs for each target, in each target's input layout (see the
+doc comment at the top of each fuzz_targets/*.rs).
+"""
+import gzip, hashlib, os, shutil, struct, zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "corpus")
+TESTDATA = os.path.join(ROOT, "..", "src", "links", "testdata")
+
+
+def put(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# ---------------------------------------------------------------- links
+HTML = {
+    "blog.html": """<!doctype html><html><head><base href="https://blog.example.com/2024/">
+<title>Posts &amp; notes</title><style>a[href="/not"]{color:red}</style>
+<link rel=alternate type=application/rss+xml href=feed.xml></head>
+<body><!-- <a href="/commented-out"> --><nav><a href=/>Home</a> | <a href="../about/">About</a>
+<a href='posts/first-post.html#comments'>First</a><a href="  /spaces  ">sp</a>
+<a href="/q?a=1&amp;b=2&#38;c=&#x33;">q</a><a href="javascript:void(0)">js</a>
+<a HREF="mailto:me@example.com">mail</a><a href="">empty</a><a>no href</a>
+<img src="/img/not-a-link.png"><area shape=rect coords="0,0,1,1" href="/map/a">
+<iframe src="https://www.youtube.com/embed/xyz" allowfullscreen></iframe>
+<textarea><a href="/in-textarea"></a></textarea><a href="/after-textarea">after</a>
+<script>document.write('<a href="/x">')</script><a href=/last?x=%20y>last</a></nav></body></html>
+""",
+    "frames.html": """<HTML><HEAD><TITLE>Frames</TITLE></HEAD>
+<FRAMESET cols="20%,80%"><FRAME SRC="menu.html" NAME=menu><FRAME src="main.html" name=main>
+<NOFRAMES><A HREF="noframes.html">No frames</A></NOFRAMES></FRAMESET></HTML>
+""",
+    "tricky.html": """<a href=one>1</a><a href="two"href="dup">2</a><a/href=three>3</a>
+<a href = "four" >4</a><a href='five'/><a href="&#0;&#xD800;&#1114112;&nbsp;six">6</a>
+<! bogus comment <a href=nope> ><?php echo '<a href=nope>'; ?><a href=seven>7</a>
+<!----><a href=eight>8</a><!--><a href=nine>9</a><!-- x --!><a href=ten>10</a>
+<base href=second-base-ignored><link href=style.css rel=stylesheet>
+</a href="not-from-end-tag"><a href="unterminated
+""",
+}
+
+
+def links():
+    for name in sorted(os.listdir(TESTDATA)):
+        with open(os.path.join(TESTDATA, name), "rb") as f:
+            data = f.read()
+        for t in ("links", "links_diff"):
+            put(t, name, data)
+    for name, data in HTML.items():
+        for t in ("links", "links_diff"):
+            put(t, name, data)
+    # Values at and just over MAX_VALUE_BYTES (8 KiB): also lifts libFuzzer's default max_len
+    # past the bound, so the "dropped" path is reachable.
+    long = ('<base href="/%s"><a href="/%s">ok</a><a href=/%s>dropped</a><a href="/z">z</a>'
+            % ("b" * 8200, "k" * 8191, "d" * 8192))
+    for t in ("links", "links_diff"):
+        put(t, "long-values.html", long)
+
+
+# ---------------------------------------------------------------- http_response
+def gz(b):
+    return gzip.compress(b, mtime=0)
+
+
+def chunked(body, sizes):
+    out, i = b"", 0
+    for s in sizes:
+        part = body[i:i + s]
+        i += s
+        if part:
+            out += b"%x\r\n" % len(part) + part + b"\r\n"
+    if i < len(body):
+        out += b"%x\r\n" % (len(body) - i) + body[i:] + b"\r\n"
+    return out + b"0\r\n"
+
+
+PAGE = b"<html><body><a href=\"/next\">next</a></body></html>\n"
+RESPONSES = {
+    "length": b"HTTP/1.1 200 OK\r\nDate: Sat, 21 Nov 2026 06:00:00 GMT\r\nServer: nginx\r\n"
+    b"Content-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n" % len(PAGE) + PAGE,
+    "chunked": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+    + chunked(PAGE, [10, 20]) + b"X-Trailer: yes\r\n\r\n",
+    "chunked-ext": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+    b"5;name=value\r\nhello\r\n0\r\n\r\n",
+    "gzip": b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+    % len(gz(PAGE)) + gz(PAGE),
+    "gzip-chunked": b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n"
+    b"Vary: Accept-Encoding\r\n\r\n" + chunked(gz(PAGE), [16]) + b"\r\n",
+    "deflate": b"HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: %d\r\n\r\n"
+    % len(zlib.compress(PAGE)) + zlib.compress(PAGE),
+    "gzip-gzip": b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip, gzip\r\nContent-Length: %d\r\n\r\n"
+    % len(gz(gz(PAGE))) + gz(gz(PAGE)),
+    "continue": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+    "keepalive-pipelined": b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 404 Not Found\r\n"
+    b"Content-Length: 9\r\nConnection: close\r\n\r\nnot found",
+    "http10-close": b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nbody until the peer closes\n",
+    "http10-keepalive": b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\nabc",
+    "redirect": b"HTTP/1.1 301 Moved Permanently\r\nLocation: https://example.com/new\r\n"
+    b"Content-Length: 0\r\n\r\n",
+    "not-modified": b"HTTP/1.1 304 Not Modified\r\nETag: \"abc\"\r\nContent-Length: 1234\r\n\r\n",
+    "no-content": b"HTTP/1.1 204 No Content\r\n\r\n",
+    "obs-fold": b"HTTP/1.1 200 OK\r\nX-Folded: first\r\n  second\r\nContent-Length: 1\r\n\r\nx",
+    "te-and-cl": b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"3\r\nabc\r\n0\r\n\r\n",
+    "cl-list": b"HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\nContent-Length: 3\r\n\r\nabc",
+    "bad-status": b"HTTP/1.1 2x0 OK\r\n\r\n",
+    "lf-only": b"HTTP/1.1 200 OK\nContent-Length: 2\n\nhi",
+}
+
+
+def http():
+    for name, resp in RESPONSES.items():
+        put("http_response", name, b"\x00\x00" + resp)  # default limits, whole
+        put("http_response", name + "-split", b"\x00\x03\x00\x06\x2f" + resp)
+        put("http_response", name + "-tight", b"\x01\x02\x00\x0f" + resp)
+    put("http_response", "head-request", b"\x02\x00" + RESPONSES["length"][: -len(PAGE)])
+
+
+# ---------------------------------------------------------------- dns_response
+ID = 0x1234
+
+
+def qname(name):
+    return b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\x00"
+
+
+def header(flags, an, ns=0, ar=0, qd=1, id_=ID):
+    return struct.pack(">HHHHHH", id_, flags, qd, an, ns, ar)
+
+
+def question(name="www.example.com", qtype=1):
+    return qname(name) + struct.pack(">HH", qtype, 1)
+
+
+def rr(owner, rtype, ttl, rdata):
+    return owner + struct.pack(">HHIH", rtype, 1, ttl, len(rdata)) + rdata
+
+
+PTR_Q = b"\xc0\x0c"  # a compression pointer to the question name
+OK = 0x8180  # QR, RD, RA, NOERROR
+
+
+def dns():
+    q = question()
+    put("dns_response", "a", header(OK, 2) + q
+        + rr(PTR_Q, 1, 300, bytes([93, 184, 215, 14])) + rr(PTR_Q, 1, 300, bytes([93, 184, 215, 15])))
+    put("dns_response", "a-uncompressed", header(OK, 1) + q
+        + rr(qname("www.example.com"), 1, 60, bytes([192, 0, 2, 1])))
+    put("dns_response", "aaaa", header(OK, 1) + question(qtype=28)
+        + rr(PTR_Q, 28, 3600, bytes.fromhex("2606280000220001024800931c0e0000")))
+    # www -> cdn.example.net -> edge.cdn.example.net (A); the targets use pointers into the
+    # packet: "example.net" is written once and pointed at.
+    q_len = 12 + len(q)
+    c1 = b"\x03cdn\x07example\x03net\x00"
+    first = rr(PTR_Q, 5, 120, c1)
+    cdn_at = q_len + len(first) - len(c1)
+    ptr_cdn = struct.pack(">H", 0xC000 | cdn_at)
+    c2 = b"\x04edge" + ptr_cdn
+    second = rr(ptr_cdn, 5, 60, c2)
+    edge_at = q_len + len(first) + len(second) - len(c2)
+    third = rr(struct.pack(">H", 0xC000 | edge_at), 1, 20, bytes([198, 51, 100, 7]))
+    put("dns_response", "cname-chain", header(OK, 3) + q + first + second + third)
+    put("dns_response", "cname-only", header(OK, 1) + q + first)
+    put("dns_response", "cname-loop", header(OK, 2) + q
+        + rr(PTR_Q, 5, 60, qname("a.example.com")) + rr(qname("a.example.com"), 5, 60, PTR_Q))
+    soa = (qname("ns1.example.com") + qname("hostmaster.example.com")
+           + struct.pack(">IIIII", 2024010101, 7200, 3600, 1209600, 300))
+    put("dns_response", "nxdomain", header(0x8183, 0, ns=1) + q
+        + rr(b"\xc0\x10", 6, 300, soa))
+    put("dns_response", "nodata", header(OK, 0, ns=1) + q + rr(b"\xc0\x10", 6, 300, soa))
+    put("dns_response", "servfail", header(0x8182, 0) + q)
+    put("dns_response", "refused", header(0x8185, 0) + q)
+    put("dns_response", "truncated", header(0x8380, 0) + q)
+    put("dns_response", "txt-and-a", header(OK, 2, ar=1) + q
+        + rr(PTR_Q, 16, 300, b"\x0bv=spf1 -all") + rr(PTR_Q, 1, 300, bytes([10, 0, 0, 1]))
+        + b"\x00" + struct.pack(">HHIH", 41, 1232, 0, 0))  # OPT pseudo-record
+    put("dns_response", "pointer-loop", header(OK, 1) + q + rr(b"\xc0\x00", 1, 1, b"\x01\x02\x03\x04")
+        [:0] + b"\xc0" + bytes([q_len]) + struct.pack(">HHIH", 1, 1, 1, 4) + b"\x01\x02\x03\x04")
+    # Over MAX_RESPONSE_LEN (4096): also lifts libFuzzer's default max_len past it.
+    put("dns_response", "oversized", header(OK, 1) + q + rr(PTR_Q, 1, 60, bytes([192, 0, 2, 9]))
+        + b"\x00" * 4100)
+    put("dns_response", "wrong-id", header(OK, 1, id_=0x4321) + q + rr(PTR_Q, 1, 1, b"\x7f\x00\x00\x01"))
+
+
+# ---------------------------------------------------------------- robots
+ROBOTS = {
+    "google-style.txt": """# robots.txt for a large search-engine-like site
+User-agent: *
+Disallow: /search
+Allow: /search/about
+Allow: /search/static
+Disallow: /sdch
+Disallow: /groups
+Disallow: /index.html?
+Disallow: /?
+Allow: /?hl=
+Disallow: /?hl=*&
+Allow: /?hl=*&gws_rd=ssl$
+Disallow: /imgres
+Disallow: /u/
+Disallow: /preferences
+Allow: /*.js$
+Allow: /maps/reserve
+Disallow: /maps?
+Disallow: /*?*&amp;
+Disallow: /shopping/product/
+
+User-agent: AdsBot-Google
+Disallow: /maps/api/js/
+
+User-agent: Twitterbot
+Allow: /imgres
+
+Sitemap: https://www.example.com/sitemap.xml
+""",
+    "wikipedia-style.txt": """# Please note: There are a lot of pages on this site, and there are
+# some misbehaved spiders out there that go _way_ too fast.
+User-agent: MJ12bot
+Disallow: /
+
+User-agent: Mediapartners-Google*
+Disallow: /
+
+User-agent: IsraBot
+Disallow:
+
+User-agent: Orthogaffe
+Disallow:
+
+User-agent: UbiCrawler
+Disallow: /
+
+User-agent: DOC
+Disallow: /
+
+User-agent: Zao
+Disallow: /
+
+User-agent: sitecheck.internetseer.com
+Disallow: /
+
+User-agent: Zealbot
+Disallow: /
+
+User-agent: HTTrack
+User-agent: wget
+User-agent: WebZIP
+Disallow: /
+
+User-agent: *
+Allow: /w/api.php?action=mobileview&
+Allow: /w/load.php?
+Allow: /api/rest_v1/?doc
+Disallow: /w/
+Disallow: /api/
+Disallow: /trap/
+Disallow: /wiki/Special:
+Disallow: /wiki/Spezial:
+Disallow: /wiki/%D8%AE%D8%A7%D8%B5:Search
+Disallow: /wiki/Wikipedia:Articles_for_deletion/
+Disallow: /wiki/Wikipedia%3AArticles_for_deletion/
+Crawl-delay: 1
+""",
+    "ours.txt": """User-agent: spinneret/0.1
+Disallow: /private/
+Allow: /private/public-*.html$
+Crawl-delay: 2.5
+
+User-agent: *
+Disallow: /
+""",
+    "wildcards.txt": "\ufeffuser-agent: *\r\ndisallow: /*.pdf$\r\ndisallow: /*/print/*\r\n"
+    "allow: /docs/*/print/index.html\r\nDISALLOW: /tmp*\r\nallow: /$\r\n"
+    "disallow: /a%2fb\r\ndisallow: /%7Euser\r\ndisallow: /ü/\r\ncrawl-delay: 10\r\n",
+    "crlf-and-junk.txt": "User-agent spinneret\nDisallow /no-colon\nuser-agent:\tspinneret\n"
+    "disallow:   /x   # trailing comment\nallow:\nsitemap: /s.xml\n<html>oops</html>\n",
+}
+
+
+def robots():
+    for name, body in ROBOTS.items():
+        put("robots", name, body)
+
+
+# ---------------------------------------------------------------- urlnorm
+HREFS = [
+    "/a/b/../c/./d?x=1#frag", "../up", "page2.html", "?only=query", "#only-frag",
+    "//cdn.example.net/lib.js", "HTTPS://WWW.Example.COM:443/Path", "http://example.com:80/",
+    "http://user:pass@example.com/", "http://[2001:db8::1]:8080/x", "http://192.168.000.001/",
+    "http://0x7f.1/", "https://bücher.example/straße?q=ä", "http://xn--nxasmq6b.example/",
+    "  \t/trim me\n ", "javascript:alert(1)", "mailto:a@b.c", "data:text/html,<a>", "ftp://x/",
+    "http:///nohost", "http://", "http://exa mple.com/", "http://example.com/%zz%41",
+    "/a//b///c", "/a/%2e%2E/b", "http://example.com/a?b=c&d=e&f", "\\\\server\\share",
+    "http:\\\\example.com\\a", "http://example.com/\x01ctl", "/" + "a/" * 40,
+    "http://localhost:65536/", "http://example.com./", "HTTP://EXAMPLE.COM/%7euser/",
+]
+
+
+def urlnorm():
+    for i, h in enumerate(HREFS):
+        put("urlnorm", "href-%02d" % i, h.encode("utf-8", "surrogateescape"))
+    put("urlnorm", "href-invalid-utf8", b"/caf\xe9?q=\xff\xfe")
+
+
+# ---------------------------------------------------------------- warc_roundtrip
+def warc_record(rtype, uri, block, rid):
+    head = ("WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:uuid:%s>\r\n"
+            "WARC-Date: 2026-11-21T06:00:00Z\r\nWARC-Target-URI: %s\r\n"
+            "Content-Type: application/http;msgtype=%s\r\nContent-Length: %d\r\n"
+            "WARC-Block-Digest: md5:%s\r\n\r\n" % (
+                rtype, rid, uri, rtype, len(block),
+                __import__("base64").b32encode(hashlib.md5(block).digest()).decode()))
+    return head.encode() + block + b"\r\n\r\n"
+
+
+def warc():
+    date = struct.pack(">Q", 1795240484)[3:]
+    put("warc_roundtrip", "simple", b"\x00" + date + b"http://example.com/\x00" + RESPONSES["length"])
+    put("warc_roundtrip", "writer", b"\x33" + date + b"https://example.com/a?b=c\x00"
+        + b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n\x00" + RESPONSES["chunked"])
+    put("warc_roundtrip", "ctl-uri", b"\x01" + date + b" http://e.com/\r\nX: y \x00\x00\x00")
+    req = b"GET / HTTP/1.1\r\nHost: example.com\r\nUser-Agent: spinneret/0.1\r\n\r\n"
+    members = b"".join(gz(warc_record(t, "http://example.com/", b, "%08d-0000-4000-8000-000000000000" % i))
+                       for i, (t, b) in enumerate([("request", req), ("response", RESPONSES["gzip"])]))
+    put("warc_roundtrip", "file.warc.gz", members)
+
+
+# ---------------------------------------------------------------- url_seen_diff
+def url_seen():
+    put("url_seen_diff", "small", bytes([0, 5, 0, 7, 1, 5, 1, 6, 0, 5, 4, 255, 5, 255]))
+    put("url_seen_diff", "runs", bytes([12, 1, 0, 255, 12, 1, 0, 200, 13, 0, 1, 0, 3, 0, 1]) * 4)
+    put("url_seen_diff", "wide", b"".join(bytes([2]) + struct.pack("<Q", (i * 0x9E3779B97F4A7C15) % 2**64)
+                                          + bytes([3]) + struct.pack("<Q", (i * 7919) % 2**64)
+                                          for i in range(300)))
+
+
+if __name__ == "__main__":
+    shutil.rmtree(CORPUS, ignore_errors=True)
+    links(); http(); dns(); robots(); urlnorm(); warc(); url_seen()
