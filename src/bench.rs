@@ -43,8 +43,9 @@ pub struct BenchArgs {
     /// Approximate page size in KB.
     #[arg(long, default_value_t = 15)]
     pub page_kb: usize,
-    /// Open HTTP connections in total (one per server at most).
-    #[arg(long, default_value_t = 256)]
+    /// Open HTTP connections in total (one per server at most). The default keeps one per
+    /// test-web host open: fewer makes the crawl close and reopen idle connections.
+    #[arg(long, default_value_t = 512)]
     pub max_conns: usize,
     /// gzip level of the WARC records.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
