@@ -396,6 +396,56 @@ fn politeness_per_host_no_overlap_and_delay_between_requests() {
     }
 }
 
+/// Crawls one host (`name` → 127.0.0.1 via the test DNS) served by `routes`, with no delays;
+/// returns the server (for its request log) and the output directory.
+fn crawl_one_host(
+    name: &str,
+    routes: Routes,
+    extra: &[&str],
+    tag: &str,
+) -> (HttpServer, std::path::PathBuf) {
+    let http = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .unwrap();
+    let dns = DnsServer::start(DnsServerConfig {
+        records: [(name.to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)])]
+            .into_iter()
+            .collect(),
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .unwrap();
+    let out = temp_dir(tag).join("out");
+    let seed = format!("http://{name}:{}/", http.port());
+    let dns_addr = dns.addr().to_string();
+    let mut args = vec![
+        "crawl",
+        &seed,
+        "--out",
+        out.to_str().unwrap(),
+        "--dns-server",
+        &dns_addr,
+        "--hosts-file",
+        "none",
+        "--allow-private",
+        "--delay-ms",
+        "0",
+        "--delay-factor",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    let res = spinneret(&args, Duration::from_secs(60));
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    (http, out)
+}
+
 #[test]
 fn redirects_are_followed_with_a_hop_limit() {
     let mut routes = Routes::new();
@@ -429,43 +479,7 @@ fn redirects_are_followed_with_a_hop_limit() {
             Script::Respond(Response::redirect(302, &format!("/chain/{}", i + 1))),
         );
     }
-    let http = HttpServer::start(HttpServerConfig {
-        routes,
-        lifetime: LIFETIME,
-        ..HttpServerConfig::default()
-    })
-    .unwrap();
-    let dns = DnsServer::start(DnsServerConfig {
-        records: [("r.test".to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)])]
-            .into_iter()
-            .collect(),
-        lifetime: LIFETIME,
-        ..DnsServerConfig::default()
-    })
-    .unwrap();
-    let dir = temp_dir("crawl-redirect");
-    let out = dir.join("out");
-    let seed = format!("http://r.test:{}/", http.port());
-    let dns_addr = dns.addr().to_string();
-    let res = spinneret(
-        &[
-            "crawl",
-            &seed,
-            "--out",
-            out.to_str().unwrap(),
-            "--dns-server",
-            &dns_addr,
-            "--hosts-file",
-            "none",
-            "--allow-private",
-            "--delay-ms",
-            "0",
-            "--delay-factor",
-            "0",
-        ],
-        Duration::from_secs(60),
-    );
-    assert!(res.status.success());
+    let (http, out) = crawl_one_host("r.test", routes, &[], "crawl-redirect");
     let targets: BTreeSet<String> = http.requests().iter().map(|r| r.target.clone()).collect();
     assert!(targets.contains("/new"), "301 followed");
     assert!(
@@ -517,45 +531,12 @@ fn robots_txt_over_the_body_limit_still_has_its_first_part_obeyed() {
         "/private/x.html",
         Script::Respond(Response::ok("no", "text/html")),
     );
-    let http = HttpServer::start(HttpServerConfig {
+    let (http, out) = crawl_one_host(
+        "big.test",
         routes,
-        lifetime: LIFETIME,
-        ..HttpServerConfig::default()
-    })
-    .unwrap();
-    let dns = DnsServer::start(DnsServerConfig {
-        records: [("big.test".to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)])]
-            .into_iter()
-            .collect(),
-        lifetime: LIFETIME,
-        ..DnsServerConfig::default()
-    })
-    .unwrap();
-    let dir = temp_dir("crawl-bigrobots");
-    let out = dir.join("out");
-    let seed = format!("http://big.test:{}/", http.port());
-    let dns_addr = dns.addr().to_string();
-    let res = spinneret(
-        &[
-            "crawl",
-            &seed,
-            "--out",
-            out.to_str().unwrap(),
-            "--dns-server",
-            &dns_addr,
-            "--hosts-file",
-            "none",
-            "--allow-private",
-            "--delay-ms",
-            "0",
-            "--delay-factor",
-            "0",
-            "--max-body-bytes",
-            "1M",
-        ],
-        Duration::from_secs(60),
+        &["--max-body-bytes", "1M"],
+        "crawl-bigrobots",
     );
-    assert!(res.status.success());
     let targets: BTreeSet<String> = http.requests().iter().map(|r| r.target.clone()).collect();
     assert!(
         targets.contains("/") && targets.contains("/public.html"),
