@@ -249,12 +249,6 @@ impl Crawler {
         self.wait_for_issue.push_back(req);
     }
 
-    /// Starts resolving a host name now so its answer is cached when its URLs come due.
-    pub fn prefetch(&mut self, host: &str) {
-        let _ = self.resolver.resolve(host, Instant::now());
-        self.flush_dns();
-    }
-
     pub fn stats(&self) -> LoopStats {
         let mut s = self.stats.clone();
         s.live = self.fetches.len();
@@ -269,11 +263,6 @@ impl Crawler {
         s.dns_queries_sent = d.queries_sent;
         s.dns_cache_hits = d.cache_hits;
         s
-    }
-
-    /// Live fetches plus pushed requests not yet issued.
-    pub fn pending(&self) -> usize {
-        self.fetches.len() + self.wait_for_issue.len()
     }
 
     /// One turn of the loop (DESIGN §2 steps 1–7).

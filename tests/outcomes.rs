@@ -605,3 +605,27 @@ fn stale_keep_alive_connection_is_retried_on_a_fresh_one() {
         done.iter().map(|d| d.outcome).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn pushed_requests_go_first_and_each_ends_once() {
+    // fetch_push queues ahead of the source: both kinds end in exactly one fetch_done.
+    let (server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
+    let mut crawler = spinneret::event_loop::Crawler::new(config(None)).unwrap();
+    let mut src = common::Collect::default();
+    src.queue.push_back(spinneret::fetch::FetchRequest {
+        url: url::Url::parse(&url).unwrap(),
+        tag: 2,
+    });
+    crawler.fetch_push(spinneret::fetch::FetchRequest {
+        url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
+        tag: 1,
+    });
+    let start = std::time::Instant::now();
+    while crawler.turn(&mut src).unwrap() == spinneret::event_loop::Turn::Continue {
+        assert!(start.elapsed() < Duration::from_secs(10), "did not finish");
+    }
+    assert_eq!(src.done.len(), 2);
+    assert!(src.done.iter().all(|d| d.outcome == ReturnCode::Success));
+    let targets: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(targets, vec!["/?pushed".to_string(), "/".to_string()]);
+}
