@@ -234,6 +234,12 @@ pub fn scan(html: &[u8], out: &mut Links) {
             },
             Some(b'!') if html[lt + 2..].starts_with(b"--") => skip_comment(html, lt + 4),
             Some(b'!' | b'?') => skip_past_gt(html, lt + 2),
+            // A run of `<`: only its last one can start anything, so step over the run in one
+            // tight loop rather than one memchr call per byte (1 MB of `<` ran at 189 MiB/s).
+            Some(b'<') => {
+                let run = html[lt + 1..].iter().take_while(|&&b| b == b'<').count();
+                Some(lt + run)
+            }
             _ => Some(lt + 1),
         };
         match next {
