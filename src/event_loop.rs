@@ -116,6 +116,18 @@ pub enum Turn {
     Finished,
 }
 
+/// What the loop knows about its [`FetchSource`]: one place instead of a "done" flag beside
+/// an optional "wait until".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SourceState {
+    /// Ask it whenever there is room for a fetch.
+    Ask,
+    /// It said nothing is due before this instant; a finished fetch may change that.
+    Wait(Instant),
+    /// It said it has nothing now or ever.
+    Done,
+}
+
 /// A named deadline in the loop's timer set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
@@ -183,8 +195,7 @@ pub struct Crawler {
     idle: HashMap<ConnKey, Vec<usize>>,
     idle_order: BTreeSet<(Instant, usize)>,
     timers: BTreeSet<(Instant, Timer)>,
-    source_wait: Option<Instant>,
-    source_done: bool,
+    source: SourceState,
     /// Connections whose last receive pass ran out of budget with data possibly unread:
     /// advanced again next turn without waiting for an event (mio is edge-triggered).
     ready_again: Vec<usize>,
@@ -231,8 +242,7 @@ impl Crawler {
             idle: HashMap::new(),
             idle_order: BTreeSet::new(),
             timers: BTreeSet::new(),
-            source_wait: None,
-            source_done: false,
+            source: SourceState::Ask,
             ready_again: Vec::new(),
             dispatch_needed: false,
             read_buf: vec![0; READ_BUF_BYTES],
@@ -290,11 +300,11 @@ impl Crawler {
         for _ in 0..MAX_IDLE_RECHECKS {
             if !self.fetches.is_empty()
                 || !self.wait_for_issue.is_empty()
-                || self.source_wait.is_some()
+                || matches!(self.source, SourceState::Wait(_))
             {
                 break;
             }
-            if self.source_done {
+            if self.source == SourceState::Done {
                 self.close_idle_all();
                 return Ok(Turn::Finished);
             }
@@ -305,9 +315,9 @@ impl Crawler {
             if self.stats.outcomes.total() == finished_before
                 && self.fetches.is_empty()
                 && self.wait_for_issue.is_empty()
-                && self.source_wait.is_none()
+                && self.source == SourceState::Ask
             {
-                self.source_done = true;
+                self.source = SourceState::Done;
                 self.close_idle_all();
                 return Ok(Turn::Finished);
             }
@@ -379,7 +389,7 @@ impl Crawler {
         if let Some(t) = self.resolver.poll_timeout() {
             next = next.min(t);
         }
-        if let Some(t) = self.source_wait {
+        if let SourceState::Wait(t) = self.source {
             next = next.min(t);
         }
         next.saturating_duration_since(now)
@@ -388,24 +398,24 @@ impl Crawler {
     // ---- step 1: issue ----
 
     fn issue(&mut self, source: &mut dyn FetchSource, now: Instant) {
-        if self.source_wait.is_some_and(|t| t <= now) {
-            self.source_wait = None;
+        if matches!(self.source, SourceState::Wait(t) if t <= now) {
+            self.source = SourceState::Ask;
         }
         while self.fetches.len() < self.config.max_live {
             let req = if let Some(req) = self.wait_for_issue.pop_front() {
                 req
-            } else if self.source_done || self.source_wait.is_some() {
+            } else if self.source != SourceState::Ask {
                 break;
             } else {
                 match source.next_fetch(now) {
                     Next::Fetch(req) => req,
                     Next::Wait(t) => {
-                        self.source_wait = Some(t.max(now));
+                        self.source = SourceState::Wait(t.max(now));
                         break;
                     }
                     Next::Idle => break,
                     Next::Done => {
-                        self.source_done = true;
+                        self.source = SourceState::Done;
                         break;
                     }
                 }
@@ -431,22 +441,12 @@ impl Crawler {
         });
         let mut request = self.request_pool.pop().unwrap_or_default();
         request.clear();
-        let host_header = match (req.url.host_str(), req.url.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_string(),
-            (None, _) => String::new(),
-        };
-        let mut target_path = req.url.path().to_string();
-        if let Some(q) = req.url.query() {
-            target_path.push('?');
-            target_path.push_str(q);
-        }
         let written = http::write_request(
             &mut request,
             &Request {
                 method: Method::Get,
-                host: &host_header,
-                target: &target_path,
+                host: crate::urlnorm::host_and_port(&req.url),
+                target: crate::urlnorm::path_and_query(&req.url),
                 user_agent: &self.config.user_agent,
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
@@ -1118,7 +1118,9 @@ impl Crawler {
         source.fetch_done(&done);
         // A finished fetch can make work due before the source's last Wait (a host freed, a
         // robots.txt redirect hop queued): ask again.
-        self.source_wait = None;
+        if matches!(self.source, SourceState::Wait(_)) {
+            self.source = SourceState::Ask;
+        }
         // Recycle the big buffers.
         if fetch.decoder.raw().len() <= POOLED_BUFFER_MAX
             && self.decoder_pool.len() < self.config.max_live
