@@ -436,13 +436,6 @@ fn is_html(content_type: Option<&[u8]>) -> bool {
     }
 }
 
-fn path_and_query(url: &Url) -> String {
-    match url.query() {
-        Some(q) => format!("{}?{q}", url.path()),
-        None => url.path().to_string(),
-    }
-}
-
 impl FetchSource for Crawl {
     fn next_fetch(&mut self, now: Instant) -> Next {
         if let Some(req) = self.ready.pop_front() {
@@ -470,7 +463,10 @@ impl FetchSource for Crawl {
                 self.frontier.done(queue, now, Duration::ZERO);
                 continue;
             }
-            match self.robots.check(&origin, &path_and_query(&entry.url), now) {
+            match self
+                .robots
+                .check(&origin, urlnorm::path_and_query(&entry.url), now)
+            {
                 Check::Allowed => {
                     self.pages_issued += 1;
                     let url = entry.url.clone();
