@@ -365,6 +365,58 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+// ---- the run loop ----
+
+/// A source that stores what it fetches: the run loop needs its first storage error and its
+/// output (to flush it with each progress line).
+pub trait StoringSource: FetchSource {
+    fn take_io_error(&mut self) -> Option<io::Error>;
+    fn output(&mut self) -> &mut Output;
+}
+
+/// Turns the loop until the source is exhausted or Ctrl-C (then every live fetch ends as
+/// `Interrupted`). Returns whether it was interrupted; a storage error stops the run.
+fn drive<S: StoringSource>(
+    crawler: &mut Crawler,
+    source: &mut S,
+    mut progress: Option<&mut Progress>,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    install_interrupt_handler();
+    loop {
+        if interrupted() {
+            crawler.interrupt(source);
+            return match source.take_io_error() {
+                Some(e) => Err(Box::new(e)),
+                None => Ok(true),
+            };
+        }
+        if crawler.turn(source)? == Turn::Finished {
+            return match source.take_io_error() {
+                Some(e) => Err(Box::new(e)),
+                None => Ok(false),
+            };
+        }
+        if let Some(e) = source.take_io_error() {
+            return Err(Box::new(e));
+        }
+        if let Some(p) = progress.as_deref_mut() {
+            if p.maybe_print(&crawler.stats()) {
+                source.output().flush()?;
+            }
+        }
+    }
+}
+
+impl StoringSource for crate::crawl::Crawl {
+    fn take_io_error(&mut self) -> Option<io::Error> {
+        self.io_error.take()
+    }
+
+    fn output(&mut self) -> &mut Output {
+        crate::crawl::Crawl::output(self)
+    }
+}
+
 // ---- fetch ----
 
 /// The `fetch` command's work list and sink.
@@ -373,6 +425,16 @@ struct FetchList {
     output: Output,
     /// First storage error: the run stops and reports it (nothing is silently dropped).
     io_error: Option<io::Error>,
+}
+
+impl StoringSource for FetchList {
+    fn take_io_error(&mut self) -> Option<io::Error> {
+        self.io_error.take()
+    }
+
+    fn output(&mut self) -> &mut Output {
+        &mut self.output
+    }
 }
 
 impl FetchSource for FetchList {
@@ -419,33 +481,16 @@ fn run_fetch(args: FetchArgs) -> Result<(), Box<dyn std::error::Error>> {
         output,
         io_error: None,
     };
-    install_interrupt_handler();
     let started = Instant::now();
     let mut progress = Progress::new(started);
-    loop {
-        if interrupted() {
-            crawler.interrupt(&mut list);
-            let rest: Vec<String> = list.urls.drain(..).collect();
-            for u in rest {
-                if let Err(e) = list
-                    .output
-                    .record_unfetched(&u, None, ReturnCode::Interrupted)
-                {
-                    list.io_error.get_or_insert(e);
-                }
-            }
-            eprintln!("spinneret: interrupted; live fetches ended, output flushed");
-            break;
+    if drive(&mut crawler, &mut list, Some(&mut progress))? {
+        // Every URL gets its one line: those never issued end as Interrupted too.
+        let rest: Vec<String> = list.urls.drain(..).collect();
+        for u in rest {
+            list.output
+                .record_unfetched(&u, None, ReturnCode::Interrupted)?;
         }
-        if crawler.turn(&mut list)? == Turn::Finished {
-            break;
-        }
-        if let Some(e) = list.io_error.take() {
-            return Err(Box::new(e));
-        }
-        if progress.maybe_print(&crawler.stats()) {
-            list.output.flush()?;
-        }
+        eprintln!("spinneret: interrupted; live fetches ended, output flushed");
     }
     let stats = crawler.stats();
     let dir = list.output.dir().to_path_buf();
@@ -741,23 +786,12 @@ pub fn execute_crawl(
     for seed in seeds {
         crawl.add_seed(seed);
     }
-    install_interrupt_handler();
     let mut progress = Progress::new(started);
-    let interrupted = loop {
-        if interrupted() {
-            crawler.interrupt(&mut crawl);
-            break true;
-        }
-        if crawler.turn(&mut crawl)? == Turn::Finished {
-            break false;
-        }
-        if let Some(e) = crawl.io_error.take() {
-            return Err(Box::new(e));
-        }
-        if show_progress && progress.maybe_print(&crawler.stats()) {
-            crawl.output().flush()?;
-        }
-    };
+    let interrupted = drive(
+        &mut crawler,
+        &mut crawl,
+        show_progress.then_some(&mut progress),
+    )?;
     let elapsed = started.elapsed();
     let stats = crawler.stats();
     let counters = crawl.counters().clone();
