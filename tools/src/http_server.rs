@@ -472,7 +472,9 @@ impl Drop for HttpServer {
     }
 }
 
-fn bind_all(addrs: &[Ipv4Addr], port: u16) -> io::Result<Vec<TcpListener>> {
+/// Binds one listener per address, all on one port (`0`: a free one, retried while another
+/// process holds the chosen port on a later address). Shared with the test web's server.
+pub(crate) fn bind_all(addrs: &[Ipv4Addr], port: u16) -> io::Result<Vec<TcpListener>> {
     let attempts = if port == 0 { PORT_ATTEMPTS } else { 1 };
     let mut last_err = None;
     for _ in 0..attempts {

@@ -5,7 +5,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddrV4, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -31,8 +30,6 @@ const MAX_STEPS: usize = 64;
 const MAX_ACCEPTS: usize = 256;
 /// Events taken per poll.
 const EVENTS: usize = 1024;
-/// Attempts at finding a port free on every host address when `port` is 0.
-const PORT_ATTEMPTS: usize = 20;
 
 const NOT_FOUND_BODY: &str = "<!DOCTYPE html>\n<html><head><title>Not found</title></head>\
 <body><p>Nothing here.</p></body></html>\n";
@@ -108,7 +105,8 @@ impl WebServer {
     /// Binds `host_ip(i):port` for every host (`port` 0: one free on all of them), renders every
     /// response for that port and starts the loop thread.
     pub fn start(web: Arc<TestWeb>, port: u16, lifetime: Duration) -> io::Result<WebServer> {
-        let listeners = bind_all(web.config().hosts, port)?;
+        let addrs: Vec<_> = (0..web.config().hosts).map(host_ip).collect();
+        let listeners = crate::http_server::bind_all(&addrs, port)?;
         let port = listeners[0].local_addr()?.port();
         let site = render(&web, port);
         let poll = Poll::new()?;
@@ -178,32 +176,6 @@ impl Drop for WebServer {
             let _ = t.join();
         }
     }
-}
-
-fn bind_all(hosts: usize, port: u16) -> io::Result<Vec<StdListener>> {
-    let attempts = if port == 0 { PORT_ATTEMPTS } else { 1 };
-    let mut last_err = None;
-    for _ in 0..attempts {
-        let first = StdListener::bind(SocketAddrV4::new(host_ip(0), port))?;
-        let chosen = first.local_addr()?.port();
-        let mut listeners = Vec::with_capacity(hosts);
-        listeners.push(first);
-        let mut failed = None;
-        for i in 1..hosts {
-            match StdListener::bind(SocketAddrV4::new(host_ip(i), chosen)) {
-                Ok(l) => listeners.push(l),
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        match failed {
-            None => return Ok(listeners),
-            Some(e) => last_err = Some(e),
-        }
-    }
-    Err(last_err.unwrap_or_else(|| io::Error::other("no common port")))
 }
 
 /// A response waiting to be written: `responses[resp].bytes[..end]`.
