@@ -9,7 +9,6 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use common::{spinneret, temp_dir};
-use spinneret::crawl_log;
 use spinneret::ReturnCode;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig, Record};
 use spinneret_tools::http_server::{HttpServer, HttpServerConfig, Response, Routes, Script};
@@ -242,15 +241,6 @@ fn crawl(web: &Web, extra: &[&str], name: &str) -> (std::path::PathBuf, String) 
     (out, stderr)
 }
 
-fn log(out: &std::path::Path) -> Vec<crawl_log::ParsedLine> {
-    std::fs::read_to_string(out.join("crawl.log"))
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| crawl_log::parse_line(l).expect("log line"))
-        .collect()
-}
-
 #[test]
 fn crawl_fetches_exactly_the_reachable_allowed_set_once() {
     let web = start_web();
@@ -306,7 +296,7 @@ fn crawl_fetches_exactly_the_reachable_allowed_set_once() {
     assert!(!got.iter().any(|(_, p)| p.contains("loop/loop/loop/")));
 
     // The log: one line per fetch, robots exclusions logged, referrers filled in.
-    let lines = log(&out);
+    let lines = common::read_log(&out);
     let excluded: Vec<_> = lines
         .iter()
         .filter(|l| l.outcome == ReturnCode::RobotsExcluded)
@@ -378,21 +368,9 @@ fn politeness_per_host_no_overlap_and_delay_between_requests() {
     let reqs = web.http.requests();
     assert!(reqs.len() >= 12, "enough requests to judge: {}", reqs.len());
     for h in 0..HOSTS {
-        let mut spans: Vec<_> = reqs
-            .iter()
-            .filter(|r| r.host == host(h))
-            .map(|r| (r.received, r.answered.expect("answered")))
-            .collect();
-        spans.sort();
-        for w in spans.windows(2) {
-            assert!(w[1].0 >= w[0].1, "overlapping requests to {}", host(h));
-            let gap = w[1].0.duration_since(w[0].1);
-            assert!(
-                gap >= Duration::from_millis(150),
-                "gap {gap:?} on {} < --delay-ms",
-                host(h)
-            );
-        }
+        let name = host(h);
+        let to_host = reqs.iter().filter(|r| r.host == name);
+        common::assert_spaced(to_host, Duration::from_millis(150), &name);
     }
 }
 
@@ -486,7 +464,7 @@ fn redirects_are_followed_with_a_hop_limit() {
         targets.contains("/chain/10") && !targets.contains("/chain/11"),
         "10 hops: {targets:?}"
     );
-    let lines = log(&out);
+    let lines = common::read_log(&out);
     let too_many: Vec<_> = lines
         .iter()
         .filter(|l| l.outcome == ReturnCode::TooManyRedirects)
@@ -543,7 +521,7 @@ fn robots_txt_over_the_body_limit_still_has_its_first_part_obeyed() {
         "{targets:?}"
     );
     assert!(!targets.contains("/private/x.html"));
-    let lines = log(&out);
+    let lines = common::read_log(&out);
     assert!(lines
         .iter()
         .any(|l| l.outcome == ReturnCode::RobotsExcluded && l.url.ends_with("/private/x.html")));

@@ -7,7 +7,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{spinneret, temp_dir, warcio_available};
-use spinneret::crawl_log;
 use spinneret::ReturnCode;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig, Record};
 use spinneret_tools::http_server::{HttpServer, HttpServerConfig, Script};
@@ -23,15 +22,6 @@ fn warc_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn log_lines(dir: &std::path::Path) -> Vec<crawl_log::ParsedLine> {
-    let text = std::fs::read_to_string(dir.join("crawl.log")).unwrap();
-    let mut lines = text.lines();
-    assert!(lines.next().unwrap().starts_with('#'), "header line first");
-    lines
-        .map(|l| crawl_log::parse_line(l).unwrap_or_else(|| panic!("bad log line {l:?}")))
-        .collect()
 }
 
 #[test]
@@ -82,7 +72,7 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert!(res.status.success(), "exit {:?}: {stderr}", res.status);
 
-    let lines = log_lines(&out);
+    let lines = common::read_log(&out);
     assert_eq!(lines.len(), 1000);
     assert!(lines
         .iter()
@@ -129,16 +119,10 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1000);
     for ip in &ips {
-        let mut spans: Vec<_> = reqs
+        let to_ip = reqs
             .iter()
-            .filter(|r| r.local_addr.ip() == std::net::IpAddr::V4(*ip))
-            .map(|r| (r.received, r.answered.expect("answered")))
-            .collect();
-        spans.sort();
-        assert!(
-            spans.windows(2).all(|w| w[1].0 >= w[0].1),
-            "overlap on {ip}"
-        );
+            .filter(|r| r.local_addr.ip() == std::net::IpAddr::V4(*ip));
+        common::assert_spaced(to_ip, Duration::ZERO, &ip.to_string());
     }
 
     if warcio_available() {
@@ -245,7 +229,7 @@ fn unparsable_urls_are_logged_and_the_run_goes_on() {
         Duration::from_secs(20),
     );
     assert!(res.status.success());
-    let lines = log_lines(&out);
+    let lines = common::read_log(&out);
     let outcomes: Vec<ReturnCode> = lines.iter().map(|l| l.outcome).collect();
     assert_eq!(
         outcomes,
@@ -331,7 +315,7 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success());
-    let lines = log_lines(&out);
+    let lines = common::read_log(&out);
     assert_eq!(lines.len(), 6, "every URL has its one line");
     assert_eq!(
         lines

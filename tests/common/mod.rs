@@ -144,6 +144,38 @@ pub fn spinneret(args: &[&str], limit: Duration) -> Output {
     }
 }
 
+/// Server-side politeness: sorted by arrival, each request to one server (the requests given)
+/// arrives at least `min_gap` after the previous one was answered; `min_gap` zero means only
+/// that they never overlap. `what` names the server in the failure message.
+pub fn assert_spaced<'a>(
+    reqs: impl IntoIterator<Item = &'a spinneret_tools::http_server::RequestRecord>,
+    min_gap: Duration,
+    what: &str,
+) {
+    let mut spans: Vec<(Instant, Instant)> = reqs
+        .into_iter()
+        .map(|r| (r.received, r.answered.expect("answered")))
+        .collect();
+    spans.sort();
+    for w in spans.windows(2) {
+        assert!(w[1].0 >= w[0].1, "overlapping requests to {what}");
+        let gap = w[1].0.duration_since(w[0].1);
+        assert!(gap >= min_gap, "gap {gap:?} < {min_gap:?} on {what}");
+    }
+}
+
+/// Reads `DIR/crawl.log`: checks the `#` header line, parses every other line.
+pub fn read_log(dir: &Path) -> Vec<spinneret::crawl_log::ParsedLine> {
+    let text = std::fs::read_to_string(dir.join("crawl.log")).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with('#'), "header line first");
+    lines
+        .map(|l| {
+            spinneret::crawl_log::parse_line(l).unwrap_or_else(|| panic!("bad log line {l:?}"))
+        })
+        .collect()
+}
+
 /// Whether `python3 -m warcio` is usable; in CI (CI=true) it must be.
 pub fn warcio_available() -> bool {
     let ok = Command::new("python3")
