@@ -624,3 +624,47 @@ fn pushed_requests_go_first_and_each_ends_once() {
     let targets: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
     assert_eq!(targets, vec!["/?pushed".to_string(), "/".to_string()]);
 }
+
+/// A source that fetches one URL and asks for one host name to be resolved ahead of time.
+struct Prefetching {
+    inner: common::Collect,
+    prefetch: Option<String>,
+}
+
+impl spinneret::event_loop::FetchSource for Prefetching {
+    fn next_fetch(&mut self, now: std::time::Instant) -> spinneret::event_loop::Next {
+        self.inner.next_fetch(now)
+    }
+    fn fetch_done(&mut self, done: &spinneret::fetch::FetchDone<'_>) {
+        self.inner.fetch_done(done)
+    }
+    fn poll_prefetch(&mut self) -> Option<String> {
+        self.prefetch.take()
+    }
+}
+
+#[test]
+fn prefetched_names_are_resolved_before_any_url_needs_them() {
+    let (_server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
+    let dns = dns_server(&[("later.test", vec![Record::A(Ipv4Addr::LOCALHOST)])], &[]);
+    let mut crawler = spinneret::event_loop::Crawler::new(config(Some(dns.addr()))).unwrap();
+    let mut src = Prefetching {
+        inner: common::Collect::default(),
+        prefetch: Some("later.test".into()),
+    };
+    src.inner.queue.push_back(spinneret::fetch::FetchRequest {
+        url: url::Url::parse(&url).unwrap(),
+        tag: 0,
+    });
+    let start = std::time::Instant::now();
+    while crawler.turn(&mut src).unwrap() == spinneret::event_loop::Turn::Continue {
+        assert!(start.elapsed() < Duration::from_secs(10), "did not finish");
+    }
+    // No URL of later.test was ever fetched, yet its name went out to the DNS server.
+    assert_eq!(src.inner.done.len(), 1);
+    let asked: Vec<String> = dns.queries().into_iter().map(|(n, _, _)| n).collect();
+    assert!(
+        asked.iter().any(|n| n.eq_ignore_ascii_case("later.test")),
+        "{asked:?}"
+    );
+}
