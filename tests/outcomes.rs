@@ -662,9 +662,15 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
     }
     // No URL of later.test was ever fetched, yet its name went out to the DNS server.
     assert_eq!(src.inner.done.len(), 1);
-    let asked: Vec<String> = dns.queries().into_iter().map(|(n, _, _)| n).collect();
-    assert!(
-        asked.iter().any(|n| n.eq_ignore_ascii_case("later.test")),
-        "{asked:?}"
-    );
+    // The server logs queries on its own thread: give it a bounded moment.
+    let asked = |dns: &DnsServer| {
+        dns.queries()
+            .iter()
+            .any(|(n, _, _)| n.eq_ignore_ascii_case("later.test"))
+    };
+    let waited = std::time::Instant::now();
+    while !asked(&dns) && waited.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(asked(&dns), "{:?}", dns.queries());
 }
