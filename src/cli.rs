@@ -400,7 +400,7 @@ fn drive<S: StoringSource>(
             return Err(Box::new(e));
         }
         if let Some(p) = progress.as_deref_mut() {
-            if p.maybe_print(&crawler.stats()) {
+            if p.maybe_print(|| crawler.stats()) {
                 source.output().flush()?;
             }
         }
@@ -531,11 +531,15 @@ impl Progress {
 
     /// Prints the line when it is due; returns whether it did (the caller then also flushes
     /// the log and WARC, so `tail -f crawl.log` follows the run and a crash loses little).
-    pub fn maybe_print(&mut self, s: &LoopStats) -> bool {
+    ///
+    /// `stats` is called only when a line is due: collecting them walks every live fetch, which
+    /// is too much to do on every loop turn.
+    pub fn maybe_print(&mut self, stats: impl FnOnce() -> LoopStats) -> bool {
         let now = Instant::now();
         if now < self.next {
             return false;
         }
+        let s = &stats();
         self.next = now + STATS_INTERVAL;
         let secs = now.duration_since(self.last_at).as_secs_f64().max(1e-6);
         let fetched = s.outcomes.total();
