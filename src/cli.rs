@@ -602,6 +602,7 @@ impl Summary<'_> {
             .uint("dns_cache_hits", self.stats.dns_cache_hits)
             .uint("connections_opened", self.stats.conns_opened)
             .uint("connections_reused", self.stats.conns_reused)
+            .uint("stale_connection_retries", self.stats.stale_retries)
             .uint("warc_files", self.warc_files as u64)
             .float("cpu_seconds", cpu.as_secs_f64())
             .uint("peak_rss_bytes", rss);

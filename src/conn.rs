@@ -58,10 +58,6 @@ impl Conn {
         Conn { stream, transport }
     }
 
-    pub fn is_tls(&self) -> bool {
-        matches!(self.transport, Transport::Tls(_))
-    }
-
     /// Checks a nonblocking connect after a readiness event (mio's documented recipe:
     /// `take_error`, then `peer_addr` tells a finished connect from a spurious wake-up).
     pub fn connect_status(&self) -> Result<ConnectStatus, ReturnCode> {

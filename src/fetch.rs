@@ -108,17 +108,6 @@ impl FetchState {
             }
         }
     }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            FetchState::Init => "Init",
-            FetchState::DnsReceive { .. } => "DnsReceive",
-            FetchState::WaitForHttp { .. } => "WaitForHttp",
-            FetchState::Connecting { .. } => "Connecting",
-            FetchState::HttpSend { .. } => "HttpSend",
-            FetchState::HttpReceive { .. } => "HttpReceive",
-        }
-    }
 }
 
 /// Moments in a fetch's life, for the per-stage time breakdown.
