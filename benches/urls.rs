@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::Rng;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use spinneret::url_seen::UrlSeen;
-use spinneret::urlnorm;
+use spinneret::crawl::url_seen::UrlSeen;
+use spinneret::crawl::urlnorm;
 use url::Url;
 
 /// Keys in a set, as after a crawl of a million pages.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use md5::{Digest, Md5};
-use spinneret::warc::{self, Exchange, RecordIdGen, RecordType, WarcInfo, WarcWriter};
+use spinneret::store::warc::{self, Exchange, RecordIdGen, RecordType, WarcInfo, WarcWriter};
 
 /// Files never rotate during a sample: each sample gets a fresh writer, closed untimed.
 const MAX_FILE_BYTES: u64 = 1 << 30;

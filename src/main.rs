@@ -3,5 +3,5 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    spinneret::cli::main()
+    spinneret::app::main()
 }

@@ -92,8 +92,8 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
     let mut requests = 0;
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
-        let records = spinneret::warc::reader::read_records(&bytes).expect("readable WARC");
-        let ty = |r: &spinneret::warc::reader::Record| {
+        let records = spinneret::store::warc::reader::read_records(&bytes).expect("readable WARC");
+        let ty = |r: &spinneret::store::warc::reader::Record| {
             r.headers
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case("WARC-Type"))
@@ -338,7 +338,7 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
         "the WARC file was closed under its final name"
     );
     let records =
-        spinneret::warc::reader::read_records(&std::fs::read(&files[0]).unwrap()).unwrap();
+        spinneret::store::warc::reader::read_records(&std::fs::read(&files[0]).unwrap()).unwrap();
     assert_eq!(
         records.len(),
         3,

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{spinneret, temp_dir};
-use spinneret::crawl_log::{self, ParsedLine};
+use spinneret::store::crawl_log::{self, ParsedLine};
 use spinneret::ReturnCode;
 use spinneret::ReturnCode::*;
 use spinneret_tools::dns_server::{Behaviour, DnsServer, DnsServerConfig, Record};
@@ -1235,8 +1235,8 @@ fn hostile_robots_crawl() {
 /// ready (a robots.txt redirect hop), so each hop stalled for the whole back-off.
 #[test]
 fn finished_fetch_clears_the_source_wait() {
-    use spinneret::event_loop::{Crawler, FetchSource, Next, Turn};
-    use spinneret::fetch::{FetchDone, FetchRequest};
+    use spinneret::fetcher::event_loop::{Crawler, FetchSource, Next, Turn};
+    use spinneret::fetcher::fetch::{FetchDone, FetchRequest};
 
     struct Source {
         urls: Vec<String>,
@@ -1322,7 +1322,7 @@ fn loopback_spellings_are_blocked_without_connecting() {
     .unwrap();
     let port = http.port();
     let mut cfg = common::config(None);
-    cfg.addr_policy = spinneret::addr_policy::AddrPolicy::default();
+    cfg.addr_policy = spinneret::fetcher::addr_policy::AddrPolicy::default();
     let urls: Vec<String> = [
         "127.0.0.1",
         "2130706433",

@@ -212,7 +212,7 @@ fn dns_configuration_outcomes() {
 fn private_addresses_are_blocked_unless_allowed() {
     let (server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
     let mut cfg = config(None);
-    cfg.addr_policy = spinneret::addr_policy::AddrPolicy::default();
+    cfg.addr_policy = spinneret::fetcher::addr_policy::AddrPolicy::default();
     assert_eq!(
         run(cfg.clone(), &url).outcome,
         ReturnCode::PrivateAddressBlocked
@@ -235,8 +235,10 @@ fn private_addresses_are_blocked_unless_allowed() {
         0,
         "no connection is made to a blocked address"
     );
-    cfg.addr_policy =
-        spinneret::addr_policy::AddrPolicy::new(false, vec!["127.0.0.0/8".parse().unwrap()]);
+    cfg.addr_policy = spinneret::fetcher::addr_policy::AddrPolicy::new(
+        false,
+        vec!["127.0.0.0/8".parse().unwrap()],
+    );
     assert_eq!(run(cfg, &url).outcome, ReturnCode::Success);
 }
 
@@ -407,7 +409,7 @@ fn tls_server(identity: tls::TlsIdentity, script: Script) -> HttpServer {
     .expect("tls server")
 }
 
-fn tls_config(ca: &TestCa) -> spinneret::event_loop::CrawlerConfig {
+fn tls_config(ca: &TestCa) -> spinneret::fetcher::event_loop::CrawlerConfig {
     let dir = common::temp_dir("ca");
     let pem = dir.join("ca.pem");
     ca.write_ca_pem(&pem).unwrap();
@@ -415,7 +417,7 @@ fn tls_config(ca: &TestCa) -> spinneret::event_loop::CrawlerConfig {
     cfg.resolver.hosts = [("localhost".to_string(), vec!["127.0.0.1".parse().unwrap()])]
         .into_iter()
         .collect();
-    cfg.tls = spinneret::tls::client_config(Some(&pem)).unwrap();
+    cfg.tls = spinneret::fetcher::tls::client_config(Some(&pem)).unwrap();
     cfg
 }
 
@@ -605,18 +607,19 @@ fn stale_keep_alive_connection_is_retried_on_a_fresh_one() {
 fn pushed_requests_go_first_and_each_ends_once() {
     // fetch_push queues ahead of the source: both kinds end in exactly one fetch_done.
     let (server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
-    let mut crawler = spinneret::event_loop::Crawler::new(config(None)).unwrap();
+    let mut crawler = spinneret::fetcher::event_loop::Crawler::new(config(None)).unwrap();
     let mut src = common::Collect::default();
-    src.queue.push_back(spinneret::fetch::FetchRequest {
-        url: url::Url::parse(&url).unwrap(),
-        tag: 2,
-    });
-    crawler.fetch_push(spinneret::fetch::FetchRequest {
+    src.queue
+        .push_back(spinneret::fetcher::fetch::FetchRequest {
+            url: url::Url::parse(&url).unwrap(),
+            tag: 2,
+        });
+    crawler.fetch_push(spinneret::fetcher::fetch::FetchRequest {
         url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
         tag: 1,
     });
     let start = std::time::Instant::now();
-    while crawler.turn(&mut src).unwrap() == spinneret::event_loop::Turn::Continue {
+    while crawler.turn(&mut src).unwrap() == spinneret::fetcher::event_loop::Turn::Continue {
         assert!(start.elapsed() < Duration::from_secs(10), "did not finish");
     }
     assert_eq!(src.done.len(), 2);
@@ -631,11 +634,11 @@ struct Prefetching {
     prefetch: Option<String>,
 }
 
-impl spinneret::event_loop::FetchSource for Prefetching {
-    fn next_fetch(&mut self, now: std::time::Instant) -> spinneret::event_loop::Next {
+impl spinneret::fetcher::event_loop::FetchSource for Prefetching {
+    fn next_fetch(&mut self, now: std::time::Instant) -> spinneret::fetcher::event_loop::Next {
         self.inner.next_fetch(now)
     }
-    fn fetch_done(&mut self, done: &spinneret::fetch::FetchDone<'_>) {
+    fn fetch_done(&mut self, done: &spinneret::fetcher::fetch::FetchDone<'_>) {
         self.inner.fetch_done(done)
     }
     fn poll_prefetch(&mut self) -> Option<String> {
@@ -647,17 +650,20 @@ impl spinneret::event_loop::FetchSource for Prefetching {
 fn prefetched_names_are_resolved_before_any_url_needs_them() {
     let (_server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
     let dns = dns_server(&[("later.test", vec![Record::A(Ipv4Addr::LOCALHOST)])], &[]);
-    let mut crawler = spinneret::event_loop::Crawler::new(config(Some(dns.addr()))).unwrap();
+    let mut crawler =
+        spinneret::fetcher::event_loop::Crawler::new(config(Some(dns.addr()))).unwrap();
     let mut src = Prefetching {
         inner: common::Collect::default(),
         prefetch: Some("later.test".into()),
     };
-    src.inner.queue.push_back(spinneret::fetch::FetchRequest {
-        url: url::Url::parse(&url).unwrap(),
-        tag: 0,
-    });
+    src.inner
+        .queue
+        .push_back(spinneret::fetcher::fetch::FetchRequest {
+            url: url::Url::parse(&url).unwrap(),
+            tag: 0,
+        });
     let start = std::time::Instant::now();
-    while crawler.turn(&mut src).unwrap() == spinneret::event_loop::Turn::Continue {
+    while crawler.turn(&mut src).unwrap() == spinneret::fetcher::event_loop::Turn::Continue {
         assert!(start.elapsed() < Duration::from_secs(10), "did not finish");
     }
     // No URL of later.test was ever fetched, yet its name went out to the DNS server.

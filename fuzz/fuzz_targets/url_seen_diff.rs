@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 
 use libfuzzer_sys::fuzz_target;
-use spinneret::url_seen::UrlSeen;
+use spinneret::crawl::url_seen::UrlSeen;
 
 /// Longest run of consecutive keys one operation inserts.
 const MAX_RUN: u64 = 640;

@@ -6,9 +6,9 @@
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use spinneret::url_filter::{FilterConfig, Scope, UrlFilter};
-use spinneret::url_seen::url_key;
-use spinneret::urlnorm::{normalize, origin_key, parse_seed, MAX_URL_BYTES};
+use spinneret::crawl::url_filter::{FilterConfig, Scope, UrlFilter};
+use spinneret::crawl::url_seen::url_key;
+use spinneret::crawl::urlnorm::{normalize, origin_key, parse_seed, MAX_URL_BYTES};
 use url::Url;
 
 /// Parsed once: URL parsing dominates this target's cost.

@@ -15,8 +15,8 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
 use md5::{Digest, Md5};
-use spinneret::warc::reader::{parse_record, read_records, Record};
-use spinneret::warc::{
+use spinneret::store::warc::reader::{parse_record, read_records, Record};
+use spinneret::store::warc::{
     md5_base32, write_record, Exchange, RecordId, RecordType, WarcInfo, WarcWriter,
 };
 

@@ -16,7 +16,7 @@ mod request;
 mod response;
 
 pub use content::decode_content;
-pub use request::{write_request, Method, Request, RequestError};
+pub use request::{host_and_port, path_and_query, write_request, Method, Request, RequestError};
 pub use response::{ContentCoding, Framing, Progress, ResponseDecoder, ResponseHead};
 
 use crate::ReturnCode;

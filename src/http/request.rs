@@ -116,6 +116,18 @@ fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
+/// The request target of `url`: its path and, when present, `?query` — a slice of the URL's
+/// own string (no allocation), as the fetcher sends it and robots rules match it.
+pub fn path_and_query(url: &url::Url) -> &str {
+    &url[url::Position::BeforePath..url::Position::AfterQuery]
+}
+
+/// The `Host` header value of `url`: host, and `:port` when not the scheme's default (the url
+/// crate keeps only non-default ports) — a slice of the URL's own string.
+pub fn host_and_port(url: &url::Url) -> &str {
+    &url[url::Position::BeforeHost..url::Position::AfterPort]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,5 +239,18 @@ mod tests {
         };
         assert_eq!(write_request(&mut out, &req), Err(RequestError::HeaderName));
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn target_and_host_are_slices_of_the_url() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        assert_eq!(path_and_query(&u("http://h/a/b?x=1&y#frag")), "/a/b?x=1&y");
+        assert_eq!(path_and_query(&u("http://h")), "/");
+        assert_eq!(path_and_query(&u("http://h/p?")), "/p?");
+        assert_eq!(host_and_port(&u("http://h:80/")), "h");
+        assert_eq!(host_and_port(&u("https://h:443/")), "h");
+        assert_eq!(host_and_port(&u("http://h:8080/x")), "h:8080");
+        assert_eq!(host_and_port(&u("http://user:pw@h:81/")), "h:81");
+        assert_eq!(host_and_port(&u("http://[::1]:9/")), "[::1]:9");
     }
 }

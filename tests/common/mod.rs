@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use spinneret::addr_policy::AddrPolicy;
 use spinneret::dns::ResolverConfig;
-use spinneret::event_loop::{Crawler, CrawlerConfig, FetchSource, Next, Turn};
-use spinneret::fetch::{FetchDone, FetchRequest};
+use spinneret::fetcher::addr_policy::AddrPolicy;
+use spinneret::fetcher::event_loop::{Crawler, CrawlerConfig, FetchSource, Next, Turn};
+use spinneret::fetcher::fetch::{FetchDone, FetchRequest};
 use spinneret::http::Limits;
 use spinneret::ReturnCode;
 
@@ -71,7 +71,7 @@ pub fn config(dns: Option<SocketAddr>) -> CrawlerConfig {
         connect_timeout: Duration::from_secs(2),
         idle_timeout: Duration::from_secs(5),
         addr_policy: AddrPolicy::new(true, vec![]),
-        tls: spinneret::tls::client_config(None).unwrap(),
+        tls: spinneret::fetcher::tls::client_config(None).unwrap(),
         accept_encoding: true,
     }
 }
@@ -165,13 +165,14 @@ pub fn assert_spaced<'a>(
 }
 
 /// Reads `DIR/crawl.log`: checks the `#` header line, parses every other line.
-pub fn read_log(dir: &Path) -> Vec<spinneret::crawl_log::ParsedLine> {
+pub fn read_log(dir: &Path) -> Vec<spinneret::store::crawl_log::ParsedLine> {
     let text = std::fs::read_to_string(dir.join("crawl.log")).unwrap();
     let mut lines = text.lines();
     assert!(lines.next().unwrap().starts_with('#'), "header line first");
     lines
         .map(|l| {
-            spinneret::crawl_log::parse_line(l).unwrap_or_else(|| panic!("bad log line {l:?}"))
+            spinneret::store::crawl_log::parse_line(l)
+                .unwrap_or_else(|| panic!("bad log line {l:?}"))
         })
         .collect()
 }

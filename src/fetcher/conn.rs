@@ -186,7 +186,7 @@ fn recv_tls(
         if let Err(err) = tls.process_new_packets() {
             // Best effort: let the peer see our alert before the socket closes.
             let _ = tls.write_tls(stream);
-            return Err(crate::tls::classify(&err, handshaking));
+            return Err(crate::fetcher::tls::classify(&err, handshaking));
         }
         if eof && tls.is_handshaking() {
             // The peer hung up mid-handshake (e.g. a plain-text server that did not

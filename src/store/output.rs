@@ -24,9 +24,9 @@ use std::time::SystemTime;
 
 use md5::{Digest, Md5};
 
-use crate::crawl_log::{CrawlLog, LogLine};
-use crate::fetch::FetchDone;
-use crate::warc::{Exchange, WarcInfo, WarcWriter};
+use crate::fetcher::fetch::FetchDone;
+use crate::store::crawl_log::{CrawlLog, LogLine};
+use crate::store::warc::{Exchange, WarcInfo, WarcWriter};
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.
@@ -202,7 +202,7 @@ impl Output {
         let log_path = config.dir.join("crawl.log");
         let log = CrawlLog::create(&log_path).map_err(|e| err(&log_path, e))?;
         let mut seed = [0u8; 16];
-        if !crate::tls::secure_random(&mut seed) {
+        if !crate::fetcher::tls::secure_random(&mut seed) {
             // Record IDs need only be unique, not secret: fall back to time and pid.
             let t = SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)

@@ -6,7 +6,7 @@
 //! ```
 //! `Init` is a [`FetchRequest`] still in `wait_for_issue`; `Final` and `Error` are the single
 //! [`FetchDone`] handed to the caller, after which the record is gone. The event loop
-//! ([`crate::event_loop`]) owns every transition; this module only holds the data.
+//! ([`crate::fetcher::event_loop`]) owns every transition; this module only holds the data.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant, SystemTime};

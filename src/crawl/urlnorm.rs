@@ -4,8 +4,8 @@
 //! This module owns resolution against the page's base, the http/https-only rule, fragment
 //! removal, the hard length cap, and the wget-like seed syntax. The `url` crate does the WHATWG
 //! work (lowercasing scheme and host, default-port removal, dot-segment removal, IDN → punycode,
-//! percent-encoding). Scope and trap rules live in [`crate::url_filter`]; deduplication in
-//! [`crate::url_seen`]; extracting hrefs from pages (and entity decoding) in the link scanner.
+//! percent-encoding). Scope and trap rules live in [`crate::crawl::url_filter`]; deduplication in
+//! [`crate::crawl::url_seen`]; extracting hrefs from pages (and entity decoding) in the link scanner.
 
 use std::borrow::Cow;
 
@@ -66,18 +66,6 @@ pub fn parse_seed(s: &str) -> Result<Url, NormError> {
         check_scheme_and_authority(scheme, &text[scheme.len() + 1..])?;
     }
     finish(Url::parse(&text))
-}
-
-/// The request target of `url`: its path and, when present, `?query` — a slice of the URL's
-/// own string (no allocation), as the fetcher sends it and robots rules match it.
-pub fn path_and_query(url: &Url) -> &str {
-    &url[url::Position::BeforePath..url::Position::AfterQuery]
-}
-
-/// The `Host` header value of `url`: host, and `:port` when not the scheme's default (the url
-/// crate keeps only non-default ports) — a slice of the URL's own string.
-pub fn host_and_port(url: &Url) -> &str {
-    &url[url::Position::BeforeHost..url::Position::AfterPort]
 }
 
 /// `scheme://host:port` with the port always explicit (the default filled in): the key of the
@@ -360,18 +348,5 @@ mod tests {
         assert_eq!(key("http://example.com:8080/"), "http://example.com:8080");
         assert_eq!(key("http://[::1]:81/"), "http://[::1]:81");
         assert_eq!(key("http://h/"), key("http://h:80/"));
-    }
-
-    #[test]
-    fn request_target_and_host_header_are_slices_of_the_url() {
-        let u = |s: &str| Url::parse(s).unwrap();
-        assert_eq!(path_and_query(&u("http://h/a/b?x=1&y#frag")), "/a/b?x=1&y");
-        assert_eq!(path_and_query(&u("http://h")), "/");
-        assert_eq!(path_and_query(&u("http://h/p?")), "/p?");
-        assert_eq!(host_and_port(&u("http://h:80/")), "h");
-        assert_eq!(host_and_port(&u("https://h:443/")), "h");
-        assert_eq!(host_and_port(&u("http://h:8080/x")), "h:8080");
-        assert_eq!(host_and_port(&u("http://user:pw@h:81/")), "h:81");
-        assert_eq!(host_and_port(&u("http://[::1]:9/")), "[::1]:9");
     }
 }

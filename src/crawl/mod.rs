@@ -13,6 +13,11 @@
 //! like any other). The place marked *host splitter* in [`Crawl::admit`] is where a
 //! distributed crawl will send URLs of hosts owned by other nodes.
 
+pub mod frontier;
+pub mod url_filter;
+pub mod url_seen;
+pub mod urlnorm;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,16 +25,16 @@ use std::time::{Duration, Instant};
 use slab::Slab;
 use url::Url;
 
-use crate::event_loop::{FetchSource, Next};
-use crate::fetch::{FetchDone, FetchRequest};
-use crate::frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
+use crate::fetcher::event_loop::{FetchSource, Next};
+use crate::fetcher::fetch::{FetchDone, FetchRequest};
 use crate::links::{self, Links};
-use crate::output::Output;
 use crate::robots::{Check, FetchResult, RobotsCache};
-use crate::url_filter::{FilterConfig, Reject, UrlFilter};
-use crate::url_seen::{url_key, UrlSeen};
-use crate::urlnorm::{self, origin_key};
+use crate::store::output::Output;
 use crate::ReturnCode;
+use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
+use url_filter::{FilterConfig, Reject, UrlFilter};
+use url_seen::{url_key, UrlSeen};
+use urlnorm::origin_key;
 
 /// Redirect hops followed from the URL first queued.
 pub const MAX_REDIRECTS: u8 = 10;
@@ -348,7 +353,7 @@ impl Crawl {
         let gap = self.gap(done, self.robots.crawl_delay(&origin));
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
-        let md5 = crate::output::content_digest(done);
+        let md5 = crate::store::output::content_digest(done);
         // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
         // such, and its links are not scanned again.
         let ok_html = done.outcome.is_success()
@@ -465,7 +470,7 @@ impl FetchSource for Crawl {
             }
             match self
                 .robots
-                .check(&origin, urlnorm::path_and_query(&entry.url), now)
+                .check(&origin, crate::http::path_and_query(&entry.url), now)
             {
                 Check::Allowed => {
                     self.pages_issued += 1;

@@ -2,7 +2,7 @@
 //!
 //! The test web ([`spinneret_tools::testweb`]) runs in a child process (this same binary,
 //! hidden `__testweb` subcommand), so the figures printed here (CPU per page, peak RSS) are the
-//! crawler's alone. The crawl is a normal [`crate::cli::execute_crawl`] with politeness kept
+//! crawler's alone. The crawl is a normal [`crate::app::cli::execute_crawl`] with politeness kept
 //! at one connection per server and no delays, WARC written to a temporary directory; the
 //! result is checked against the exact URL set the test web says a full crawl must fetch.
 
@@ -15,16 +15,18 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::addr_policy::AddrPolicy;
-use crate::cli::{execute_crawl, CrawlReport, Setup, UsageError};
+use crate::app::cli::{Setup, UsageError};
+use crate::app::report::process_usage;
+use crate::app::report::CrawlReport;
+use crate::app::run::execute_crawl;
+use crate::crawl::url_filter::{FilterConfig, Scope};
 use crate::crawl::CrawlConfig;
-use crate::crawl_log;
 use crate::dns::ResolverConfig;
-use crate::event_loop::CrawlerConfig;
+use crate::fetcher::addr_policy::AddrPolicy;
+use crate::fetcher::event_loop::CrawlerConfig;
 use crate::http::Limits;
-use crate::output::OutputConfig;
-use crate::stats::process_usage;
-use crate::url_filter::{FilterConfig, Scope};
+use crate::store::crawl_log;
+use crate::store::output::OutputConfig;
 use crate::ReturnCode;
 
 /// How long the bench waits for the test web to come up (it renders every page first).
@@ -289,7 +291,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             max_conns: args.max_conns,
             conns_per_server: 1,
             max_live: (args.max_conns * 4).max(64),
-            user_agent: crate::cli::default_user_agent(),
+            user_agent: crate::app::cli::default_user_agent(),
             resolver: ResolverConfig {
                 servers: vec![web.dns],
                 ..ResolverConfig::default()
@@ -299,7 +301,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(15),
             addr_policy: AddrPolicy::new(false, vec!["127.0.0.0/8".parse().expect("literal CIDR")]),
-            tls: crate::tls::client_config(None)?,
+            tls: crate::fetcher::tls::client_config(None)?,
             accept_encoding: true,
         },
         output: OutputConfig {

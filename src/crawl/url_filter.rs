@@ -2,8 +2,8 @@
 //! (DESIGN §5).
 //!
 //! It owns the decision "may this normalized URL enter the frontier?" and counts every refusal by
-//! reason for the stats. It sees only [`url::Url`]s already normalized by [`crate::urlnorm`];
-//! deduplication is [`crate::url_seen`]'s job, robots.txt is checked later, just before a fetch.
+//! reason for the stats. It sees only [`url::Url`]s already normalized by [`crate::crawl::urlnorm`];
+//! deduplication is [`crate::crawl::url_seen`]'s job, robots.txt is checked later, just before a fetch.
 //!
 //! Checks run in a fixed order and the first failure is the one counted: link depth, URL length,
 //! denied domain, not-allowed domain, scope, path depth, repeated segments, pages per host.

@@ -3,7 +3,7 @@
 //! A URL becomes a 64-bit [`url_key`]: 24 high bits from MD5 of `host:port`, 40 low bits from
 //! MD5 of path+query. Keys of one host share their top bits, so one site's links land in the same
 //! few leaves of [`UrlSeen`] (locality now, sequential runs for a disk-spilling version later).
-//! Normalization is [`crate::urlnorm`]'s job and scope is [`crate::url_filter`]'s; this module
+//! Normalization is [`crate::crawl::urlnorm`]'s job and scope is [`crate::crawl::url_filter`]'s; this module
 //! only remembers keys. [`UrlSeen`]'s surface is kept minimal on purpose: a later version that
 //! spills leaves to disk must fit behind it.
 
@@ -501,7 +501,7 @@ mod tests {
                     "http://{}{}{}{}{}{}",
                     hosts[h], ports[p], dirs[d], files[f], queries[q], frags[fr]
                 );
-                let url = crate::urlnorm::normalize(&base, href.as_bytes()).unwrap();
+                let url = crate::crawl::urlnorm::normalize(&base, href.as_bytes()).unwrap();
                 let new = reference.insert(url.to_string());
                 prop_assert_eq!(set.insert(url_key(&url)), new, "{}", href);
             }

@@ -2,7 +2,7 @@
 //!
 //! The loop owns every socket, the clock and all timing; the protocol work is done by the
 //! sans-IO cores ([`crate::dns::Resolver`], [`crate::http::ResponseDecoder`]) and the byte
-//! shuffling by [`crate::conn`]. Work comes from a [`FetchSource`] (the `fetch` command's URL
+//! shuffling by [`crate::fetcher::conn`]. Work comes from a [`FetchSource`] (the `fetch` command's URL
 //! list, or the crawl frontier) and from [`Crawler::fetch_push`]; every request ends in exactly
 //! one [`FetchSource::fetch_done`] call.
 //!
@@ -26,14 +26,14 @@ use mio::net::{TcpStream, UdpSocket};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
-use crate::addr_policy::{AddrPolicy, Verdict};
-use crate::conn::{Conn, ConnectStatus, RecvStatus, Transport};
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
-use crate::fetch::{
+use crate::fetcher::addr_policy::{AddrPolicy, Verdict};
+use crate::fetcher::conn::{Conn, ConnectStatus, RecvStatus, Transport};
+use crate::fetcher::fetch::{
     Attempt, Fetch, FetchDone, FetchRequest, FetchState, Marks, Target, TargetHost, Timings,
 };
+use crate::fetcher::stats::LoopStats;
 use crate::http::{self, Limits, Method, Progress, Request, ResponseDecoder};
-use crate::stats::LoopStats;
 use crate::ReturnCode;
 
 /// The longest a poll sleeps, so that an interrupt flag set by a signal handler is seen soon.
@@ -224,7 +224,7 @@ impl Crawler {
                 .register(&mut sock, Token(DNS_TOKEN_BASE + i), Interest::READABLE)?;
             dns_sockets.push(sock);
         }
-        let mut ids = crate::tls::SecureIds::new();
+        let mut ids = crate::fetcher::tls::SecureIds::new();
         let resolver = Resolver::new(config.resolver.clone(), Box::new(move || ids.next_id()));
         Ok(Crawler {
             poll,
@@ -445,8 +445,8 @@ impl Crawler {
             &mut request,
             &Request {
                 method: Method::Get,
-                host: crate::urlnorm::host_and_port(&req.url),
-                target: crate::urlnorm::path_and_query(&req.url),
+                host: crate::http::host_and_port(&req.url),
+                target: crate::http::path_and_query(&req.url),
                 user_agent: &self.config.user_agent,
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,

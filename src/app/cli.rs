@@ -1,0 +1,352 @@
+//! The `spinneret` command line: flags → validated configuration → a run → an exit code.
+//!
+//! As in ripgrep, clap parses flags into plain argument structs, which are then checked and
+//! turned into the working configuration ([`CrawlerConfig`], [`OutputConfig`]); only this
+//! module turns errors into messages for people. Subcommands:
+//! - `fetch`: every given URL once, no link following;
+//! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
+//! - `bench`: crawl the built-in test web and report speed ([`crate::app::bench`]).
+
+use std::fmt;
+use std::io::{self, BufRead};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::dns::{self, ResolverConfig};
+use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
+use crate::fetcher::event_loop::CrawlerConfig;
+use crate::http::Limits;
+use crate::store::output::OutputConfig;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "spinneret",
+    version,
+    about = "A fast, polite web crawler writing WARC files"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Fetch every given URL once (no link following) and store the responses as WARC.
+    Fetch(FetchArgs),
+    /// Crawl from seed URLs, following links politely, and store every page as WARC.
+    Crawl(CrawlArgs),
+    /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
+    Bench(crate::app::bench::BenchArgs),
+    /// Serve the test web for `bench` (internal).
+    #[command(name = "__testweb", hide = true)]
+    TestWeb(crate::app::bench::TestWebArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CrawlArgs {
+    /// Seed URLs (a missing scheme means http://).
+    pub seeds: Vec<String>,
+    /// A file of seed URLs, one per line (blank lines and `#` comments ignored).
+    #[arg(long = "seeds", value_name = "FILE")]
+    pub seeds_file: Option<PathBuf>,
+    /// Stop after fetching this many pages.
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+    /// Do not follow links more than this many hops from a seed.
+    #[arg(long, value_name = "N")]
+    pub max_depth: Option<u32>,
+    /// Stop issuing fetches after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<u64>,
+    /// Which URLs to follow: the seeds' hosts, URLs under a seed's directory, or any.
+    #[arg(long, value_enum, default_value = "host")]
+    pub scope: ScopeArg,
+    /// Follow only hosts under this domain suffix (repeatable; e.g. `test`).
+    #[arg(long = "allow-domain", value_name = "SUFFIX")]
+    pub allow_domains: Vec<String>,
+    /// Never follow hosts under this domain suffix (repeatable; beats --allow-domain).
+    #[arg(long = "deny-domain", value_name = "SUFFIX")]
+    pub deny_domains: Vec<String>,
+    /// Minimum gap between two requests to one host.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub delay_ms: u64,
+    /// Gap ≥ this × the duration of the host's last fetch.
+    #[arg(long, value_name = "X", default_value_t = 5.0)]
+    pub delay_factor: f64,
+    /// Cap on a robots.txt Crawl-delay.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    pub max_crawl_delay: u64,
+    /// Stop following a host after this many pages.
+    #[arg(long, value_name = "N")]
+    pub max_pages_per_host: Option<u64>,
+    /// Longest URL followed.
+    #[arg(long, value_name = "N", default_value_t = crate::crawl::url_filter::DEFAULT_MAX_URL_LENGTH)]
+    pub max_url_length: usize,
+    /// Do not fetch or obey robots.txt (off by default; be sure you may).
+    #[arg(long)]
+    pub ignore_robots: bool,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ScopeArg {
+    Host,
+    Prefix,
+    Any,
+}
+
+#[derive(Args, Debug)]
+pub struct FetchArgs {
+    /// URLs to fetch.
+    pub urls: Vec<String>,
+    /// A file of URLs, one per line (blank lines and `#` comments ignored).
+    #[arg(long = "urls", value_name = "FILE")]
+    pub urls_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+/// Flags shared by every command that fetches.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    /// Output directory (created if missing): WARC files, crawl.log, stats.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// DNS server to query, IP or IP:PORT (repeatable; default: the nameservers of /etc/resolv.conf).
+    #[arg(long = "dns-server", value_name = "IP[:PORT]")]
+    pub dns_servers: Vec<String>,
+    /// Hosts file answered without DNS, or `none`.
+    #[arg(long, value_name = "PATH|none", default_value = "/etc/hosts")]
+    pub hosts_file: String,
+    /// Allow connections to loopback, private, link-local, CGNAT and reserved addresses.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Allow connections to this range even though it is private or reserved (repeatable).
+    #[arg(long = "allow-net", value_name = "CIDR")]
+    pub allow_nets: Vec<String>,
+    /// User-Agent header.
+    #[arg(long, value_name = "STR")]
+    pub user_agent: Option<String>,
+    /// Open HTTP connections in total.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_conns: usize,
+    /// Open connections per server IP.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub conns_per_server: usize,
+    /// Extra trust anchors (PEM) for HTTPS.
+    #[arg(long, value_name = "PEM")]
+    pub ca_file: Option<PathBuf>,
+    /// Total time to resolve one host name, all retries included.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub dns_timeout_ms: u64,
+    /// Overall time for one HTTP fetch (connect + request + whole response).
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub http_timeout_ms: u64,
+    /// Time allowed for the TCP connect (within the HTTP timeout).
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    pub connect_timeout_ms: u64,
+    /// Largest response body accepted, raw and decoded (e.g. 64M).
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
+    pub max_body_bytes: u64,
+    /// Start a new WARC file when the current one reaches this size (e.g. 1G).
+    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_size)]
+    pub warc_max_size: u64,
+    /// gzip level of the WARC records (1 fastest … 9 smallest).
+    #[arg(long, value_name = "0-9", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub warc_gzip_level: u32,
+}
+
+/// A size with an optional K/M/G suffix (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&s[..i], 1u64 << 10),
+        Some((i, 'm' | 'M')) => (&s[..i], 1 << 20),
+        Some((i, 'g' | 'G')) => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (examples: 65536, 64K, 100M, 1G)"))?;
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// A configuration problem, reported to the user with exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The working configuration built from [`CommonArgs`].
+pub struct Setup {
+    pub crawler: CrawlerConfig,
+    pub output: OutputConfig,
+}
+
+impl CommonArgs {
+    pub fn setup(&self) -> Result<Setup, UsageError> {
+        if self.max_conns == 0 {
+            return Err(UsageError("--max-conns must be at least 1".into()));
+        }
+        if self.conns_per_server == 0 {
+            return Err(UsageError("--conns-per-server must be at least 1".into()));
+        }
+        let mut servers = Vec::new();
+        for s in &self.dns_servers {
+            servers.push(parse_dns_server(s)?);
+        }
+        if servers.is_empty() {
+            // No servers is allowed: names then resolve only through the hosts file, and
+            // every other name ends as DnsServerUnknown.
+            if let Ok(text) = std::fs::read_to_string("/etc/resolv.conf") {
+                servers = dns::parse_resolv_conf(&text);
+            }
+        }
+        let hosts = if self.hosts_file == "none" {
+            Default::default()
+        } else {
+            match std::fs::read_to_string(&self.hosts_file) {
+                Ok(text) => dns::parse_hosts(&text),
+                // The default /etc/hosts may be missing on a minimal system; a named file not.
+                Err(_) if self.hosts_file == "/etc/hosts" => Default::default(),
+                Err(e) => return Err(UsageError(format!("--hosts-file {}: {e}", self.hosts_file))),
+            }
+        };
+        let mut allow_nets = Vec::new();
+        for s in &self.allow_nets {
+            let net: Cidr = s
+                .parse()
+                .map_err(|e| UsageError(format!("--allow-net {s}: {e}")))?;
+            allow_nets.push(net);
+        }
+        let tls = crate::fetcher::tls::client_config(self.ca_file.as_deref())
+            .map_err(|e| UsageError(e.to_string()))?;
+        let resolver = ResolverConfig {
+            servers,
+            hosts,
+            total_timeout: Duration::from_millis(self.dns_timeout_ms.max(1)),
+            ..ResolverConfig::default()
+        };
+        let limits = Limits {
+            max_body_bytes: self.max_body_bytes,
+            max_decoded_bytes: self.max_body_bytes,
+            // Chunk-size lines cost ~8 bytes per chunk: allow bodies in chunks of ≥ ~128 bytes.
+            max_framing_bytes: usize::try_from(self.max_body_bytes / 16)
+                .unwrap_or(usize::MAX)
+                .max(crate::http::DEFAULT_MAX_FRAMING_BYTES),
+            ..Limits::default()
+        };
+        let user_agent = self.user_agent.clone().unwrap_or_else(default_user_agent);
+        Ok(Setup {
+            crawler: CrawlerConfig {
+                max_conns: self.max_conns,
+                conns_per_server: self.conns_per_server,
+                max_live: (self.max_conns * 4).max(64),
+                user_agent,
+                resolver,
+                limits,
+                http_timeout: Duration::from_millis(self.http_timeout_ms.max(1)),
+                connect_timeout: Duration::from_millis(self.connect_timeout_ms.max(1)),
+                idle_timeout: Duration::from_secs(15),
+                addr_policy: AddrPolicy::new(self.allow_private, allow_nets),
+                tls,
+                accept_encoding: true,
+            },
+            output: OutputConfig {
+                dir: self.out.clone(),
+                warc_prefix: "spinneret".into(),
+                warc_max_size: self.warc_max_size,
+                gzip_level: self.warc_gzip_level,
+                software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
+            },
+        })
+    }
+}
+
+pub fn default_user_agent() -> String {
+    format!(
+        "spinneret/{} (+{})",
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_REPOSITORY")
+    )
+}
+
+fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {
+    if let Ok(addr) = s.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(ip) = s.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, 53));
+    }
+    Err(UsageError(format!(
+        "--dns-server {s}: expected IP or IP:PORT (e.g. 127.0.0.1:5353 or [::1]:53)"
+    )))
+}
+
+/// Reads a URL list: one per line, blank lines and `#` comments skipped. Returns the lines
+/// with their line numbers.
+pub fn read_url_file(path: &Path) -> Result<Vec<(usize, String)>, UsageError> {
+    let file =
+        std::fs::File::open(path).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let mut out = Vec::new();
+    for (i, line) in io::BufReader::new(file).lines().enumerate() {
+        let line =
+            line.map_err(|e| UsageError(format!("{}: line {}: {e}", path.display(), i + 1)))?;
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        out.push((i + 1, t.to_string()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("65536"), Ok(65536));
+        assert_eq!(parse_size("64K"), Ok(65536));
+        assert_eq!(parse_size("100m"), Ok(100 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
+
+    #[test]
+    fn dns_server_flags() {
+        assert_eq!(
+            parse_dns_server("127.0.0.1").unwrap(),
+            "127.0.0.1:53".parse().unwrap()
+        );
+        assert_eq!(
+            parse_dns_server("127.0.0.1:5353").unwrap(),
+            "127.0.0.1:5353".parse().unwrap()
+        );
+        assert_eq!(
+            parse_dns_server("::1").unwrap(),
+            "[::1]:53".parse().unwrap()
+        );
+        assert!(parse_dns_server("localhost").is_err());
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

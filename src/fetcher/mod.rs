@@ -1,0 +1,22 @@
+//! The fetcher: one `mio` event loop that moves bytes between sockets and the protocol cores,
+//! and owns all timing. It knows nothing of crawling or storage: requests come in through
+//! [`Crawler::fetch_push`], and every request comes out exactly once as a [`Completion`] that
+//! the driver takes with [`Crawler::poll_completion`].
+//!
+//! - [`event_loop`]: the `Crawler` and its turn; [`pool`]: open connections, busy servers and
+//!   the keep-alive pool; [`fetch`]: one URL in flight and its states; [`conn`]: the plain/TLS
+//!   byte transport; [`tls`]: rustls configuration; [`addr_policy`]: the SSRF guard;
+//!   [`stats`]: the loop's counters; [`driver`]: the generic loop that feeds a
+//!   [`FetchSource`] and hands it completions.
+//!
+//! See `docs/ARCHITECTURE.md` for the turn step by step.
+
+pub mod addr_policy;
+pub mod conn;
+pub mod event_loop;
+pub mod fetch;
+pub mod stats;
+pub mod tls;
+
+pub use event_loop::{Crawler, CrawlerConfig, FetchSource, Next};
+pub use fetch::{FetchDone, FetchRequest};

@@ -1,0 +1,91 @@
+//! Counters: what the event loop counts as it runs.
+//!
+//! The event loop bumps [`LoopStats`] in place (plain integers, no atomics: one thread);
+//! the app layer turns them into the progress line and `stats.json`.
+
+use crate::ReturnCode;
+
+/// Fetch outcomes counted by code.
+#[derive(Clone, Debug)]
+pub struct Outcomes {
+    counts: Vec<u64>,
+}
+
+impl Default for Outcomes {
+    fn default() -> Self {
+        Outcomes {
+            counts: vec![0; ReturnCode::ALL.len()],
+        }
+    }
+}
+
+impl Outcomes {
+    pub fn add(&mut self, code: ReturnCode) {
+        // Invariant: ALL lists every variant in declaration order, so `code as usize` indexes it.
+        self.counts[code as usize] += 1;
+    }
+
+    pub fn get(&self, code: ReturnCode) -> u64 {
+        self.counts[code as usize]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    pub fn failed(&self) -> u64 {
+        self.total() - self.get(ReturnCode::Success)
+    }
+
+    /// Non-zero failure counts, most frequent first.
+    pub fn failures(&self) -> Vec<(ReturnCode, u64)> {
+        let mut v: Vec<(ReturnCode, u64)> = ReturnCode::ALL
+            .iter()
+            .map(|&c| (c, self.get(c)))
+            .filter(|&(c, n)| n > 0 && c != ReturnCode::Success)
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+}
+
+/// What the event loop counts.
+#[derive(Clone, Debug, Default)]
+pub struct LoopStats {
+    pub issued: u64,
+    pub outcomes: Outcomes,
+    /// Response bytes received (raw, as on the wire after TLS).
+    pub bytes_received: u64,
+    pub live: usize,
+    pub peak_live: usize,
+    pub waiting_dns: usize,
+    pub waiting_http: usize,
+    pub conns_open: usize,
+    pub conns_opened: u64,
+    pub conns_reused: u64,
+    /// Fetches retried on a fresh connection after a reused one turned out to be closed.
+    pub stale_retries: u64,
+    pub dns_queries_sent: u64,
+    pub dns_cache_hits: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_count_by_code() {
+        let mut o = Outcomes::default();
+        o.add(ReturnCode::Success);
+        o.add(ReturnCode::Success);
+        o.add(ReturnCode::DnsTimeout);
+        o.add(ReturnCode::HttpConnect);
+        o.add(ReturnCode::HttpConnect);
+        assert_eq!(o.total(), 5);
+        assert_eq!(o.failed(), 3);
+        assert_eq!(
+            o.failures(),
+            vec![(ReturnCode::HttpConnect, 2), (ReturnCode::DnsTimeout, 1)]
+        );
+    }
+}

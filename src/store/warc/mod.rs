@@ -1,0 +1,245 @@
+//! WARC/1.1 output (ISO 28500, DESIGN §7): record formatting, record IDs, digests, and the
+//! size-rotated `.warc.gz` file writer.
+//!
+//! [`write_record`] is a pure function from byte slices to the record's uncompressed bytes; the
+//! [`WarcWriter`] gzips each record as its own gzip member (so readers can seek to any record)
+//! and appends it to the current file. What goes *into* a record (the exact request bytes sent,
+//! the exact response bytes received, the payload MD5) is decided by the fetch layer; this
+//! module never parses HTTP. [`reader`] reads files back for tests and fuzzing.
+//!
+//! Files are named `{prefix}-{timestamp}-{seq:05}.warc.gz` from our own clock and counter, never
+//! from server data. A file is written as `NAME.open` and renamed to `NAME` when closed, so a
+//! finished name is always a complete file.
+
+use std::fmt;
+use std::io::Write;
+use std::net::IpAddr;
+use std::time::SystemTime;
+
+use md5::{Digest, Md5};
+
+use crate::datetime;
+
+/// `WARC-Type` values this crate writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordType {
+    Warcinfo,
+    Request,
+    Response,
+    Metadata,
+    Resource,
+}
+
+impl RecordType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordType::Warcinfo => "warcinfo",
+            RecordType::Request => "request",
+            RecordType::Response => "response",
+            RecordType::Metadata => "metadata",
+            RecordType::Resource => "resource",
+        }
+    }
+}
+
+/// A record's UUID; displays as `<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RecordId(pub [u8; 16]);
+
+impl fmt::Display for RecordId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = [0u8; 36];
+        let mut i = 0;
+        for (n, b) in self.0.iter().enumerate() {
+            if matches!(n, 4 | 6 | 8 | 10) {
+                s[i] = b'-';
+                i += 1;
+            }
+            s[i] = HEX[usize::from(b >> 4)];
+            s[i + 1] = HEX[usize::from(b & 15)];
+            i += 2;
+        }
+        // Only hex digits and dashes were written.
+        let s = std::str::from_utf8(&s).expect("uuid text is ASCII");
+        write!(f, "<urn:uuid:{s}>")
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Record IDs without a random-number crate: `id_n = MD5(seed || n)` with the UUIDv4 version
+/// and variant bits set. With a random seed per run (the caller's job) IDs are unique across
+/// runs; within a run they are unique because `n` never repeats.
+#[derive(Clone, Debug)]
+pub struct RecordIdGen {
+    seed: [u8; 16],
+    next: u64,
+}
+
+impl RecordIdGen {
+    pub fn new(seed: [u8; 16]) -> Self {
+        RecordIdGen { seed, next: 0 }
+    }
+
+    pub fn next_id(&mut self) -> RecordId {
+        let mut h = Md5::new();
+        h.update(self.seed);
+        h.update(self.next.to_be_bytes());
+        self.next = self.next.wrapping_add(1);
+        let mut b: [u8; 16] = h.finalize().into();
+        b[6] = (b[6] & 0x0f) | 0x40; // version 4
+        b[8] = (b[8] & 0x3f) | 0x80; // variant 10xx (RFC 4122)
+        RecordId(b)
+    }
+}
+
+const BASE32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+/// RFC 4648 base32 with padding.
+fn base32_into(out: &mut Vec<u8>, data: &[u8]) {
+    for chunk in data.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let v = buf.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+        // Output characters carrying at least one input bit; the rest of the 8 are padding.
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                out.push(BASE32[((v >> (35 - 5 * i)) & 31) as usize]);
+            } else {
+                out.push(b'=');
+            }
+        }
+    }
+}
+
+fn push_md5_base32(out: &mut Vec<u8>, digest: &[u8; 16]) {
+    out.extend_from_slice(b"md5:");
+    base32_into(out, digest);
+}
+
+/// `md5:` + RFC 4648 base32 of the digest (the form warcio verifies), e.g.
+/// `md5:2QJHVB6SOU5TRVDIBOMOYCAJ7M======`.
+pub fn md5_base32(digest: &[u8; 16]) -> String {
+    let mut out = Vec::with_capacity(36);
+    push_md5_base32(&mut out, digest);
+    // Only base32 alphabet bytes were written.
+    String::from_utf8(out).expect("base32 is ASCII")
+}
+
+/// Appends a header value, percent-encoding bytes that would break the header line (CR, LF and
+/// other controls). Values we write are URLs and our own text, so this is a guard, not a codec.
+fn push_field_value(out: &mut Vec<u8>, v: &str) {
+    for &b in v.as_bytes() {
+        if b < 0x20 || b == 0x7f {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    push_field_value(out, value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Appends one uncompressed WARC/1.1 record to `out`:
+/// `WARC/1.1`, `WARC-Type`, `WARC-Record-ID`, `WARC-Date` (seconds), `extra_fields` in order,
+/// `Content-Type`, `Content-Length`, `WARC-Block-Digest` (MD5 of the block), a blank line, the
+/// block (the concatenation of `block`), and the record end `\r\n\r\n`.
+pub fn write_record(
+    out: &mut Vec<u8>,
+    kind: RecordType,
+    id: &RecordId,
+    date: SystemTime,
+    extra_fields: &[(&str, &str)],
+    content_type: &str,
+    block: &[&[u8]],
+) {
+    let mut h = Md5::new();
+    let mut len: u64 = 0;
+    for part in block {
+        h.update(part);
+        len += part.len() as u64;
+    }
+    let digest: [u8; 16] = h.finalize().into();
+
+    out.extend_from_slice(b"WARC/1.1\r\n");
+    push_field(out, "WARC-Type", kind.as_str());
+    out.extend_from_slice(b"WARC-Record-ID: ");
+    // Writing into a Vec cannot fail.
+    write!(out, "{id}").expect("write to Vec");
+    out.extend_from_slice(b"\r\nWARC-Date: ");
+    datetime::write_rfc3339(out, date, false);
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in extra_fields {
+        push_field(out, name, value);
+    }
+    push_field(out, "Content-Type", content_type);
+    write!(out, "Content-Length: {len}\r\n").expect("write to Vec");
+    out.extend_from_slice(b"WARC-Block-Digest: ");
+    push_md5_base32(out, &digest);
+    out.extend_from_slice(b"\r\n\r\n");
+    for part in block {
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(b"\r\n\r\n");
+}
+
+/// Who wrote the file: the `warcinfo` record that opens each file.
+#[derive(Clone, Debug)]
+pub struct WarcInfo {
+    pub software: String,
+    pub hostname: String,
+    pub operator: Option<String>,
+    pub description: Option<String>,
+}
+
+impl WarcInfo {
+    /// The `application/warc-fields` block.
+    fn block(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(256);
+        push_field(&mut b, "software", &self.software);
+        push_field(&mut b, "hostname", &self.hostname);
+        push_field(&mut b, "format", "WARC File Format 1.1");
+        push_field(
+            &mut b,
+            "conformsTo",
+            "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+        );
+        if let Some(op) = &self.operator {
+            push_field(&mut b, "operator", op);
+        }
+        if let Some(d) = &self.description {
+            push_field(&mut b, "description", d);
+        }
+        b
+    }
+}
+
+/// One HTTP exchange as it went over the wire.
+#[derive(Clone, Copy, Debug)]
+pub struct Exchange<'a> {
+    pub target_uri: &'a str,
+    pub date: SystemTime,
+    pub ip: Option<IpAddr>,
+    /// The exact request bytes sent.
+    pub request: &'a [u8],
+    /// The exact response bytes received: head and body, transfer coding intact.
+    pub response: &'a [u8],
+    /// MD5 of the payload, written as `WARC-Payload-Digest` when `Some`. warcio (and the WARC
+    /// readers built like it) check it against the bytes after the response head *as stored*:
+    /// chunk framing and content coding included (see the warcio test below).
+    pub payload_digest: Option<[u8; 16]>,
+}
+
+pub mod reader;
+mod writer;
+
+pub use writer::WarcWriter;
+
+#[cfg(test)]
+mod tests;
