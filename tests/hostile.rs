@@ -1235,8 +1235,7 @@ fn hostile_robots_crawl() {
 /// ready (a robots.txt redirect hop), so each hop stalled for the whole back-off.
 #[test]
 fn finished_fetch_clears_the_source_wait() {
-    use spinneret::fetcher::event_loop::{Crawler, FetchSource, Next, Turn};
-    use spinneret::fetcher::fetch::{FetchDone, FetchRequest};
+    use spinneret::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
 
     struct Source {
         urls: Vec<String>,
@@ -1261,7 +1260,7 @@ fn finished_fetch_clears_the_source_wait() {
                 (_, None) => Next::Idle,
             }
         }
-        fn fetch_done(&mut self, _: &FetchDone<'_>) {
+        fn fetch_done(&mut self, _: &FetchDone<'_>, _: Instant) {
             self.done += 1;
             self.ready = true; // the next URL is due at once (like a robots.txt redirect hop)
         }
@@ -1293,14 +1292,12 @@ fn finished_fetch_clears_the_source_wait() {
         done: 0,
     };
     let mut crawler = Crawler::new(common::config(None)).unwrap();
-    let started = Instant::now();
-    while crawler.turn(&mut src).unwrap() != Turn::Finished {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "the second URL waited for the stale Wait deadline ({} done)",
-            src.done
-        );
-    }
+    common::drive(
+        &mut crawler,
+        &mut src,
+        Duration::from_secs(5),
+        "the second URL waited for the stale Wait deadline",
+    );
     assert_eq!(src.done, 2);
 }
 

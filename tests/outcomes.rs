@@ -618,10 +618,12 @@ fn pushed_requests_go_first_and_each_ends_once() {
         url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
         tag: 1,
     });
-    let start = std::time::Instant::now();
-    while crawler.turn(&mut src).unwrap() == spinneret::fetcher::event_loop::Turn::Continue {
-        assert!(start.elapsed() < Duration::from_secs(10), "did not finish");
-    }
+    common::drive(
+        &mut crawler,
+        &mut src,
+        Duration::from_secs(10),
+        "two fetches",
+    );
     assert_eq!(src.done.len(), 2);
     assert!(src.done.iter().all(|d| d.outcome == ReturnCode::Success));
     let targets: Vec<String> = server.requests().iter().map(|r| r.target.clone()).collect();
@@ -634,12 +636,12 @@ struct Prefetching {
     prefetch: Option<String>,
 }
 
-impl spinneret::fetcher::event_loop::FetchSource for Prefetching {
-    fn next_fetch(&mut self, now: std::time::Instant) -> spinneret::fetcher::event_loop::Next {
+impl spinneret::fetcher::FetchSource for Prefetching {
+    fn next_fetch(&mut self, now: std::time::Instant) -> spinneret::fetcher::Next {
         self.inner.next_fetch(now)
     }
-    fn fetch_done(&mut self, done: &spinneret::fetcher::fetch::FetchDone<'_>) {
-        self.inner.fetch_done(done)
+    fn fetch_done(&mut self, done: &spinneret::fetcher::FetchDone<'_>, now: std::time::Instant) {
+        self.inner.fetch_done(done, now)
     }
     fn poll_prefetch(&mut self) -> Option<String> {
         self.prefetch.take()
@@ -662,10 +664,7 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
             url: url::Url::parse(&url).unwrap(),
             tag: 0,
         });
-    let start = std::time::Instant::now();
-    while crawler.turn(&mut src).unwrap() == spinneret::fetcher::event_loop::Turn::Continue {
-        assert!(start.elapsed() < Duration::from_secs(10), "did not finish");
-    }
+    common::drive(&mut crawler, &mut src, Duration::from_secs(10), "prefetch");
     // No URL of later.test was ever fetched, yet its name went out to the DNS server.
     assert_eq!(src.inner.done.len(), 1);
     // The server logs queries on its own thread: give it a bounded moment.

@@ -24,7 +24,6 @@ use crate::crawl::CrawlConfig;
 use crate::dns::ResolverConfig;
 use crate::fetcher::addr_policy::AddrPolicy;
 use crate::fetcher::event_loop::CrawlerConfig;
-use crate::http::Limits;
 use crate::store::crawl_log;
 use crate::store::output::OutputConfig;
 use crate::ReturnCode;
@@ -286,24 +285,18 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
 
     let out_dir = scratch.join("out");
     let _ = std::fs::remove_dir_all(&out_dir);
-    let setup = Setup {
-        crawler: CrawlerConfig {
-            max_conns: args.max_conns,
-            conns_per_server: 1,
-            max_live: (args.max_conns * 4).max(64),
-            user_agent: crate::app::cli::default_user_agent(),
-            resolver: ResolverConfig {
-                servers: vec![web.dns],
-                ..ResolverConfig::default()
-            },
-            limits: Limits::default(),
-            http_timeout: Duration::from_secs(30),
-            connect_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(15),
-            addr_policy: AddrPolicy::new(false, vec!["127.0.0.0/8".parse().expect("literal CIDR")]),
-            tls: crate::fetcher::tls::client_config(None)?,
-            accept_encoding: true,
+    let mut crawler = CrawlerConfig::new(
+        args.max_conns,
+        ResolverConfig {
+            servers: vec![web.dns],
+            ..ResolverConfig::default()
         },
+        crate::fetcher::tls::client_config(None)?,
+    );
+    crawler.addr_policy =
+        AddrPolicy::new(false, vec!["127.0.0.0/8".parse().expect("literal CIDR")]);
+    let setup = Setup {
+        crawler,
         output: OutputConfig {
             dir: out_dir.clone(),
             warc_prefix: "bench".into(),
@@ -312,20 +305,18 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
         },
     };
+    // Politeness stays one connection per server, without delays: the test web is ours.
     let config = CrawlConfig {
-        filter: FilterConfig {
-            scope: Scope::Any,
-            allow_domains: vec!["test".into()],
-            ..FilterConfig::default()
-        },
-        max_pages: None,
-        max_time: None,
         delay: Duration::ZERO,
         delay_factor: 0.0,
-        max_crawl_delay: Duration::from_secs(30),
-        ignore_robots: false,
-        product_token: "spinneret".into(),
-        back_queues: args.max_conns * 3,
+        ..CrawlConfig::new(
+            FilterConfig {
+                scope: Scope::Any,
+                allow_domains: vec!["test".into()],
+                ..FilterConfig::default()
+            },
+            args.max_conns,
+        )
     };
     let web_cpu_before = web.cpu();
     let (cpu_before, _) = process_usage();

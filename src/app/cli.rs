@@ -247,22 +247,17 @@ impl CommonArgs {
                 .max(crate::http::DEFAULT_MAX_FRAMING_BYTES),
             ..Limits::default()
         };
-        let user_agent = self.user_agent.clone().unwrap_or_else(default_user_agent);
+        let mut crawler = CrawlerConfig::new(self.max_conns, resolver, tls);
+        crawler.conns_per_server = self.conns_per_server;
+        if let Some(ua) = &self.user_agent {
+            crawler.user_agent = ua.clone();
+        }
+        crawler.limits = limits;
+        crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
+        crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
+        crawler.addr_policy = AddrPolicy::new(self.allow_private, allow_nets);
         Ok(Setup {
-            crawler: CrawlerConfig {
-                max_conns: self.max_conns,
-                conns_per_server: self.conns_per_server,
-                max_live: (self.max_conns * 4).max(64),
-                user_agent,
-                resolver,
-                limits,
-                http_timeout: Duration::from_millis(self.http_timeout_ms.max(1)),
-                connect_timeout: Duration::from_millis(self.connect_timeout_ms.max(1)),
-                idle_timeout: Duration::from_secs(15),
-                addr_policy: AddrPolicy::new(self.allow_private, allow_nets),
-                tls,
-                accept_encoding: true,
-            },
+            crawler,
             output: OutputConfig {
                 dir: self.out.clone(),
                 warc_prefix: "spinneret".into(),
@@ -272,14 +267,6 @@ impl CommonArgs {
             },
         })
     }
-}
-
-pub fn default_user_agent() -> String {
-    format!(
-        "spinneret/{} (+{})",
-        env!("CARGO_PKG_VERSION"),
-        env!("CARGO_PKG_REPOSITORY")
-    )
 }
 
 fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {

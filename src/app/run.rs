@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::app::cli::{read_url_file, CrawlArgs, FetchArgs, ScopeArg, Setup, UsageError};
 use crate::app::report::{CrawlReport, Progress, Summary};
-use crate::fetcher::event_loop::{Crawler, FetchSource, Next, Turn};
-use crate::fetcher::fetch::{FetchDone, FetchRequest};
+use crate::crawl::Crawl;
+use crate::fetcher::{Crawler, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn};
 use crate::store::output::Output;
 use crate::ReturnCode;
 
@@ -55,15 +55,16 @@ fn drive<S: StoringSource>(
     mut progress: Option<&mut Progress>,
 ) -> Result<bool, Box<dyn std::error::Error>> {
     install_interrupt_handler();
+    let mut driver = Driver::new();
     loop {
         if interrupted() {
-            crawler.interrupt(source);
+            driver.interrupt(crawler, source);
             return match source.take_io_error() {
                 Some(e) => Err(Box::new(e)),
                 None => Ok(true),
             };
         }
-        if crawler.turn(source)? == Turn::Finished {
+        if driver.turn(crawler, source)? == Turn::Finished {
             return match source.take_io_error() {
                 Some(e) => Err(Box::new(e)),
                 None => Ok(false),
@@ -80,13 +81,13 @@ fn drive<S: StoringSource>(
     }
 }
 
-impl StoringSource for crate::crawl::Crawl {
+impl StoringSource for Crawl<Output> {
     fn take_io_error(&mut self) -> Option<io::Error> {
         self.io_error.take()
     }
 
     fn output(&mut self) -> &mut Output {
-        crate::crawl::Crawl::output(self)
+        self.sink()
     }
 }
 
@@ -128,7 +129,7 @@ impl FetchSource for FetchList {
         Next::Done
     }
 
-    fn fetch_done(&mut self, done: &FetchDone<'_>) {
+    fn fetch_done(&mut self, done: &FetchDone<'_>, _now: Instant) {
         if let Err(e) = self.output.record(done, None) {
             self.io_error.get_or_insert(e);
         }
@@ -234,15 +235,13 @@ pub fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         ..FilterConfig::default()
     };
     let config = CrawlConfig {
-        filter,
         max_pages: args.max_pages,
         max_time: args.max_time.map(Duration::from_secs),
         delay: Duration::from_millis(args.delay_ms),
         delay_factor: args.delay_factor,
         max_crawl_delay: Duration::from_secs(args.max_crawl_delay),
         ignore_robots: args.ignore_robots,
-        product_token: "spinneret".into(),
-        back_queues: setup.crawler.max_conns * 3,
+        ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
     let report = execute_crawl(setup, config, seeds, true)?;
     if report.interrupted {
@@ -263,8 +262,6 @@ pub fn execute_crawl(
     seeds: Vec<url::Url>,
     show_progress: bool,
 ) -> Result<CrawlReport, Box<dyn std::error::Error>> {
-    use crate::crawl::Crawl;
-
     let output = Output::create(&setup.output)?;
     let mut crawler = Crawler::new(setup.crawler)?;
     let started = Instant::now();
@@ -289,7 +286,7 @@ pub fn execute_crawl(
         .iter()
         .map(|&(r, n)| (r.name(), n))
         .collect();
-    let output = crawl.into_output();
+    let output = crawl.into_sink();
     let out_dir = output.dir().to_path_buf();
     let body_bytes = output.stored().body_bytes;
     let warc_files = output.finish()?;

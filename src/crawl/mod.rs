@@ -14,6 +14,7 @@
 //! distributed crawl will send URLs of hosts owned by other nodes.
 
 pub mod frontier;
+pub mod sink;
 pub mod url_filter;
 pub mod url_seen;
 pub mod urlnorm;
@@ -25,13 +26,12 @@ use std::time::{Duration, Instant};
 use slab::Slab;
 use url::Url;
 
-use crate::fetcher::event_loop::{FetchSource, Next};
-use crate::fetcher::fetch::{FetchDone, FetchRequest};
+use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
 use crate::links::{self, Links};
 use crate::robots::{Check, FetchResult, RobotsCache};
-use crate::store::output::Output;
 use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
+use sink::Sink;
 use url_filter::{FilterConfig, Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};
 use urlnorm::origin_key;
@@ -73,6 +73,29 @@ pub struct CrawlConfig {
     pub product_token: String,
     /// Back queues of the frontier (≈ 3 × connections).
     pub back_queues: usize,
+}
+
+/// Back queues per connection (Mercator: about three, so a freed connection always finds a
+/// host that is due).
+const BACK_QUEUES_PER_CONN: usize = 3;
+
+impl CrawlConfig {
+    /// The defaults for a crawl over `max_conns` connections: a 1 s minimum gap per host
+    /// (and 5 × the host's last fetch time), robots.txt obeyed with Crawl-delay capped at
+    /// 30 s, no page or time limit.
+    pub fn new(filter: FilterConfig, max_conns: usize) -> CrawlConfig {
+        CrawlConfig {
+            filter,
+            max_pages: None,
+            max_time: None,
+            delay: Duration::from_secs(1),
+            delay_factor: 5.0,
+            max_crawl_delay: Duration::from_secs(30),
+            ignore_robots: false,
+            product_token: "spinneret".into(),
+            back_queues: max_conns.max(1) * BACK_QUEUES_PER_CONN,
+        }
+    }
 }
 
 /// A URL waiting in the frontier.
@@ -132,7 +155,7 @@ pub struct StageTimes {
     pub store: Duration,
 }
 
-pub struct Crawl {
+pub struct Crawl<S: Sink> {
     config: CrawlConfig,
     frontier: Frontier<Entry>,
     filter: UrlFilter,
@@ -144,7 +167,7 @@ pub struct Crawl {
     /// Fetches to issue before anything from the frontier (robots.txt redirect hops).
     ready: VecDeque<FetchRequest>,
     links: Links,
-    output: Output,
+    sink: S,
     prefetch: VecDeque<String>,
     hosts_seen: HashSet<String>,
     counters: CrawlCounters,
@@ -154,8 +177,8 @@ pub struct Crawl {
     pub io_error: Option<std::io::Error>,
 }
 
-impl Crawl {
-    pub fn new(config: CrawlConfig, output: Output, now: Instant) -> Crawl {
+impl<S: Sink> Crawl<S> {
+    pub fn new(config: CrawlConfig, sink: S, now: Instant) -> Crawl<S> {
         Crawl {
             frontier: Frontier::new(&FrontierConfig {
                 priorities: PRIORITIES,
@@ -174,7 +197,7 @@ impl Crawl {
             inflight: Slab::new(),
             ready: VecDeque::new(),
             links: Links::new(),
-            output,
+            sink,
             prefetch: VecDeque::new(),
             hosts_seen: HashSet::new(),
             counters: CrawlCounters::default(),
@@ -211,12 +234,12 @@ impl Crawl {
         self.filter.rejections()
     }
 
-    pub fn output(&mut self) -> &mut Output {
-        &mut self.output
+    pub fn sink(&mut self) -> &mut S {
+        &mut self.sink
     }
 
-    pub fn into_output(self) -> Output {
-        self.output
+    pub fn into_sink(self) -> S {
+        self.sink
     }
 
     /// A URL found on a page (or a seed, or a redirect target): filter, de-duplicate, queue.
@@ -271,8 +294,8 @@ impl Crawl {
         self.counters.robots_excluded += 1;
         let referrer = entry.referrer.as_deref();
         if let Err(e) =
-            self.output
-                .record_unfetched(entry.url.as_str(), referrer, ReturnCode::RobotsExcluded)
+            self.sink
+                .log_unfetched(entry.url.as_str(), referrer, ReturnCode::RobotsExcluded)
         {
             self.io_error.get_or_insert(e);
         }
@@ -292,7 +315,8 @@ impl Crawl {
         now: Instant,
     ) {
         self.counters.robots_fetched += 1;
-        if let Err(e) = self.output.record(done, None) {
+        let digest = done.content_digest();
+        if let Err(e) = self.sink.store(done, None, done.outcome, digest) {
             self.io_error.get_or_insert(e);
         }
         let status = done.status();
@@ -353,7 +377,7 @@ impl Crawl {
         let gap = self.gap(done, self.robots.crawl_delay(&origin));
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
-        let md5 = crate::store::output::content_digest(done);
+        let md5 = done.content_digest();
         // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
         // such, and its links are not scanned again.
         let ok_html = done.outcome.is_success()
@@ -368,8 +392,8 @@ impl Crawl {
             done.outcome
         };
         if let Err(e) = self
-            .output
-            .record_as(done, entry.referrer.as_deref(), outcome, md5)
+            .sink
+            .store(done, entry.referrer.as_deref(), outcome, md5)
         {
             self.io_error.get_or_insert(e);
         }
@@ -386,7 +410,7 @@ impl Crawl {
                 match urlnorm::normalize(&entry.url, loc) {
                     Ok(target) if entry.hops >= MAX_REDIRECTS => {
                         self.counters.too_many_redirects += 1;
-                        if let Err(e) = self.output.record_unfetched(
+                        if let Err(e) = self.sink.log_unfetched(
                             target.as_str(),
                             Some(entry.url.as_str()),
                             ReturnCode::TooManyRedirects,
@@ -441,7 +465,7 @@ fn is_html(content_type: Option<&[u8]>) -> bool {
     }
 }
 
-impl FetchSource for Crawl {
+impl<S: Sink> FetchSource for Crawl<S> {
     fn next_fetch(&mut self, now: Instant) -> Next {
         if let Some(req) = self.ready.pop_front() {
             return Next::Fetch(req);
@@ -514,11 +538,11 @@ impl FetchSource for Crawl {
                 }
             }
         }
-        Next::Idle
+        // Out of pops for this call with more perhaps queued: come back at once.
+        Next::Wait(now)
     }
 
-    fn fetch_done(&mut self, done: &FetchDone<'_>) {
-        let now = Instant::now();
+    fn fetch_done(&mut self, done: &FetchDone<'_>, now: Instant) {
         let t = done.timings;
         let stages = &mut self.counters.stages;
         stages.dns += t.dns;

@@ -1,20 +1,24 @@
-//! The `Crawler`: one `mio::Poll` loop driving every [`Fetch`] (DESIGN §2).
+//! The `Crawler`: one `mio::Poll` loop driving every [`Fetch`] (`docs/ARCHITECTURE.md`).
 //!
 //! The loop owns every socket, the clock and all timing; the protocol work is done by the
 //! sans-IO cores ([`crate::dns::Resolver`], [`crate::http::ResponseDecoder`]) and the byte
-//! shuffling by [`crate::fetcher::conn`]. Work comes from a [`FetchSource`] (the `fetch` command's URL
-//! list, or the crawl frontier) and from [`Crawler::fetch_push`]; every request ends in exactly
-//! one [`FetchSource::fetch_done`] call.
+//! shuffling by [`super::conn`]. Requests come in through [`Crawler::fetch_push`]; every
+//! request ends in exactly one [`Completion`], queued for the driver ([`super::driver`]) to
+//! take with [`Crawler::poll_completion`] between turns: the loop never calls out in the
+//! middle of a turn. The clock is read once per turn, after the poll; [`Crawler::now`] hands
+//! that reading on.
 //!
 //! The book's queues, by name:
 //! - `wait_for_issue`: pushed requests not yet given a `Fetch` (the live count is bounded);
 //! - `wait_for_dns`: fetches waiting for a name, by name (the per-server query lists live in
 //!   the resolver, which sends each new query to the server with the shortest list);
 //! - `wait_for_http`: resolved fetches waiting for a connection slot;
-//! - `busy_servers`: open connections per server IP (politeness: `--conns-per-server`).
+//! - `busy_servers`: open connections per server IP (politeness: `--conns-per-server`), kept
+//!   by [`super::pool::ConnPool`] with the keep-alive pool;
+//! - `completions`: finished requests waiting for the driver.
 //!
 //! Each turn: issue new fetches, start waiting ones whose server has room, poll until the
-//! earliest deadline, expire what is late, advance what is ready, hand finished fetches back.
+//! earliest deadline, read the clock, expire what is late, advance what is ready.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::io;
@@ -26,13 +30,14 @@ use mio::net::{TcpStream, UdpSocket};
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
-use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
-use crate::fetcher::addr_policy::{AddrPolicy, Verdict};
-use crate::fetcher::conn::{Conn, ConnectStatus, RecvStatus, Transport};
-use crate::fetcher::fetch::{
-    Attempt, Fetch, FetchDone, FetchRequest, FetchState, Marks, Target, TargetHost, Timings,
+use super::addr_policy::{AddrPolicy, Verdict};
+use super::conn::{Conn, ConnectStatus, RecvStatus, Transport};
+use super::fetch::{
+    Attempt, Completion, Fetch, FetchRequest, FetchState, Marks, Target, TargetHost,
 };
-use crate::fetcher::stats::LoopStats;
+use super::pool::{ConnEntry, ConnKey, ConnPool, ConnState};
+use super::stats::LoopStats;
+use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, Limits, Method, Progress, Request, ResponseDecoder};
 use crate::ReturnCode;
 
@@ -55,21 +60,25 @@ const POOLED_BUFFER_MAX: usize = 1 << 20;
 /// Extra time the loop allows the resolver beyond its own total timeout before it declares a
 /// fetch's DNS stage timed out itself (a safety net: the resolver should always answer first).
 const DNS_GRACE: Duration = Duration::from_secs(2);
-/// Prefetch names taken from the source per turn, and the most queries they may leave
-/// outstanding (prefetching must not crowd out the lookups of URLs that are due).
-const MAX_PREFETCH_PER_TURN: usize = 32;
+/// The most DNS queries prefetching may leave outstanding (it must not crowd out the lookups
+/// of URLs that are due).
 const MAX_PREFETCH_PENDING: usize = 256;
-/// Times one turn re-asks an idle source after synchronous completions before polling.
-const MAX_IDLE_RECHECKS: usize = 8;
+/// Live fetches per allowed connection: enough to keep every connection busy while others
+/// wait for DNS or for their server's turn.
+const LIVE_PER_CONN: usize = 4;
+/// The fewest live fetches, however few connections.
+const MIN_LIVE: usize = 64;
 
-/// What the crawler needs to know to run.
+/// What the crawler needs to know to run. Built with [`CrawlerConfig::new`] (the one place
+/// that knows the defaults), then adjusted field by field.
 #[derive(Clone)]
 pub struct CrawlerConfig {
     /// Open HTTP connections in total.
     pub max_conns: usize,
     /// Open connections per server IP.
     pub conns_per_server: usize,
-    /// Fetches alive at once (DNS + waiting + connected).
+    /// Fetches alive at once (DNS + waiting + connected); [`CrawlerConfig::new`] sets it from
+    /// `max_conns`.
     pub max_live: usize,
     pub user_agent: String,
     pub resolver: ResolverConfig,
@@ -87,74 +96,40 @@ pub struct CrawlerConfig {
     pub accept_encoding: bool,
 }
 
-/// What a [`FetchSource`] has to offer when the crawler has room for another fetch.
-pub enum Next {
-    Fetch(FetchRequest),
-    /// Nothing is due before this instant (politeness delays).
-    Wait(Instant),
-    /// Nothing now; more may come when live fetches finish.
-    Idle,
-    /// Nothing now or ever.
-    Done,
-}
-
-/// Where the crawler gets work and reports results.
-pub trait FetchSource {
-    fn next_fetch(&mut self, now: Instant) -> Next;
-    /// Called exactly once per request, with its outcome.
-    fn fetch_done(&mut self, done: &FetchDone<'_>);
-    /// A host name worth resolving ahead of time (DESIGN §3 prefetching), if any.
-    fn poll_prefetch(&mut self) -> Option<String> {
-        None
+impl CrawlerConfig {
+    /// Defaults for `max_conns` connections: one per server, the default user agent, standard
+    /// limits and timeouts (30 s per fetch, 10 s to connect, 15 s keep-alive), private
+    /// addresses refused, gzip/deflate asked for.
+    pub fn new(
+        max_conns: usize,
+        resolver: ResolverConfig,
+        tls: Arc<rustls::ClientConfig>,
+    ) -> CrawlerConfig {
+        let max_conns = max_conns.max(1);
+        CrawlerConfig {
+            max_conns,
+            conns_per_server: 1,
+            max_live: max_conns.saturating_mul(LIVE_PER_CONN).max(MIN_LIVE),
+            user_agent: default_user_agent(),
+            resolver,
+            limits: Limits::default(),
+            http_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(15),
+            addr_policy: AddrPolicy::new(false, Vec::new()),
+            tls,
+            accept_encoding: true,
+        }
     }
 }
 
-/// Whether the crawler has anything left to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Turn {
-    Continue,
-    Finished,
-}
-
-/// What the loop knows about its [`FetchSource`]: one place instead of a "done" flag beside
-/// an optional "wait until".
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SourceState {
-    /// Ask it whenever there is room for a fetch.
-    Ask,
-    /// It said nothing is due before this instant; a finished fetch may change that.
-    Wait(Instant),
-    /// It said it has nothing now or ever.
-    Done,
-}
-
-/// A named deadline in the loop's timer set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Timer {
-    Fetch(usize),
-    IdleConn(usize),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ConnState {
-    /// Carrying this fetch (connecting, sending or receiving).
-    Active { fetch: usize },
-    /// Open and idle, kept for reuse until `deadline`.
-    Idle { deadline: Instant },
-}
-
-/// Which connections may carry a request: same address, same TLS server name.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct ConnKey {
-    addr: SocketAddr,
-    server_name: Option<String>,
-}
-
-struct ConnEntry {
-    conn: Conn,
-    key: ConnKey,
-    state: ConnState,
-    registered: Interest,
+/// `spinneret/VERSION (+REPOSITORY)`.
+pub fn default_user_agent() -> String {
+    format!(
+        "spinneret/{} (+{})",
+        env!("CARGO_PKG_VERSION"),
+        env!("CARGO_PKG_REPOSITORY")
+    )
 }
 
 /// How one advance of a fetch ended.
@@ -181,29 +156,29 @@ pub struct Crawler {
     config: CrawlerConfig,
     poll: Poll,
     events: Events,
-    ready: Vec<(Token, bool, bool)>,
+    ready: Vec<(Token, bool)>,
     resolver: Resolver,
     dns_sockets: Vec<UdpSocket>,
     dns_servers: Vec<SocketAddr>,
     fetches: Slab<Fetch>,
-    conns: Slab<ConnEntry>,
+    conns: ConnPool,
     wait_for_issue: VecDeque<FetchRequest>,
     wait_for_dns: HashMap<String, Vec<usize>>,
     wait_for_http: VecDeque<usize>,
-    /// Open connections per server IP.
-    busy_servers: HashMap<IpAddr, usize>,
-    idle: HashMap<ConnKey, Vec<usize>>,
-    idle_order: BTreeSet<(Instant, usize)>,
-    timers: BTreeSet<(Instant, Timer)>,
-    source: SourceState,
+    /// Fetch deadlines, earliest first.
+    timers: BTreeSet<(Instant, usize)>,
+    /// Finished requests, oldest first, until the driver takes them.
+    completions: VecDeque<Completion>,
     /// Connections whose last receive pass ran out of budget with data possibly unread:
     /// advanced again next turn without waiting for an event (mio is edge-triggered).
     ready_again: Vec<usize>,
     dispatch_needed: bool,
+    /// This turn's clock reading (monotonic, and wall time for WARC dates).
+    now: Instant,
+    wall_now: SystemTime,
     read_buf: Vec<u8>,
-    content_buf: Vec<u8>,
     decoder_pool: Vec<ResponseDecoder>,
-    request_pool: Vec<Vec<u8>>,
+    buffer_pool: Vec<Vec<u8>>,
     stats: LoopStats,
 }
 
@@ -224,7 +199,7 @@ impl Crawler {
                 .register(&mut sock, Token(DNS_TOKEN_BASE + i), Interest::READABLE)?;
             dns_sockets.push(sock);
         }
-        let mut ids = crate::fetcher::tls::SecureIds::new();
+        let mut ids = super::tls::SecureIds::new();
         let resolver = Resolver::new(config.resolver.clone(), Box::new(move || ids.next_id()));
         Ok(Crawler {
             poll,
@@ -234,29 +209,75 @@ impl Crawler {
             dns_sockets,
             dns_servers,
             fetches: Slab::with_capacity(config.max_live),
-            conns: Slab::with_capacity(config.max_conns),
+            conns: ConnPool::new(config.max_conns),
             wait_for_issue: VecDeque::new(),
             wait_for_dns: HashMap::new(),
             wait_for_http: VecDeque::new(),
-            busy_servers: HashMap::new(),
-            idle: HashMap::new(),
-            idle_order: BTreeSet::new(),
             timers: BTreeSet::new(),
-            source: SourceState::Ask,
+            completions: VecDeque::new(),
             ready_again: Vec::new(),
             dispatch_needed: false,
+            now: Instant::now(),
+            wall_now: SystemTime::now(),
             read_buf: vec![0; READ_BUF_BYTES],
-            content_buf: Vec::new(),
             decoder_pool: Vec::new(),
-            request_pool: Vec::new(),
+            buffer_pool: Vec::new(),
             stats: LoopStats::default(),
             config,
         })
     }
 
-    /// Queues a request ahead of anything the source offers.
+    /// Queues a request; it starts within the live-fetch bound, in order.
     pub fn fetch_push(&mut self, req: FetchRequest) {
         self.wait_for_issue.push_back(req);
+    }
+
+    /// Whether another request would start at once (the driver's cue to ask for more work).
+    pub fn has_room(&self) -> bool {
+        self.fetches.len() + self.wait_for_issue.len() < self.config.max_live
+    }
+
+    /// Starts resolving a host name ahead of its URLs (prefetching); returns false, doing
+    /// nothing, when enough prefetch queries are already outstanding.
+    pub fn prefetch(&mut self, host: &str) -> bool {
+        if self.resolver.pending() >= MAX_PREFETCH_PENDING {
+            return false;
+        }
+        let _ = self.resolver.resolve(host, self.now);
+        true
+    }
+
+    /// The next finished request, oldest first.
+    pub fn poll_completion(&mut self) -> Option<Completion> {
+        self.completions.pop_front()
+    }
+
+    /// Takes back a completion's buffers for reuse by later fetches.
+    pub fn recycle(&mut self, c: Completion) {
+        if let Some(mut d) = c.decoder {
+            if d.raw().len() <= POOLED_BUFFER_MAX && self.decoder_pool.len() < self.config.max_live
+            {
+                d.reset(false);
+                self.decoder_pool.push(d);
+            }
+        }
+        for buf in [Some(c.request_bytes), c.decoded].into_iter().flatten() {
+            if buf.capacity() <= POOLED_BUFFER_MAX
+                && self.buffer_pool.len() < 2 * self.config.max_live
+            {
+                self.buffer_pool.push(buf);
+            }
+        }
+    }
+
+    /// No request queued, live or waiting to be taken: a turn now could only sleep.
+    pub fn is_idle(&self) -> bool {
+        self.fetches.is_empty() && self.wait_for_issue.is_empty() && self.completions.is_empty()
+    }
+
+    /// The clock reading of the last turn (monotonic): the `now` a driver passes on.
+    pub fn now(&self) -> Instant {
+        self.now
     }
 
     pub fn stats(&self) -> LoopStats {
@@ -275,55 +296,16 @@ impl Crawler {
         s
     }
 
-    /// One turn of the loop (DESIGN §2 steps 1–7).
-    pub fn turn(&mut self, source: &mut dyn FetchSource) -> io::Result<Turn> {
-        let now = Instant::now();
-        self.issue(source, now);
-        for _ in 0..MAX_PREFETCH_PER_TURN {
-            if self.resolver.pending() >= MAX_PREFETCH_PENDING {
-                break;
-            }
-            match source.poll_prefetch() {
-                Some(host) => {
-                    let _ = self.resolver.resolve(&host, now);
-                }
-                None => break,
-            }
-        }
+    /// One turn of the loop: issue, dispatch, poll (at most until `wake_at`, when the driver's
+    /// source has work due then), read the clock, expire, advance. Finished requests wait in
+    /// the completion queue; the poll does not sleep while any are there.
+    pub fn turn(&mut self, wake_at: Option<Instant>) -> io::Result<()> {
+        self.issue();
         self.flush_dns();
-        self.dispatch(source, now);
+        self.dispatch();
+        self.flush_dns();
 
-        // Nothing live: finished if the source said so, or if it is idle with nothing that
-        // could change its mind. Dispatch can complete fetches synchronously (a reused
-        // connection whose response was already there), and such a completion may have given
-        // the source more work, so it is asked again before concluding.
-        for _ in 0..MAX_IDLE_RECHECKS {
-            if !self.fetches.is_empty()
-                || !self.wait_for_issue.is_empty()
-                || matches!(self.source, SourceState::Wait(_))
-            {
-                break;
-            }
-            if self.source == SourceState::Done {
-                self.close_idle_all();
-                return Ok(Turn::Finished);
-            }
-            let finished_before = self.stats.outcomes.total();
-            self.issue(source, now);
-            self.flush_dns();
-            self.dispatch(source, now);
-            if self.stats.outcomes.total() == finished_before
-                && self.fetches.is_empty()
-                && self.wait_for_issue.is_empty()
-                && self.source == SourceState::Ask
-            {
-                self.source = SourceState::Done;
-                self.close_idle_all();
-                return Ok(Turn::Finished);
-            }
-        }
-
-        let timeout = self.poll_timeout(now);
+        let timeout = self.poll_timeout(wake_at);
         match self.poll.poll(&mut self.events, Some(timeout)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -331,23 +313,29 @@ impl Crawler {
         }
         self.ready.clear();
         for ev in self.events.iter() {
+            // Writable-only events need no flag: every state re-checks its socket when advanced.
             self.ready.push((
                 ev.token(),
                 ev.is_readable() || ev.is_read_closed() || ev.is_error(),
-                ev.is_writable() || ev.is_write_closed() || ev.is_error(),
             ));
         }
 
-        let now = Instant::now();
-        self.expire(source, now);
+        // The one clock reading of this turn.
+        self.now = Instant::now();
+        self.wall_now = SystemTime::now();
+        let now = self.now;
+        self.expire(now);
+        if self.conns.expire(&self.poll, now) {
+            self.dispatch_needed = true;
+        }
         self.resolver.handle_timeout(now);
 
         let ready = std::mem::take(&mut self.ready);
-        for &(token, readable, writable) in &ready {
+        for &(token, readable) in &ready {
             if token.0 >= DNS_TOKEN_BASE {
                 self.read_dns(token.0 - DNS_TOKEN_BASE, now);
             } else {
-                self.conn_ready(source, token.0, readable, writable);
+                self.conn_ready(token.0, readable);
             }
         }
         self.ready = ready;
@@ -358,38 +346,48 @@ impl Crawler {
             // Only a connection still carrying a fetch; one parked or closed meanwhile is not
             // "readable" in the idle sense (that would read as the server closing it).
             if let Some(ConnState::Active { fetch }) = self.conns.get(conn).map(|e| e.state) {
-                self.advance(source, fetch);
+                self.advance(fetch);
             }
         }
-        self.resolver_events(source, Instant::now());
+        self.resolver_events(now);
         self.flush_dns();
-        Ok(Turn::Continue)
+        Ok(())
     }
 
-    /// Ctrl-C: every live fetch and every pushed request ends now with `Interrupted`.
-    pub fn interrupt(&mut self, source: &mut dyn FetchSource) {
+    /// Ctrl-C: every live fetch and every queued request ends now with `Interrupted`; idle
+    /// connections are closed.
+    pub fn interrupt(&mut self) {
         let keys: Vec<usize> = self.fetches.iter().map(|(k, _)| k).collect();
         for key in keys {
-            self.finish(source, key, ReturnCode::Interrupted);
+            self.finish(key, ReturnCode::Interrupted);
         }
         while let Some(req) = self.wait_for_issue.pop_front() {
-            report_without_response(source, &req, ReturnCode::Interrupted);
+            self.stats.outcomes.add(ReturnCode::Interrupted);
+            self.completions
+                .push_back(Completion::without_response(req, ReturnCode::Interrupted));
         }
-        self.close_idle_all();
+        self.conns.close_idle_all(&self.poll);
     }
 
-    fn poll_timeout(&self, now: Instant) -> Duration {
-        if !self.ready_again.is_empty() {
+    /// Closes the idle keep-alive connections (the driver's work is done).
+    pub fn close_idle(&mut self) {
+        self.conns.close_idle_all(&self.poll);
+    }
+
+    fn poll_timeout(&self, wake_at: Option<Instant>) -> Duration {
+        if !self.ready_again.is_empty() || !self.completions.is_empty() {
             return Duration::ZERO;
         }
+        // Measured from this moment, not the turn's reading: issuing may have taken a while.
+        let now = Instant::now();
         let mut next = now + MAX_POLL_WAIT;
-        if let Some(&(t, _)) = self.timers.first() {
-            next = next.min(t);
-        }
-        if let Some(t) = self.resolver.poll_timeout() {
-            next = next.min(t);
-        }
-        if let SourceState::Wait(t) = self.source {
+        let deadlines = [
+            self.timers.first().map(|&(t, _)| t),
+            self.conns.next_deadline(),
+            self.resolver.poll_timeout(),
+            wake_at,
+        ];
+        for t in deadlines.into_iter().flatten() {
             next = next.min(t);
         }
         next.saturating_duration_since(now)
@@ -397,40 +395,24 @@ impl Crawler {
 
     // ---- step 1: issue ----
 
-    fn issue(&mut self, source: &mut dyn FetchSource, now: Instant) {
-        if matches!(self.source, SourceState::Wait(t) if t <= now) {
-            self.source = SourceState::Ask;
-        }
+    fn issue(&mut self) {
         while self.fetches.len() < self.config.max_live {
-            let req = if let Some(req) = self.wait_for_issue.pop_front() {
-                req
-            } else if self.source != SourceState::Ask {
+            let Some(req) = self.wait_for_issue.pop_front() else {
                 break;
-            } else {
-                match source.next_fetch(now) {
-                    Next::Fetch(req) => req,
-                    Next::Wait(t) => {
-                        self.source = SourceState::Wait(t.max(now));
-                        break;
-                    }
-                    Next::Idle => break,
-                    Next::Done => {
-                        self.source = SourceState::Done;
-                        break;
-                    }
-                }
             };
-            self.start_fetch(source, req, now);
+            self.start_fetch(req);
         }
     }
 
-    fn start_fetch(&mut self, source: &mut dyn FetchSource, req: FetchRequest, now: Instant) {
+    fn start_fetch(&mut self, req: FetchRequest) {
+        let now = self.now;
         self.stats.issued += 1;
         let target = match Target::of(&req.url) {
             Ok(t) => t,
             Err(code) => {
                 self.stats.outcomes.add(code);
-                report_without_response(source, &req, code);
+                self.completions
+                    .push_back(Completion::without_response(req, code));
                 return;
             }
         };
@@ -439,14 +421,14 @@ impl Crawler {
             d.reset(false);
             d
         });
-        let mut request = self.request_pool.pop().unwrap_or_default();
+        let mut request = self.buffer_pool.pop().unwrap_or_default();
         request.clear();
         let written = http::write_request(
             &mut request,
             &Request {
                 method: Method::Get,
-                host: crate::http::host_and_port(&req.url),
-                target: crate::http::path_and_query(&req.url),
+                host: http::host_and_port(&req.url),
+                target: http::path_and_query(&req.url),
                 user_agent: &self.config.user_agent,
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
@@ -469,13 +451,13 @@ impl Crawler {
         });
         self.stats.peak_live = self.stats.peak_live.max(self.fetches.len());
         if written.is_err() {
-            self.finish(source, key, ReturnCode::HttpBadUrlSyntax);
+            self.finish(key, ReturnCode::HttpBadUrlSyntax);
             return;
         }
         match host {
-            TargetHost::Ip(ip) => self.resolved(source, key, Ok(vec![ip]), now),
+            TargetHost::Ip(ip) => self.resolved(key, Ok(vec![ip]), now),
             TargetHost::Name(name) => match self.resolver.resolve(&name, now) {
-                Resolve::Done(result) => self.resolved(source, key, result.map(|r| r.addrs), now),
+                Resolve::Done(result) => self.resolved(key, result.map(|r| r.addrs), now),
                 Resolve::Pending => {
                     let waiting_name = crate::dns::normalize_name(&name).unwrap_or(name);
                     self.wait_for_dns
@@ -491,20 +473,14 @@ impl Crawler {
     }
 
     /// A fetch's name is resolved (or failed): check the addresses and queue for HTTP.
-    fn resolved(
-        &mut self,
-        source: &mut dyn FetchSource,
-        key: usize,
-        result: Result<Vec<IpAddr>, DnsError>,
-        now: Instant,
-    ) {
+    fn resolved(&mut self, key: usize, result: Result<Vec<IpAddr>, DnsError>, now: Instant) {
         let addrs = match result {
             Ok(addrs) if !addrs.is_empty() => addrs,
-            Ok(_) => return self.finish(source, key, ReturnCode::DnsNoAddress),
-            Err(e) => return self.finish(source, key, e.return_code()),
+            Ok(_) => return self.finish(key, ReturnCode::DnsNoAddress),
+            Err(e) => return self.finish(key, e.return_code()),
         };
         if let Verdict::Blocked(_) = self.config.addr_policy.check(&addrs) {
-            return self.finish(source, key, ReturnCode::PrivateAddressBlocked);
+            return self.finish(key, ReturnCode::PrivateAddressBlocked);
         }
         // Prefer IPv4: loopback test webs and most of the web answer there; the address
         // checked above is exactly the one connected to.
@@ -561,7 +537,7 @@ impl Crawler {
         }
     }
 
-    fn resolver_events(&mut self, source: &mut dyn FetchSource, now: Instant) {
+    fn resolver_events(&mut self, now: Instant) {
         while let Some((name, result)) = self.resolver.poll_event() {
             let Some(keys) = self.wait_for_dns.remove(&name) else {
                 continue; // a prefetch, or every waiter already gave up
@@ -572,7 +548,6 @@ impl Crawler {
                 );
                 if waiting {
                     self.resolved(
-                        source,
                         key,
                         result.as_ref().map(|r| r.addrs.clone()).map_err(|e| *e),
                         now,
@@ -584,7 +559,7 @@ impl Crawler {
 
     // ---- step 2: dispatch waiting fetches to connections ----
 
-    fn dispatch(&mut self, source: &mut dyn FetchSource, now: Instant) {
+    fn dispatch(&mut self) {
         if !self.dispatch_needed {
             return;
         }
@@ -593,7 +568,7 @@ impl Crawler {
             let Some(key) = self.wait_for_http.pop_front() else {
                 break;
             };
-            if !self.try_start_http(source, key, now) {
+            if !self.try_start_http(key) {
                 self.wait_for_http.push_back(key);
             }
         }
@@ -601,7 +576,7 @@ impl Crawler {
 
     /// Gives a waiting fetch a connection if politeness and the global cap allow.
     /// Returns false if it must keep waiting.
-    fn try_start_http(&mut self, source: &mut dyn FetchSource, key: usize, now: Instant) -> bool {
+    fn try_start_http(&mut self, key: usize) -> bool {
         let Some(fetch) = self.fetches.get(key) else {
             return true; // finished meanwhile
         };
@@ -612,40 +587,40 @@ impl Crawler {
             addr,
             server_name: fetch.target.server_name(),
         };
-        if let Some(conn) = self.take_idle(&ckey) {
+        if let Some(conn) = self.conns.take_idle(&ckey) {
             self.stats.conns_reused += 1;
-            self.assign(key, now);
+            self.assign(key);
             self.fetches[key].state = FetchState::HttpSend {
                 conn,
                 sent: 0,
                 attempt: Attempt::Reused,
             };
-            self.conns[conn].state = ConnState::Active { fetch: key };
+            self.conns.set_active(conn, key);
             self.fetches[key].peer = Some(addr);
-            self.advance(source, key);
+            self.advance(key);
             return true;
         }
-        let open_here = self.busy_servers.get(&addr.ip()).copied().unwrap_or(0);
-        if open_here >= self.config.conns_per_server {
+        if self.conns.open_to(addr.ip()) >= self.config.conns_per_server {
             // At the per-server cap: an idle connection of another kind (other TLS name) to
             // the same server may make room; otherwise wait for a busy one to finish.
-            match self.idle_for_ip(addr.ip()) {
+            match self.conns.idle_for_ip(addr.ip()) {
                 Some(c) => self.close_conn(c),
                 None => return false,
             }
         }
         if self.conns.len() >= self.config.max_conns {
-            match self.idle_order.first().copied() {
-                Some((_, c)) => self.close_conn(c),
+            match self.conns.oldest_idle() {
+                Some(c) => self.close_conn(c),
                 None => return false,
             }
         }
-        self.assign(key, now);
-        self.open_conn(source, key, ckey, now);
+        self.assign(key);
+        self.open_conn(key, ckey);
         true
     }
 
-    fn assign(&mut self, key: usize, now: Instant) {
+    fn assign(&mut self, key: usize) {
+        let now = self.now;
         let fetch = &mut self.fetches[key];
         fetch.marks.assigned = Some(now);
         let deadline = now + self.config.http_timeout;
@@ -653,28 +628,28 @@ impl Crawler {
         self.set_deadline(key, Some(deadline));
     }
 
-    fn open_conn(&mut self, source: &mut dyn FetchSource, key: usize, ckey: ConnKey, now: Instant) {
+    fn open_conn(&mut self, key: usize, ckey: ConnKey) {
+        let now = self.now;
         let addr = ckey.addr;
         let transport = match &ckey.server_name {
             None => Transport::Plain,
             Some(name) => {
                 let server_name = match rustls::pki_types::ServerName::try_from(name.clone()) {
                     Ok(n) => n,
-                    Err(_) => return self.finish(source, key, ReturnCode::TlsHandshake),
+                    Err(_) => return self.finish(key, ReturnCode::TlsHandshake),
                 };
                 match rustls::ClientConnection::new(self.config.tls.clone(), server_name) {
                     Ok(c) => Transport::Tls(Box::new(c)),
-                    Err(_) => return self.finish(source, key, ReturnCode::TlsHandshake),
+                    Err(_) => return self.finish(key, ReturnCode::TlsHandshake),
                 }
             }
         };
         let stream = match TcpStream::connect(addr) {
             Ok(s) => s,
-            Err(_) => return self.finish(source, key, ReturnCode::HttpConnect),
+            Err(_) => return self.finish(key, ReturnCode::HttpConnect),
         };
         let _ = stream.set_nodelay(true);
-        let entry = self.conns.vacant_entry();
-        let conn_key = entry.key();
+        let conn_key = self.conns.vacant_key();
         let mut conn = Conn::new(stream, transport);
         let interest = Interest::READABLE | Interest::WRITABLE;
         if self
@@ -683,15 +658,14 @@ impl Crawler {
             .register(&mut conn.stream, Token(conn_key), interest)
             .is_err()
         {
-            return self.finish(source, key, ReturnCode::HttpConnect);
+            return self.finish(key, ReturnCode::HttpConnect);
         }
-        entry.insert(ConnEntry {
+        self.conns.insert(ConnEntry {
             conn,
             key: ckey,
             state: ConnState::Active { fetch: key },
             registered: interest,
         });
-        *self.busy_servers.entry(addr.ip()).or_insert(0) += 1;
         self.stats.conns_opened += 1;
         let fetch = &mut self.fetches[key];
         fetch.peer = Some(addr);
@@ -705,46 +679,19 @@ impl Crawler {
         self.set_deadline(key, Some(connect_deadline));
     }
 
-    fn take_idle(&mut self, ckey: &ConnKey) -> Option<usize> {
-        let list = self.idle.get_mut(ckey)?;
-        let conn = list.pop()?;
-        if list.is_empty() {
-            self.idle.remove(ckey);
-        }
-        if let ConnState::Idle { deadline } = self.conns[conn].state {
-            self.idle_order.remove(&(deadline, conn));
-            self.timers.remove(&(deadline, Timer::IdleConn(conn)));
-        }
-        Some(conn)
-    }
-
-    fn idle_for_ip(&self, ip: IpAddr) -> Option<usize> {
-        self.idle
-            .iter()
-            .find(|(k, v)| k.addr.ip() == ip && !v.is_empty())
-            .and_then(|(_, v)| v.last().copied())
-    }
-
     // ---- step 5: advance fetches whose sockets are ready ----
 
-    fn conn_ready(
-        &mut self,
-        source: &mut dyn FetchSource,
-        conn: usize,
-        readable: bool,
-        _writable: bool,
-    ) {
+    fn conn_ready(&mut self, conn: usize, readable: bool) {
         let Some(entry) = self.conns.get(conn) else {
             return; // closed earlier in this turn
         };
         match entry.state {
-            ConnState::Active { fetch } => self.advance(source, fetch),
+            ConnState::Active { fetch } => self.advance(fetch),
             ConnState::Idle { .. } => {
                 if readable {
                     // An idle connection has nothing to say: a readable event means the server
                     // closed it (or sent bytes we never asked for). Either way it is done.
                     self.close_conn(conn);
-                    self.dispatch_needed = true;
                 }
             }
         }
@@ -752,12 +699,11 @@ impl Crawler {
 
     /// Runs a fetch's state machine as far as it can go now. The one place that decides
     /// connection-stage transitions.
-    fn advance(&mut self, source: &mut dyn FetchSource, key: usize) {
-        let step = self.step(key);
-        match step {
+    fn advance(&mut self, key: usize) {
+        match self.step(key) {
             Step::Pending => {}
-            Step::Complete { reusable } => self.complete(source, key, reusable),
-            Step::Failed(code) => self.finish(source, key, code),
+            Step::Complete { reusable } => self.complete(key, reusable),
+            Step::Failed(code) => self.finish(key, code),
             Step::RetryFresh => self.retry_fresh(key),
         }
     }
@@ -771,14 +717,15 @@ impl Crawler {
             let Some(conn_key) = fetch.state.conn() else {
                 return Step::Pending;
             };
-            let entry = &mut self.conns[conn_key];
+            let Some(entry) = self.conns.get_mut(conn_key) else {
+                return Step::Pending;
+            };
             match fetch.state.clone() {
                 FetchState::Connecting { conn } => match entry.conn.connect_status() {
                     Err(code) => return Step::Failed(code),
                     Ok(ConnectStatus::InProgress) => return Step::Pending,
                     Ok(ConnectStatus::Connected) => {
-                        let now = Instant::now();
-                        fetch.marks.connected = Some(now);
+                        fetch.marks.connected = Some(self.now);
                         fetch.state = FetchState::HttpSend {
                             conn,
                             sent: 0,
@@ -787,9 +734,9 @@ impl Crawler {
                         if let Some(d) = fetch.http_deadline {
                             let old = fetch.deadline.replace(d);
                             if let Some(old) = old {
-                                self.timers.remove(&(old, Timer::Fetch(key)));
+                                self.timers.remove(&(old, key));
                             }
-                            self.timers.insert((d, Timer::Fetch(key)));
+                            self.timers.insert((d, key));
                         }
                     }
                 },
@@ -811,12 +758,12 @@ impl Crawler {
                                 attempt,
                             };
                             let want = entry.conn.interest(true);
-                            reregister(&self.poll, entry, conn, want);
+                            entry.reregister(&self.poll, conn, want);
                             return Step::Pending;
                         }
                         Ok(true) => {
-                            fetch.marks.sent = Some(Instant::now());
-                            fetch.sent_at = Some(SystemTime::now());
+                            fetch.marks.sent = Some(self.now);
+                            fetch.sent_at = Some(self.wall_now);
                             fetch.state = FetchState::HttpReceive { conn, attempt };
                         }
                     }
@@ -824,11 +771,12 @@ impl Crawler {
                 FetchState::HttpReceive { conn, attempt } => {
                     let decoder = &mut fetch.decoder;
                     let marks = &mut fetch.marks;
+                    let now = self.now;
                     let mut received = Received::More;
                     let mut bytes = 0u64;
                     let res = entry.conn.recv(&mut self.read_buf, &mut |data: &[u8]| {
                         if marks.first_byte.is_none() {
-                            marks.first_byte = Some(Instant::now());
+                            marks.first_byte = Some(now);
                         }
                         bytes += data.len() as u64;
                         match decoder.process(data) {
@@ -867,7 +815,7 @@ impl Crawler {
                             match fetch.decoder.process_eof() {
                                 Ok(Progress::Complete) if !clean && close_delimited => {
                                     // TLS without close_notify: a close-delimited body may
-                                    // have been cut by an attacker (DESIGN §4).
+                                    // have been cut by an attacker (docs/ARCHITECTURE.md).
                                     Step::Failed(ReturnCode::TlsTruncated)
                                 }
                                 Ok(Progress::Complete) => Step::Complete { reusable: false },
@@ -883,7 +831,7 @@ impl Crawler {
                         }
                         (Ok(_), Received::More) => {
                             let want = entry.conn.interest(false);
-                            reregister(&self.poll, entry, conn, want);
+                            entry.reregister(&self.poll, conn, want);
                             Step::Pending
                         }
                     };
@@ -903,8 +851,10 @@ impl Crawler {
         let Some(conn) = self.fetches[key].state.conn() else {
             return;
         };
+        let Some(addr) = self.conns.get(conn).map(|e| e.key.addr) else {
+            return;
+        };
         self.stats.stale_retries += 1;
-        let addr = self.conns[conn].key.addr;
         let fetch = &mut self.fetches[key];
         fetch.stale_retries_left -= 1;
         fetch.decoder.reset(false);
@@ -916,85 +866,51 @@ impl Crawler {
         self.dispatch_needed = true;
     }
 
-    /// A complete response: decode its content, release or keep the connection, report.
-    fn complete(&mut self, source: &mut dyn FetchSource, key: usize, reusable: bool) {
+    /// A complete response: release or keep the connection, decode its content, report.
+    fn complete(&mut self, key: usize, reusable: bool) {
         if let Some(conn) = self.fetches[key].state.conn() {
             if reusable {
-                self.park_conn(conn);
+                let deadline = self.now + self.config.idle_timeout;
+                self.conns.park(&self.poll, conn, deadline);
+                self.dispatch_needed = true;
             } else {
                 self.close_conn(conn);
             }
         }
         let fetch = &self.fetches[key];
+        let mut decoded = None;
         let code = match fetch.decoder.head() {
             Some(head) => {
+                let mut buf = self.buffer_pool.pop().unwrap_or_default();
+                buf.clear();
                 match http::decode_content(
                     head,
                     fetch.decoder.body(),
                     &self.config.limits,
-                    &mut self.content_buf,
+                    &mut buf,
                 ) {
-                    Ok(true) => ReturnCode::Success,
+                    Ok(true) => {
+                        decoded = Some(buf);
+                        ReturnCode::Success
+                    }
                     Ok(false) => {
-                        self.content_buf.clear();
+                        self.buffer_pool.push(buf);
                         ReturnCode::Success
                     }
                     Err(e) => {
-                        self.content_buf.clear();
+                        self.buffer_pool.push(buf);
                         e.return_code()
                     }
                 }
             }
             None => ReturnCode::MimeMissing,
         };
-        self.finish_with(source, key, code, true);
-    }
-
-    // ---- connections ----
-
-    fn park_conn(&mut self, conn: usize) {
-        let deadline = Instant::now() + self.config.idle_timeout;
-        let entry = &mut self.conns[conn];
-        entry.state = ConnState::Idle { deadline };
-        let want = Interest::READABLE;
-        reregister(&self.poll, entry, conn, want);
-        self.idle.entry(entry.key.clone()).or_default().push(conn);
-        self.idle_order.insert((deadline, conn));
-        self.timers.insert((deadline, Timer::IdleConn(conn)));
-        self.dispatch_needed = true;
+        self.finish_with(key, code, decoded);
     }
 
     fn close_conn(&mut self, conn: usize) {
-        if !self.conns.contains(conn) {
-            return;
-        }
-        let mut entry = self.conns.remove(conn);
-        if let ConnState::Idle { deadline } = entry.state {
-            self.idle_order.remove(&(deadline, conn));
-            self.timers.remove(&(deadline, Timer::IdleConn(conn)));
-            if let Some(list) = self.idle.get_mut(&entry.key) {
-                list.retain(|&c| c != conn);
-                if list.is_empty() {
-                    self.idle.remove(&entry.key);
-                }
-            }
-        }
-        let _ = self.poll.registry().deregister(&mut entry.conn.stream);
-        let ip = entry.key.addr.ip();
-        if let Some(n) = self.busy_servers.get_mut(&ip) {
-            *n -= 1;
-            if *n == 0 {
-                self.busy_servers.remove(&ip);
-            }
-        }
+        self.conns.close(&self.poll, conn);
         self.dispatch_needed = true;
-    }
-
-    fn close_idle_all(&mut self) {
-        let idle: Vec<usize> = self.idle_order.iter().map(|&(_, c)| c).collect();
-        for c in idle {
-            self.close_conn(c);
-        }
     }
 
     // ---- step 4: deadlines ----
@@ -1002,64 +918,50 @@ impl Crawler {
     fn set_deadline(&mut self, key: usize, deadline: Option<Instant>) {
         let fetch = &mut self.fetches[key];
         if let Some(old) = fetch.deadline.take() {
-            self.timers.remove(&(old, Timer::Fetch(key)));
+            self.timers.remove(&(old, key));
         }
         if let Some(d) = deadline {
             fetch.deadline = Some(d);
-            self.timers.insert((d, Timer::Fetch(key)));
+            self.timers.insert((d, key));
         }
     }
 
-    fn expire(&mut self, source: &mut dyn FetchSource, now: Instant) {
-        while let Some(&(t, timer)) = self.timers.first() {
+    fn expire(&mut self, now: Instant) {
+        while let Some(&(t, key)) = self.timers.first() {
             if t > now {
                 break;
             }
             self.timers.pop_first();
-            match timer {
-                Timer::IdleConn(conn) => self.close_conn(conn),
-                Timer::Fetch(key) => {
-                    let Some(fetch) = self.fetches.get_mut(key) else {
-                        continue;
-                    };
-                    fetch.deadline = None;
-                    let code = match fetch.state {
-                        FetchState::DnsReceive { .. } => ReturnCode::DnsTimeout,
-                        FetchState::Connecting { .. }
-                            if fetch.http_deadline.is_some_and(|d| d > now) =>
-                        {
-                            ReturnCode::HttpConnectTimeout
-                        }
-                        _ => ReturnCode::HttpTimeout,
-                    };
-                    self.finish(source, key, code);
+            let Some(fetch) = self.fetches.get_mut(key) else {
+                continue;
+            };
+            fetch.deadline = None;
+            let code = match fetch.state {
+                FetchState::DnsReceive { .. } => ReturnCode::DnsTimeout,
+                FetchState::Connecting { .. } if fetch.http_deadline.is_some_and(|d| d > now) => {
+                    ReturnCode::HttpConnectTimeout
                 }
-            }
+                _ => ReturnCode::HttpTimeout,
+            };
+            self.finish(key, code);
         }
     }
 
     // ---- step 6: report ----
 
-    fn finish(&mut self, source: &mut dyn FetchSource, key: usize, code: ReturnCode) {
-        self.content_buf.clear();
-        self.finish_with(source, key, code, false);
+    fn finish(&mut self, key: usize, code: ReturnCode) {
+        self.finish_with(key, code, None);
     }
 
-    /// Removes the fetch, releases what it held and reports it. `content_ready` says whether
-    /// `content_buf` holds its decoded content.
-    fn finish_with(
-        &mut self,
-        source: &mut dyn FetchSource,
-        key: usize,
-        code: ReturnCode,
-        content_ready: bool,
-    ) {
+    /// Removes the fetch, releases what it held and queues its completion. `decoded` is its
+    /// body with content coding removed, when it had one.
+    fn finish_with(&mut self, key: usize, code: ReturnCode, decoded: Option<Vec<u8>>) {
         if !self.fetches.contains(key) {
             return;
         }
         let mut fetch = self.fetches.remove(key);
         if let Some(d) = fetch.deadline.take() {
-            self.timers.remove(&(d, Timer::Fetch(key)));
+            self.timers.remove(&(d, key));
         }
         match &fetch.state {
             FetchState::Init => {}
@@ -1083,89 +985,17 @@ impl Crawler {
             }
         }
         self.stats.outcomes.add(code);
-        let now = Instant::now();
-        let head = fetch.decoder.head();
-        let body = if head.is_some() {
-            fetch.decoder.body()
-        } else {
-            &[]
-        };
-        let content = if content_ready && !self.content_buf.is_empty() {
-            &self.content_buf[..]
-        } else {
-            body
-        };
-        let sent = fetch.sent_at.is_some();
-        let raw = fetch.decoder.raw();
-        let payload = if head.is_some() {
-            raw.get(fetch.decoder.head_len()..).unwrap_or(&[])
-        } else {
-            &[]
-        };
-        let done = FetchDone {
-            request: &fetch.req,
+        self.completions.push_back(Completion {
+            request: fetch.req,
             outcome: code,
-            head,
-            request_bytes: if sent { &fetch.request } else { &[] },
-            response: raw,
-            payload,
-            body,
-            content,
+            sent: fetch.sent_at.is_some(),
+            decoder: Some(fetch.decoder),
+            request_bytes: fetch.request,
+            decoded,
             peer: fetch.peer,
             sent_at: fetch.sent_at,
-            timings: fetch.marks.timings(now),
-        };
-        source.fetch_done(&done);
-        // A finished fetch can make work due before the source's last Wait (a host freed, a
-        // robots.txt redirect hop queued): ask again.
-        if matches!(self.source, SourceState::Wait(_)) {
-            self.source = SourceState::Ask;
-        }
-        // Recycle the big buffers.
-        if fetch.decoder.raw().len() <= POOLED_BUFFER_MAX
-            && self.decoder_pool.len() < self.config.max_live
-        {
-            let mut d = fetch.decoder;
-            d.reset(false);
-            self.decoder_pool.push(d);
-        }
-        if self.request_pool.len() < self.config.max_live {
-            self.request_pool.push(fetch.request);
-        }
-        if self.content_buf.capacity() > POOLED_BUFFER_MAX {
-            self.content_buf = Vec::new();
-        }
+            timings: fetch.marks.timings(self.now),
+        });
         self.dispatch_needed = true;
     }
-}
-
-fn reregister(poll: &Poll, entry: &mut ConnEntry, conn: usize, want: Interest) {
-    if entry.registered != want {
-        // A failed reregister leaves the old interest; the fetch deadline still bounds it.
-        if poll
-            .registry()
-            .reregister(&mut entry.conn.stream, Token(conn), want)
-            .is_ok()
-        {
-            entry.registered = want;
-        }
-    }
-}
-
-/// Reports a request that never got as far as a response (bad URL, interrupted in the queue).
-fn report_without_response(source: &mut dyn FetchSource, req: &FetchRequest, code: ReturnCode) {
-    let done = FetchDone {
-        request: req,
-        outcome: code,
-        head: None,
-        request_bytes: &[],
-        response: &[],
-        payload: &[],
-        body: &[],
-        content: &[],
-        peer: None,
-        sent_at: None,
-        timings: Timings::default(),
-    };
-    source.fetch_done(&done);
 }

@@ -183,8 +183,69 @@ pub struct Fetch {
     pub stale_retries_left: u8,
 }
 
-/// The single report for one URL, borrowed from the loop's buffers for the duration of the
-/// `fetch_done` call (copy what you keep).
+/// How a request ended, owned: what [`super::Crawler::poll_completion`] hands the driver. It
+/// holds the fetch's buffers; give it back with [`super::Crawler::recycle`] so they are reused.
+pub struct Completion {
+    pub request: FetchRequest,
+    pub outcome: ReturnCode,
+    /// The response decoder (head, raw bytes, body), when a fetch was created for the request.
+    pub(crate) decoder: Option<ResponseDecoder>,
+    /// The request bytes, when they were sent.
+    pub(crate) request_bytes: Vec<u8>,
+    pub(crate) sent: bool,
+    /// The body with content coding removed, when it had one (otherwise the body is the content).
+    pub(crate) decoded: Option<Vec<u8>>,
+    pub peer: Option<SocketAddr>,
+    pub sent_at: Option<SystemTime>,
+    pub timings: Timings,
+}
+
+impl Completion {
+    /// A request that never got as far as a response (bad URL, interrupted in the queue).
+    pub(crate) fn without_response(request: FetchRequest, outcome: ReturnCode) -> Completion {
+        Completion {
+            request,
+            outcome,
+            decoder: None,
+            request_bytes: Vec::new(),
+            sent: false,
+            decoded: None,
+            peer: None,
+            sent_at: None,
+            timings: Timings::default(),
+        }
+    }
+
+    /// The borrowed view the crawl layer and the store read.
+    pub fn done(&self) -> FetchDone<'_> {
+        let decoder = self.decoder.as_ref();
+        let head = decoder.and_then(ResponseDecoder::head);
+        let (response, payload, body): (&[u8], &[u8], &[u8]) = match decoder {
+            Some(d) if head.is_some() => (
+                d.raw(),
+                d.raw().get(d.head_len()..).unwrap_or(&[]),
+                d.body(),
+            ),
+            Some(d) => (d.raw(), &[], &[]),
+            None => (&[], &[], &[]),
+        };
+        FetchDone {
+            request: &self.request,
+            outcome: self.outcome,
+            head,
+            request_bytes: if self.sent { &self.request_bytes } else { &[] },
+            response,
+            payload,
+            body,
+            content: self.decoded.as_deref().unwrap_or(body),
+            peer: self.peer,
+            sent_at: self.sent_at,
+            timings: self.timings,
+        }
+    }
+}
+
+/// The single report for one URL, borrowed from its [`Completion`] (copy what you keep).
 pub struct FetchDone<'a> {
     pub request: &'a FetchRequest,
     pub outcome: ReturnCode,
@@ -212,6 +273,13 @@ impl FetchDone<'_> {
     /// The HTTP status, 0 if no head was received.
     pub fn status(&self) -> u16 {
         self.head.map_or(0, |h| h.status)
+    }
+
+    /// MD5 of the content, when a response head arrived: the crawl's content-seen
+    /// fingerprint and crawl.log's digest.
+    pub fn content_digest(&self) -> Option<[u8; 16]> {
+        use md5::{Digest, Md5};
+        self.head.map(|_| Md5::digest(self.content).into())
     }
 }
 

@@ -13,10 +13,13 @@
 
 pub mod addr_policy;
 pub mod conn;
+pub mod driver;
 pub mod event_loop;
 pub mod fetch;
+pub mod pool;
 pub mod stats;
 pub mod tls;
 
-pub use event_loop::{Crawler, CrawlerConfig, FetchSource, Next};
-pub use fetch::{FetchDone, FetchRequest};
+pub use driver::{Driver, FetchSource, Next, Turn};
+pub use event_loop::{Crawler, CrawlerConfig};
+pub use fetch::{Completion, FetchDone, FetchRequest};

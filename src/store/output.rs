@@ -24,9 +24,10 @@ use std::time::SystemTime;
 
 use md5::{Digest, Md5};
 
-use crate::fetcher::fetch::FetchDone;
-use crate::store::crawl_log::{CrawlLog, LogLine};
-use crate::store::warc::{Exchange, WarcInfo, WarcWriter};
+use super::crawl_log::{CrawlLog, LogLine};
+use super::warc::{Exchange, WarcInfo, WarcWriter};
+use crate::crawl::sink::Sink;
+use crate::fetcher::FetchDone;
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.
@@ -244,16 +245,9 @@ impl Output {
     }
 
     /// Stores one finished fetch: WARC request/response records when a response head arrived
-    /// (whatever the outcome, so nothing received is lost), and its log line. Returns the MD5
-    /// of the content when there was a response.
-    pub fn record(
-        &mut self,
-        done: &FetchDone<'_>,
-        referrer: Option<&str>,
-    ) -> io::Result<Option<[u8; 16]>> {
-        let md5 = content_digest(done);
-        self.record_as(done, referrer, done.outcome, md5)?;
-        Ok(md5)
+    /// (whatever the outcome, so nothing received is lost), and its log line.
+    pub fn record(&mut self, done: &FetchDone<'_>, referrer: Option<&str>) -> io::Result<()> {
+        self.record_as(done, referrer, done.outcome, done.content_digest())
     }
 
     /// As [`Output::record`], with the outcome to log and the content digest decided by the
@@ -330,9 +324,25 @@ impl Output {
     }
 }
 
-/// MD5 of a fetch's content, when a response head arrived.
-pub fn content_digest(done: &FetchDone<'_>) -> Option<[u8; 16]> {
-    done.head.map(|_| Md5::digest(done.content).into())
+impl Sink for Output {
+    fn store(
+        &mut self,
+        done: &FetchDone<'_>,
+        referrer: Option<&str>,
+        outcome: ReturnCode,
+        digest: Option<[u8; 16]>,
+    ) -> io::Result<()> {
+        self.record_as(done, referrer, outcome, digest)
+    }
+
+    fn log_unfetched(
+        &mut self,
+        url: &str,
+        referrer: Option<&str>,
+        outcome: ReturnCode,
+    ) -> io::Result<()> {
+        self.record_unfetched(url, referrer, outcome)
+    }
 }
 
 fn hostname() -> String {

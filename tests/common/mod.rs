@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use spinneret::dns::ResolverConfig;
 use spinneret::fetcher::addr_policy::AddrPolicy;
-use spinneret::fetcher::event_loop::{Crawler, CrawlerConfig, FetchSource, Next, Turn};
-use spinneret::fetcher::fetch::{FetchDone, FetchRequest};
-use spinneret::http::Limits;
+use spinneret::fetcher::{
+    Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn,
+};
 use spinneret::ReturnCode;
 
 /// One finished fetch, copied out of the loop's buffers.
@@ -40,7 +40,7 @@ impl FetchSource for Collect {
         }
     }
 
-    fn fetch_done(&mut self, d: &FetchDone<'_>) {
+    fn fetch_done(&mut self, d: &FetchDone<'_>, _now: Instant) {
         self.done.push(Done {
             url: d.request.url.to_string(),
             outcome: d.outcome,
@@ -55,24 +55,34 @@ impl FetchSource for Collect {
 /// A crawler configuration for loopback tests: private addresses allowed, no system DNS or
 /// hosts file, short timeouts so failure tests stay quick.
 pub fn config(dns: Option<SocketAddr>) -> CrawlerConfig {
-    CrawlerConfig {
-        max_conns: 32,
-        conns_per_server: 1,
-        max_live: 128,
-        user_agent: "spinneret-test/1.0".into(),
-        resolver: ResolverConfig {
+    let mut c = CrawlerConfig::new(
+        32,
+        ResolverConfig {
             servers: dns.into_iter().collect(),
             hosts: Default::default(),
             total_timeout: Duration::from_millis(1500),
             ..ResolverConfig::default()
         },
-        limits: Limits::default(),
-        http_timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(2),
-        idle_timeout: Duration::from_secs(5),
-        addr_policy: AddrPolicy::new(true, vec![]),
-        tls: spinneret::fetcher::tls::client_config(None).unwrap(),
-        accept_encoding: true,
+        spinneret::fetcher::tls::client_config(None).unwrap(),
+    );
+    c.user_agent = "spinneret-test/1.0".into();
+    c.http_timeout = Duration::from_secs(5);
+    c.connect_timeout = Duration::from_secs(2);
+    c.idle_timeout = Duration::from_secs(5);
+    c.addr_policy = AddrPolicy::new(true, vec![]);
+    c
+}
+
+/// Drives `crawler` with `src` until it finishes; panics if that takes longer than `limit`
+/// (a hang is a failure, never a stuck test). `what` says what did not finish.
+pub fn drive(crawler: &mut Crawler, src: &mut dyn FetchSource, limit: Duration, what: &str) {
+    let mut driver = Driver::new();
+    let start = Instant::now();
+    while driver.turn(crawler, src).expect("turn") == Turn::Continue {
+        assert!(
+            start.elapsed() < limit,
+            "{what}: not finished within {limit:?}"
+        );
     }
 }
 
@@ -87,17 +97,15 @@ pub fn run_with(config: CrawlerConfig, urls: &[String], limit: Duration) -> Vec<
             tag: i as u64,
         });
     }
+    let mut driver = Driver::new();
     let start = Instant::now();
-    loop {
+    while driver.turn(&mut crawler, &mut src).expect("turn") == Turn::Continue {
         assert!(
             start.elapsed() < limit,
             "crawler did not finish within {limit:?}; {} of {} done",
             src.done.len(),
             urls.len()
         );
-        if crawler.turn(&mut src).expect("turn") == Turn::Finished {
-            break;
-        }
     }
     assert_eq!(src.done.len(), urls.len(), "every URL ends exactly once");
     src.done
