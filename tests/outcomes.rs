@@ -417,6 +417,7 @@ fn tls_config(ca: &TestCa) -> spinneret::fetcher::event_loop::CrawlerConfig {
     cfg.resolver.hosts = [("localhost".to_string(), vec!["127.0.0.1".parse().unwrap()])]
         .into_iter()
         .collect();
+    let pem = std::fs::read(&pem).unwrap();
     cfg.tls = spinneret::fetcher::tls::client_config(Some(&pem)).unwrap();
     cfg
 }

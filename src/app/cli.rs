@@ -230,8 +230,17 @@ impl CommonArgs {
                 .map_err(|e| UsageError(format!("--allow-net {s}: {e}")))?;
             allow_nets.push(net);
         }
-        let tls = crate::fetcher::tls::client_config(self.ca_file.as_deref())
-            .map_err(|e| UsageError(e.to_string()))?;
+        let ca_pem = match &self.ca_file {
+            Some(path) => Some(
+                std::fs::read(path)
+                    .map_err(|e| UsageError(format!("--ca-file {}: {e}", path.display())))?,
+            ),
+            None => None,
+        };
+        let tls = crate::fetcher::tls::client_config(ca_pem.as_deref()).map_err(|e| {
+            let path = self.ca_file.as_deref().unwrap_or(Path::new(""));
+            UsageError(format!("--ca-file {}: {e}", path.display()))
+        })?;
         let resolver = ResolverConfig {
             servers,
             hosts,

@@ -8,7 +8,6 @@
 //! product has no other source of secure randomness.
 
 use std::fmt;
-use std::path::Path;
 use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
@@ -29,7 +28,7 @@ pub enum TlsConfigError {
 impl fmt::Display for TlsConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TlsConfigError::CaFile(why) => write!(f, "--ca-file: {why}"),
+            TlsConfigError::CaFile(why) => write!(f, "{why}"),
             TlsConfigError::Rustls(e) => write!(f, "TLS configuration: {e}"),
         }
     }
@@ -41,25 +40,22 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Builds the client configuration: webpki roots plus every certificate in `ca_file`.
-pub fn client_config(ca_file: Option<&Path>) -> Result<Arc<ClientConfig>, TlsConfigError> {
+/// Builds the client configuration: webpki roots plus every certificate in `ca_pem` (the
+/// contents of `--ca-file`; the app reads the file, so this layer touches no files).
+pub fn client_config(ca_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, TlsConfigError> {
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    if let Some(path) = ca_file {
-        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-            .map_err(|e| TlsConfigError::CaFile(format!("{}: {e}", path.display())))?
+    if let Some(pem) = ca_pem {
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(pem)
             .collect::<Result<_, _>>()
-            .map_err(|e| TlsConfigError::CaFile(format!("{}: {e}", path.display())))?;
+            .map_err(|e| TlsConfigError::CaFile(e.to_string()))?;
         if certs.is_empty() {
-            return Err(TlsConfigError::CaFile(format!(
-                "{}: no PEM certificate found",
-                path.display()
-            )));
+            return Err(TlsConfigError::CaFile("no PEM certificate found".into()));
         }
         for cert in certs {
             roots
                 .add(cert)
-                .map_err(|e| TlsConfigError::CaFile(format!("{}: {e}", path.display())))?;
+                .map_err(|e| TlsConfigError::CaFile(e.to_string()))?;
         }
     }
     let config = ClientConfig::builder_with_provider(provider())
@@ -144,18 +140,13 @@ mod tests {
 
     #[test]
     fn bad_ca_file_is_a_clear_error() {
-        let dir = std::env::temp_dir().join(format!("spinneret-tls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let empty = dir.join("empty.pem");
-        std::fs::write(&empty, "not a certificate\n").unwrap();
-        let err = client_config(Some(&empty)).unwrap_err();
+        let err = client_config(Some(b"not a certificate\n")).unwrap_err();
         assert!(err.to_string().contains("no PEM certificate"), "{err}");
-        let missing = dir.join("missing.pem");
+        let torn = b"-----BEGIN CERTIFICATE-----\nMIIB\n";
         assert!(matches!(
-            client_config(Some(&missing)),
+            client_config(Some(torn)),
             Err(TlsConfigError::CaFile(_))
         ));
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
