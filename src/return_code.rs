@@ -1,4 +1,4 @@
-//! `ReturnCode`: every way a fetch can end (DESIGN §1).
+//! `ReturnCode`: every way a fetch can end (ARCHITECTURE §1).
 //!
 //! Each URL handed to the crawler ends in exactly one of these, and each is written by name to
 //! `crawl.log` and counted in `stats.json`. The layers below (`dns`, `http`, `tls`) have their own

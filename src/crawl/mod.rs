@@ -1,16 +1,17 @@
-//! The crawl layer: turns the fetcher into a crawler (DESIGN §5–6).
+//! The crawl layer: turns the fetcher into a crawler (ARCHITECTURE §7–8).
 //!
-//! [`Crawl`] is a [`FetchSource`]: the event loop asks it for the next URL and hands every
-//! finished fetch back. Around the fetcher it keeps:
+//! [`Crawl`] is a [`FetchSource`]: the driver asks it for the next URL and hands every
+//! finished fetch back with the turn's `now`. It never touches files or reads the clock for
+//! its decisions: what it learns goes to a [`sink::Sink`]. Around the fetcher it keeps:
 //!
 //! ```text
-//! fetch_done ─► store (WARC, crawl.log) ─► content seen? ─► scan links ─► normalize
+//! fetch_done ─► content seen? ─► sink (WARC, crawl.log) ─► scan links ─► normalize
 //!   ─► URL filter ─► [host splitter] ─► URL seen? ─► frontier ─► robots check ─► next_fetch
 //! ```
 //!
 //! robots.txt is checked immediately before a URL is fetched, not when it is queued; a host's
 //! robots.txt is fetched through the same loop (as the host's first request, so it is spaced
-//! like any other). The place marked *host splitter* in [`Crawl::admit`] is where a
+//! like any other). The place marked *host splitter* in `Crawl::admit` is where a
 //! distributed crawl will send URLs of hosts owned by other nodes.
 
 pub mod frontier;
@@ -141,7 +142,7 @@ pub struct CrawlCounters {
     pub stages: StageTimes,
 }
 
-/// Where a crawl's time goes (DESIGN §7's budget, measured).
+/// Where a crawl's time goes (ARCHITECTURE §9, measured).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StageTimes {
     pub dns: Duration,
@@ -279,7 +280,7 @@ impl<S: Sink> Crawl<S> {
             || self.deadline.is_some_and(|d| now >= d)
     }
 
-    /// The gap before the host may be contacted again (DESIGN §6).
+    /// The gap before the host may be contacted again (ARCHITECTURE §8).
     fn gap(&self, done: &FetchDone<'_>, crawl_delay: Option<Duration>) -> Duration {
         let t = done.timings;
         let server_time = t.connect + t.first_byte + t.receive;

@@ -1,4 +1,4 @@
-//! spinneret's own DNS client, sans-IO (DESIGN §3).
+//! spinneret's own DNS client, sans-IO (ARCHITECTURE §5).
 //!
 //! System `getaddrinfo` blocks, so the crawler speaks DNS over UDP itself. This module owns:
 //! - [`message`]: name validation, query building (hand-written: `dns-parser`'s `Builder` panics

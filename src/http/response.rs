@@ -5,7 +5,7 @@
 //! the body with chunking removed in [`ResponseDecoder::body`]. Content codings are undone later,
 //! by `content::decode_content`, only for the consumers that want decoded text.
 //!
-//! How the hostile cases are handled (DESIGN §4):
+//! How the hostile cases are handled (ARCHITECTURE §6):
 //! - The head is handed to `httparse` only once a blank line is in the buffer; the search for it
 //!   resumes where the last one stopped, so a 1-byte trickle costs linear time, not quadratic.
 //! - obs-fold (a header line continued by leading whitespace) is accepted, as RFC 9112 §5.2 asks

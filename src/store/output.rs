@@ -8,7 +8,7 @@
 //! payload is hashed separately.
 //!
 //! WARC records are compressed, block-digested and written on a writer thread fed by a
-//! bounded channel (DESIGN §7), so the event loop spends one copy per exchange instead of the
+//! bounded channel (ARCHITECTURE §9), so the event loop spends one copy per exchange instead of the
 //! gzip and the second MD5; byte buffers travel back to be reused. The channel bound is the
 //! backpressure: if the disk or the compressor falls behind, the loop waits rather than
 //! buffering without limit. A write error stops the writer and is returned by the next call.

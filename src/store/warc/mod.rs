@@ -1,4 +1,4 @@
-//! WARC/1.1 output (ISO 28500, DESIGN §7): record formatting, record IDs, digests, and the
+//! WARC/1.1 output (ISO 28500, ARCHITECTURE §9): record formatting, record IDs, digests, and the
 //! size-rotated `.warc.gz` file writer.
 //!
 //! [`write_record`] is a pure function from byte slices to the record's uncompressed bytes; the
