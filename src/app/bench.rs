@@ -23,7 +23,7 @@ use crate::crawl::url_filter::{FilterConfig, Scope};
 use crate::crawl::CrawlConfig;
 use crate::dns::ResolverConfig;
 use crate::fetcher::addr_policy::AddrPolicy;
-use crate::fetcher::event_loop::CrawlerConfig;
+use crate::fetcher::CrawlerConfig;
 use crate::store::crawl_log;
 use crate::store::output::OutputConfig;
 use crate::ReturnCode;

@@ -17,7 +17,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
-use crate::fetcher::event_loop::CrawlerConfig;
+use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
 use crate::store::output::OutputConfig;
 
