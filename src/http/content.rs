@@ -88,7 +88,7 @@ pub fn decode_content_with(
     let mut scratch = Vec::new();
     for coding in stages {
         // The next stage reads what this one kept: complete only if nothing was dropped.
-        complete &= total as usize == sink.out.len();
+        complete &= total == sink.out.len();
         std::mem::swap(sink.out, &mut scratch);
         sink.out.clear();
         sink.counted = 0;
