@@ -92,6 +92,8 @@ pub enum ReturnCode {
     HttpBadContentEncoding,
     /// More stacked content encodings than allowed.
     HttpTooManyEncodings,
+    /// A body too large for memory could not be written to the spool (disk full, permissions).
+    SpoolFailed,
 
     // ---- crawl-level (politeness, robots, traps) ----
     /// robots.txt disallows the URL.
@@ -143,6 +145,7 @@ impl ReturnCode {
         ReturnCode::HttpDecodedTooLarge,
         ReturnCode::HttpBadContentEncoding,
         ReturnCode::HttpTooManyEncodings,
+        ReturnCode::SpoolFailed,
         ReturnCode::RobotsExcluded,
         ReturnCode::DuplicateContent,
         ReturnCode::TooManyRedirects,
@@ -188,6 +191,7 @@ impl ReturnCode {
             HttpDecodedTooLarge => "HttpDecodedTooLarge",
             HttpBadContentEncoding => "HttpBadContentEncoding",
             HttpTooManyEncodings => "HttpTooManyEncodings",
+            SpoolFailed => "SpoolFailed",
             RobotsExcluded => "RobotsExcluded",
             DuplicateContent => "DuplicateContent",
             TooManyRedirects => "TooManyRedirects",

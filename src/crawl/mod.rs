@@ -316,7 +316,7 @@ impl<S: Sink> Crawl<S> {
         now: Instant,
     ) {
         self.counters.robots_fetched += 1;
-        let digest = done.content_digest();
+        let digest = done.payload_digest();
         if let Err(e) = self.sink.store(done, None, done.outcome, digest) {
             self.io_error.get_or_insert(e);
         }
@@ -378,7 +378,7 @@ impl<S: Sink> Crawl<S> {
         let gap = self.gap(done, self.robots.crawl_delay(&origin));
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
-        let md5 = done.content_digest();
+        let md5 = done.payload_digest();
         // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
         // such, and its links are not scanned again.
         let ok_html = done.outcome.is_success()

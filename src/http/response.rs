@@ -323,6 +323,11 @@ impl ResponseDecoder {
         self.buf.len() + self.decoded.len()
     }
 
+    /// Bytes of memory this decoder has allocated (what pooling it keeps).
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity() + self.decoded.capacity()
+    }
+
     /// Offset of the body within `raw()` (0 until the head is parsed).
     pub fn head_len(&self) -> usize {
         self.head_len

@@ -22,8 +22,6 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::SystemTime;
 
-use md5::{Digest, Md5};
-
 use super::crawl_log::{CrawlLog, LogLine};
 use super::warc::{Exchange, WarcInfo, WarcWriter};
 use crate::crawl::sink::Sink;
@@ -247,7 +245,7 @@ impl Output {
     /// Stores one finished fetch: WARC request/response records when a response head arrived
     /// (whatever the outcome, so nothing received is lost), and its log line.
     pub fn record(&mut self, done: &FetchDone<'_>, referrer: Option<&str>) -> io::Result<()> {
-        self.record_as(done, referrer, done.outcome, done.content_digest())
+        self.record_as(done, referrer, done.outcome, done.payload_digest())
     }
 
     /// As [`Output::record`], with the outcome to log and the content digest decided by the
@@ -260,11 +258,8 @@ impl Output {
         md5: Option<[u8; 16]>,
     ) -> io::Result<()> {
         if done.head.is_some() {
-            let payload_digest = if done.payload == done.content {
-                md5
-            } else {
-                Some(Md5::digest(done.payload).into())
-            };
+            // The caller's digest is the payload digest (FetchDone::payload_digest).
+            let payload_digest = md5;
             let ex = OwnedExchange {
                 target_uri: done.request.url.as_str().to_string(),
                 date: done.sent_at.unwrap_or_else(SystemTime::now),
@@ -276,12 +271,12 @@ impl Output {
             self.warc.send(ToWriter::Exchange(ex))?;
             self.stored.records += 1;
         }
-        self.stored.body_bytes += done.content.len() as u64;
+        self.stored.body_bytes += done.payload_len();
         self.log.write(&LogLine {
             time: SystemTime::now(),
             outcome,
             status: done.status(),
-            body_bytes: done.content.len() as u64,
+            body_bytes: done.payload_len(),
             fetch_ms: done.timings.total.as_millis() as u64,
             url: done.request.url.as_str(),
             referrer,
