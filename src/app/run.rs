@@ -241,6 +241,7 @@ pub fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         delay_factor: args.delay_factor,
         max_crawl_delay: Duration::from_secs(args.max_crawl_delay),
         ignore_robots: args.ignore_robots,
+        max_links_per_page: args.max_links_per_page,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
     let report = execute_crawl(setup, config, seeds, true)?;

@@ -426,6 +426,8 @@ impl Crawler {
             .filter(|(_, f)| matches!(f.state, FetchState::DnsReceive { .. }))
             .count();
         s.conns_open = self.conns.len();
+        s.buffered_bytes = self.buffered;
+        s.spooled_bytes = self.spooled;
         let d = self.resolver.stats();
         s.dns_queries_sent = d.queries_sent;
         s.dns_cache_hits = d.cache_hits;
