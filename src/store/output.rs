@@ -25,7 +25,8 @@ use std::time::SystemTime;
 use super::crawl_log::{CrawlLog, LogLine};
 use super::warc::{Exchange, WarcInfo, WarcWriter};
 use crate::crawl::sink::Sink;
-use crate::fetcher::FetchDone;
+use crate::fetcher::spool::SpoolFile;
+use crate::fetcher::{FetchDone, Truncation};
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.
@@ -74,6 +75,9 @@ struct OwnedExchange {
     request: Vec<u8>,
     response: Vec<u8>,
     payload_digest: Option<[u8; 16]>,
+    /// A payload too large for memory: the writer streams it from here.
+    spooled: Option<Arc<dyn SpoolFile>>,
+    truncated: Option<Truncation>,
 }
 
 enum ToWriter {
@@ -110,6 +114,8 @@ impl WarcThread {
                                 request: &ex.request,
                                 response: &ex.response,
                                 payload_digest: ex.payload_digest,
+                                spooled: ex.spooled.as_deref(),
+                                truncated: ex.truncated,
                             });
                             let _ = back_tx.send(ex.request);
                             let _ = back_tx.send(ex.response);
@@ -267,6 +273,8 @@ impl Output {
                 request: self.warc.buffer(done.request_bytes),
                 response: self.warc.buffer(done.response),
                 payload_digest,
+                spooled: done.spooled.map(|(spool, _)| spool.clone()),
+                truncated: done.truncation(),
             };
             self.warc.send(ToWriter::Exchange(ex))?;
             self.stored.records += 1;

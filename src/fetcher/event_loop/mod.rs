@@ -349,6 +349,8 @@ impl Crawler {
             if read_prefix(&**spool, keep, &mut raw).is_err() {
                 raw.clear();
             }
+            // All of it read back: decoding can judge the whole body (a bomb is a bomb).
+            let whole = raw.len() as u64 == spool.len();
             if head.framing == Framing::Chunked {
                 // De-chunk the prefix with a scratch decoder fed the head again.
                 let mut scratch = ResponseDecoder::new(limits);
@@ -361,12 +363,17 @@ impl Crawler {
             let mut out = self.take_buffer();
             let opts = DecodeOptions {
                 keep,
-                input_complete: false,
+                input_complete: whole,
             };
             match http::decode_content_with(head, &raw, &limits, opts, &mut out) {
                 Ok(Some(_)) if success => {
                     self.pool_buffer(raw);
                     c.decoded = Some(out);
+                }
+                Err(e) if success => {
+                    self.pool_buffer(out);
+                    c.outcome = e.return_code();
+                    c.decoded = Some(raw);
                 }
                 _ => {
                     self.pool_buffer(out);
@@ -462,12 +469,9 @@ impl Crawler {
         self.now = Instant::now();
         self.wall_now = SystemTime::now();
         let now = self.now;
-        self.expire(now);
-        if self.conns.expire(&self.poll, now) {
-            self.dispatch_needed = true;
-        }
-        self.resolver.handle_timeout(now);
 
+        // What arrived is read before deadlines are judged: a turn that took long (a large
+        // body, a bomb inflated) must not fail fetches whose answer is already waiting.
         let ready = std::mem::take(&mut self.ready);
         for &(token, readable) in &ready {
             if token.0 >= DNS_TOKEN_BASE {
@@ -487,7 +491,12 @@ impl Crawler {
                 self.advance(fetch);
             }
         }
+        self.resolver.handle_timeout(now);
         self.resolver_events(now);
+        self.expire(now);
+        if self.conns.expire(&self.poll, now) {
+            self.dispatch_needed = true;
+        }
         self.flush_dns();
         Ok(())
     }
