@@ -285,8 +285,9 @@ impl ResponseDecoder {
     pub fn spill(&mut self, out: &mut dyn FnMut(&[u8])) -> usize {
         let end = match self.state {
             State::Body(Body::Chunked(Chunk::Line { start, .. })) => start,
-            State::Body(_) | State::Done => self.buf.len(),
-            State::Head { .. } | State::Failed(_) => return 0,
+            // After a failure in the body, what came is still the response as far as it went.
+            State::Body(_) | State::Done | State::Failed(_) => self.buf.len(),
+            State::Head { .. } => return 0,
         };
         if self.head.is_none() || end <= self.head_len {
             self.retain_body = self.head.is_none();
