@@ -570,4 +570,6 @@ impl<S: Sink> FetchSource for Crawl<S> {
 }
 
 #[cfg(test)]
+mod sim;
+#[cfg(test)]
 mod tests;

@@ -1,6 +1,66 @@
-//! Crawl policy tests.
+//! Crawl policy driven end to end on a simulated web and clock ([`super::sim`]): politeness,
+//! robots.txt, redirects, caps, one log line per URL, duplicate content.
 
+use std::time::Duration;
+
+use super::sim::{Reply, Sim, Web};
+use super::url_filter::{FilterConfig, Scope};
 use super::*;
+
+const STEPS: usize = 10_000;
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+fn ms(m: u64) -> Duration {
+    Duration::from_millis(m)
+}
+
+/// Defaults over 4 connections, any scope, 1 s per-host delay.
+fn config(delay_factor: f64) -> CrawlConfig {
+    let filter = FilterConfig {
+        scope: Scope::Any,
+        ..FilterConfig::default()
+    };
+    CrawlConfig {
+        delay: secs(1),
+        delay_factor,
+        ..CrawlConfig::new(filter, 4)
+    }
+}
+
+/// `host`'s front page linking to `/p1`..`/pN`, each a leaf.
+fn site(web: &mut Web, host: &str, n: usize) {
+    let links: Vec<String> = (1..=n).map(|i| format!("/p{i}")).collect();
+    let refs: Vec<&str> = links.iter().map(String::as_str).collect();
+    web.page(&format!("http://{host}/"), &refs);
+    for l in &links {
+        web.page(&format!("http://{host}{l}"), &[]);
+    }
+}
+
+/// Asserts that `host` never had two fetches live and that each request came at least `gap`
+/// after the previous one completed.
+fn assert_spaced(sim: &Sim, host: &str, gap: Duration) {
+    let reqs = sim.issued_to(host);
+    assert!(reqs.len() > 1, "{host}: too few requests to measure");
+    for w in reqs.windows(2) {
+        let end = w[0].end.expect("completed");
+        assert!(
+            w[1].at >= end + gap,
+            "{host}: {} at {:?} only {:?} after {} ended at {end:?} (gap {gap:?})",
+            w[1].url,
+            w[1].at,
+            w[1].at.saturating_sub(end),
+            w[0].url
+        );
+    }
+}
+
+fn outcomes(sim: &mut Sim, url: &str) -> Vec<ReturnCode> {
+    sim.lines_for(url).iter().map(|l| l.outcome).collect()
+}
 
 #[test]
 fn html_content_types() {
@@ -11,4 +71,227 @@ fn html_content_types() {
     assert!(!is_html(Some(b"text/plain")));
     assert!(!is_html(Some(b"image/png")));
     assert!(!is_html(Some(b"text/htm")));
+}
+
+// ---- 1. politeness ----
+
+#[test]
+fn one_host_is_spaced_by_the_delay_while_hosts_overlap() {
+    let mut web = Web::default();
+    site(&mut web, "a.test", 5);
+    site(&mut web, "b.test", 5);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/", "http://b.test/"]);
+    sim.run(STEPS);
+    for host in ["a.test", "b.test"] {
+        // robots.txt, the front page and five leaves, each once.
+        assert_eq!(sim.issued_to(host).len(), 7, "{host}");
+        assert_spaced(&sim, host, secs(1));
+    }
+    let (a, b) = (sim.issued_to("a.test"), sim.issued_to("b.test"));
+    let overlapping = a.iter().any(|x| {
+        b.iter()
+            .any(|y| x.at < y.end.unwrap() && y.at < x.end.unwrap())
+    });
+    assert!(overlapping, "two hosts are fetched in parallel");
+    // Polite but not idle: seven requests one second apart plus 50 ms each.
+    assert!(
+        sim.now - sim.t0 < ms(6 * 1050 + 100),
+        "took {:?}",
+        sim.now - sim.t0
+    );
+}
+
+#[test]
+fn delay_factor_and_crawl_delay_widen_the_gap() {
+    let mut web = Web::default();
+    site(&mut web, "slow.test", 3);
+    site(&mut web, "fast.test", 3);
+    site(&mut web, "cd.test", 3);
+    // 5 × 400 ms = 2 s beats the 1 s delay; the 50 ms host keeps the 1 s delay.
+    web.latency("slow.test", ms(400));
+    web.robots("http://cd.test", "User-agent: *\nCrawl-delay: 3\n");
+    let seeds = ["http://slow.test/", "http://fast.test/", "http://cd.test/"];
+    let mut sim = Sim::new(config(5.0), web, &seeds);
+    sim.run(STEPS);
+    assert_spaced(&sim, "slow.test", secs(2));
+    assert_spaced(&sim, "fast.test", secs(1));
+    // The gap after robots.txt is already the Crawl-delay it announced.
+    assert_spaced(&sim, "cd.test", secs(3));
+    for host in ["slow.test", "fast.test", "cd.test"] {
+        assert_eq!(sim.issued_to(host).len(), 5, "{host}");
+    }
+}
+
+#[test]
+fn one_connection_still_serves_every_host() {
+    let mut web = Web::default();
+    site(&mut web, "a.test", 2);
+    site(&mut web, "b.test", 2);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/", "http://b.test/"]);
+    sim.max_live = 1;
+    sim.run(STEPS);
+    for w in sim.issued.windows(2) {
+        assert!(
+            w[1].at >= w[0].end.unwrap(),
+            "only one fetch live at a time"
+        );
+    }
+    assert_spaced(&sim, "a.test", secs(1));
+    assert_eq!(sim.issued.len(), 8);
+}
+
+// ---- 2. robots.txt ----
+
+#[test]
+fn robots_first_disallowed_never_fetched_missing_allows_all() {
+    let mut web = Web::default();
+    web.robots("http://a.test", "User-agent: *\nDisallow: /private\n")
+        .page(
+            "http://a.test/",
+            &["/private/x", "/public", "http://b.test/"],
+        )
+        .page("http://a.test/public", &[])
+        .page("http://a.test/private/x", &[])
+        // b.test has no robots.txt (404): everything allowed.
+        .page("http://b.test/", &["/private/y"])
+        .page("http://b.test/private/y", &[]);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    sim.run(STEPS);
+    for host in ["a.test", "b.test"] {
+        let reqs = sim.issued_to(host);
+        assert!(reqs[0].url.ends_with("/robots.txt"), "{host}: {reqs:?}");
+        assert_eq!(sim.times_issued(&format!("http://{host}/robots.txt")), 1);
+    }
+    assert_eq!(sim.times_issued("http://a.test/private/x"), 0);
+    let x = sim.lines_for("http://a.test/private/x");
+    assert_eq!(x.len(), 1);
+    assert_eq!(x[0].outcome, ReturnCode::RobotsExcluded);
+    assert_eq!(x[0].referrer.as_deref(), Some("http://a.test/"));
+    assert!(!x[0].stored);
+    assert_eq!(sim.times_issued("http://a.test/public"), 1);
+    assert_eq!(sim.times_issued("http://b.test/private/y"), 1);
+    assert_eq!(
+        outcomes(&mut sim, "http://b.test/private/y"),
+        [ReturnCode::Success]
+    );
+    assert_eq!(sim.crawl.counters().robots_excluded, 1);
+}
+
+#[test]
+fn robots_failures_back_off_then_exclude() {
+    let failures = [
+        Reply::Fail(ReturnCode::HttpConnect),
+        Reply::Raw(super::sim::response(503, &[], "busy")),
+        Reply::Raw(super::sim::response(429, &[], "slow down")),
+    ];
+    for failure in failures {
+        let mut web = Web::default();
+        web.reply("http://a.test/robots.txt", failure.clone());
+        web.page("http://a.test/", &["/x"]);
+        site(&mut web, "b.test", 3);
+        let seeds = ["http://a.test/", "http://a.test/y", "http://b.test/"];
+        let mut sim = Sim::new(config(0.0), web, &seeds);
+        sim.run(STEPS);
+        let a = sim.issued_to("a.test");
+        let n = usize::from(MAX_ROBOTS_FAILURES);
+        assert_eq!(a.len(), n, "{failure:?}: only robots.txt, {n} times: {a:?}");
+        assert!(a.iter().all(|i| i.url == "http://a.test/robots.txt"));
+        // Back-off doubles from ROBOTS_RETRY, measured from each failure.
+        for (k, w) in a.windows(2).enumerate() {
+            let backoff = ROBOTS_RETRY * (1 << k);
+            assert!(
+                w[1].at >= w[0].end.unwrap() + backoff,
+                "{failure:?}: retry {} at {:?}, {backoff:?} after {:?}",
+                k + 1,
+                w[1].at,
+                w[0].end
+            );
+        }
+        // Then the waiting URLs end as excluded, once each, without a request.
+        for url in ["http://a.test/", "http://a.test/y"] {
+            assert_eq!(
+                outcomes(&mut sim, url),
+                [ReturnCode::RobotsExcluded],
+                "{url}"
+            );
+        }
+        // Another host is not held up by a's back-off.
+        let b = sim.issued_to("b.test");
+        assert_eq!(b.len(), 5);
+        assert!(b.last().unwrap().end.unwrap() < ROBOTS_RETRY);
+    }
+}
+
+#[test]
+fn robots_recovers_after_one_failure() {
+    let mut web = Web::default();
+    web.reply(
+        "http://a.test/robots.txt",
+        Reply::Fail(ReturnCode::HttpConnectTimeout),
+    );
+    web.page("http://a.test/", &[]);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    // Step until the first robots.txt attempt has failed, then let the server recover.
+    for _ in 0..100 {
+        if sim.issued.first().is_some_and(|i| i.end.is_some()) {
+            break;
+        }
+        sim.step();
+    }
+    sim.web.robots("http://a.test", "User-agent: *\nAllow: /\n");
+    sim.run(STEPS);
+    let a = sim.issued_to("a.test");
+    let urls: Vec<&str> = a.iter().map(|i| i.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://a.test/robots.txt",
+            "http://a.test/robots.txt",
+            "http://a.test/"
+        ]
+    );
+    assert!(a[1].at >= a[0].end.unwrap() + ROBOTS_RETRY);
+    assert_eq!(outcomes(&mut sim, "http://a.test/"), [ReturnCode::Success]);
+}
+
+#[test]
+fn robots_redirect_is_followed_before_the_hosts_pages() {
+    let mut web = Web::default();
+    // http → https, as many sites do: the rules found there govern the http origin.
+    web.redirect("http://a.test/robots.txt", 301, "https://a.test/robots.txt")
+        .robots("https://a.test", "User-agent: *\nDisallow: /no\n")
+        .page("http://a.test/", &["/no", "/yes"])
+        .page("http://a.test/yes", &[]);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    sim.run(STEPS);
+    let urls: Vec<String> = sim.issued.iter().map(|i| i.url.clone()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://a.test/robots.txt",
+            "https://a.test/robots.txt",
+            "http://a.test/",
+            "http://a.test/yes"
+        ]
+    );
+    assert_eq!(
+        outcomes(&mut sim, "http://a.test/no"),
+        [ReturnCode::RobotsExcluded]
+    );
+    assert_spaced(&sim, "a.test", Duration::ZERO);
+}
+
+#[test]
+fn many_excluded_urls_do_not_stall_the_crawl() {
+    // More exclusions than one `next_fetch` call examines: the source says "ask again now".
+    let mut web = Web::default();
+    web.robots("http://a.test", "User-agent: *\nDisallow: /\n");
+    let n = 3 * MAX_POPS_PER_CALL;
+    let seeds: Vec<String> = (0..n).map(|i| format!("http://a.test/{i}")).collect();
+    let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+    let mut sim = Sim::new(config(0.0), web, &seeds);
+    sim.run(100);
+    assert_eq!(sim.issued.len(), 1, "only robots.txt");
+    assert_eq!(sim.crawl.counters().robots_excluded, n as u64);
+    assert_eq!(sim.lines().len(), n + 1);
 }
