@@ -295,3 +295,63 @@ fn many_excluded_urls_do_not_stall_the_crawl() {
     assert_eq!(sim.crawl.counters().robots_excluded, n as u64);
     assert_eq!(sim.lines().len(), n + 1);
 }
+
+// ---- 3. redirects ----
+
+#[test]
+fn redirect_chain_stops_after_max_redirects() {
+    let mut web = Web::default();
+    let n = usize::from(MAX_REDIRECTS);
+    for i in 0..=n + 1 {
+        web.redirect(&format!("http://a.test/r{i}"), 301, &format!("/r{}", i + 1));
+    }
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/r0"]);
+    sim.run(STEPS);
+    // The URL first queued and MAX_REDIRECTS hops are fetched, each once.
+    for i in 0..=n {
+        let url = format!("http://a.test/r{i}");
+        assert_eq!(sim.times_issued(&url), 1, "{url}");
+        let lines = sim.lines_for(&url);
+        assert_eq!(lines.len(), 1, "{url}");
+        assert_eq!(
+            (lines[0].outcome, lines[0].status),
+            (ReturnCode::Success, 301)
+        );
+        let referrer = (i > 0).then(|| format!("http://a.test/r{}", i - 1));
+        assert_eq!(lines[0].referrer, referrer, "{url}");
+    }
+    // The next hop is logged, not fetched.
+    let next = format!("http://a.test/r{}", n + 1);
+    assert_eq!(sim.times_issued(&next), 0);
+    let lines = sim.lines_for(&next);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].outcome, ReturnCode::TooManyRedirects);
+    assert_eq!(lines[0].referrer, Some(format!("http://a.test/r{n}")));
+    assert_eq!(sim.crawl.counters().too_many_redirects, 1);
+    assert_eq!(
+        sim.crawl.counters().redirects_followed,
+        u64::from(MAX_REDIRECTS)
+    );
+}
+
+#[test]
+fn redirect_to_a_seen_url_is_not_fetched_again() {
+    let mut web = Web::default();
+    web.page("http://a.test/", &["/a", "/b", "/c"])
+        .page("http://a.test/a", &[])
+        .redirect("http://a.test/b", 301, "/a")
+        // A redirect loop ends too: /c → /d → /c.
+        .redirect("http://a.test/c", 302, "http://a.test/d")
+        .redirect("http://a.test/d", 307, "/c");
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    sim.run(STEPS);
+    for url in ["/", "/a", "/b", "/c", "/d"] {
+        let url = format!("http://a.test{url}");
+        assert_eq!(sim.times_issued(&url), 1, "{url}");
+        assert_eq!(sim.lines_for(&url).len(), 1, "{url}");
+    }
+    assert_eq!(
+        sim.lines_for("http://a.test/d")[0].referrer.as_deref(),
+        Some("http://a.test/c")
+    );
+}
