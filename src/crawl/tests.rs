@@ -62,6 +62,15 @@ fn outcomes(sim: &mut Sim, url: &str) -> Vec<ReturnCode> {
     sim.lines_for(url).iter().map(|l| l.outcome).collect()
 }
 
+/// Requests issued that are not robots.txt.
+fn pages_issued(sim: &Sim) -> Vec<String> {
+    sim.issued
+        .iter()
+        .filter(|i| !i.url.ends_with("/robots.txt"))
+        .map(|i| i.url.clone())
+        .collect()
+}
+
 #[test]
 fn html_content_types() {
     assert!(is_html(None));
@@ -354,4 +363,91 @@ fn redirect_to_a_seen_url_is_not_fetched_again() {
         sim.lines_for("http://a.test/d")[0].referrer.as_deref(),
         Some("http://a.test/c")
     );
+}
+
+// ---- 4. caps ----
+
+#[test]
+fn max_pages_stops_issuing() {
+    let mut web = Web::default();
+    site(&mut web, "a.test", 20);
+    site(&mut web, "b.test", 20);
+    let mut sim = Sim::new(
+        CrawlConfig {
+            max_pages: Some(5),
+            ..config(0.0)
+        },
+        web,
+        &["http://a.test/", "http://b.test/"],
+    );
+    sim.run(STEPS);
+    assert_eq!(pages_issued(&sim).len(), 5);
+    assert_eq!(sim.crawl.counters().pages_fetched, 5);
+    // What was admitted but never issued is still in the frontier, unlogged.
+    let admitted = sim.crawl.counters().urls_admitted as usize;
+    assert_eq!(sim.crawl.frontier_len(), admitted - 5);
+}
+
+#[test]
+fn max_pages_per_host_and_max_depth_limit_admission() {
+    let mut web = Web::default();
+    site(&mut web, "a.test", 10);
+    let mut sim = Sim::new(
+        CrawlConfig {
+            filter: FilterConfig {
+                max_pages_per_host: Some(3),
+                ..config(0.0).filter
+            },
+            ..config(0.0)
+        },
+        web,
+        &["http://a.test/"],
+    );
+    sim.run(STEPS);
+    assert_eq!(
+        pages_issued(&sim),
+        ["http://a.test/", "http://a.test/p1", "http://a.test/p2"]
+    );
+    assert_eq!(sim.crawl.counters().urls_admitted, 3);
+
+    let mut web = Web::default();
+    web.page("http://a.test/", &["/d1"])
+        .page("http://a.test/d1", &["/d2"])
+        .page("http://a.test/d2", &["/d3"])
+        .page("http://a.test/d3", &[]);
+    let mut sim = Sim::new(
+        CrawlConfig {
+            filter: FilterConfig {
+                max_depth: Some(1),
+                ..config(0.0).filter
+            },
+            ..config(0.0)
+        },
+        web,
+        &["http://a.test/"],
+    );
+    sim.run(STEPS);
+    assert_eq!(pages_issued(&sim), ["http://a.test/", "http://a.test/d1"]);
+    assert!(sim.lines_for("http://a.test/d2").is_empty());
+}
+
+#[test]
+fn max_time_stops_issuing_at_the_deadline() {
+    let mut web = Web::default();
+    site(&mut web, "a.test", 20);
+    let limit = secs(5);
+    let mut sim = Sim::new(
+        CrawlConfig {
+            max_time: Some(limit),
+            ..config(0.0)
+        },
+        web,
+        &["http://a.test/"],
+    );
+    sim.run(STEPS);
+    assert!(sim.issued.iter().all(|i| i.at < limit), "{:?}", sim.issued);
+    // One request a second: robots.txt, then pages, until the deadline.
+    assert_eq!(sim.issued.len(), 5);
+    assert!(sim.crawl.frontier_len() > 0);
+    assert!(sim.now - sim.t0 <= limit + secs(1));
 }
