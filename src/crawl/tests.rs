@@ -1,6 +1,7 @@
 //! Crawl policy driven end to end on a simulated web and clock ([`super::sim`]): politeness,
 //! robots.txt, redirects, caps, one log line per URL, duplicate content.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::sim::{Reply, Sim, Web};
@@ -450,4 +451,109 @@ fn max_time_stops_issuing_at_the_deadline() {
     assert_eq!(sim.issued.len(), 5);
     assert!(sim.crawl.frontier_len() > 0);
     assert!(sim.now - sim.t0 <= limit + secs(1));
+}
+
+// ---- 5. one line per URL ----
+
+#[test]
+fn every_admitted_url_ends_in_exactly_one_line() {
+    let mut web = Web::default();
+    web.robots("http://a.test", "User-agent: *\nDisallow: /no\n")
+        .page(
+            "http://a.test/",
+            &[
+                "/ok",
+                "/missing",
+                "/no/1",
+                "/no/2",
+                "/moved",
+                "/plain",
+                "/dup1",
+                "/dup2",
+                "/down",
+                "http://b.test/",
+                "http://c.test/x",
+                "/ok#frag",
+                "/ok",
+            ],
+        )
+        .page("http://a.test/ok", &["/", "/ok"])
+        .redirect("http://a.test/moved", 301, "/ok")
+        .reply(
+            "http://a.test/plain",
+            Reply::Raw(super::sim::response(
+                200,
+                &[("Content-Type", "text/plain")],
+                "<a href=/z>",
+            )),
+        )
+        .html("http://a.test/dup1", "same")
+        .html("http://a.test/dup2", "same")
+        .reply("http://a.test/down", Reply::Fail(ReturnCode::HttpReceive))
+        .page("http://b.test/", &["http://a.test/ok", "/b2"])
+        .reply(
+            "http://c.test/robots.txt",
+            Reply::Fail(ReturnCode::DnsNxDomain),
+        );
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    sim.run(STEPS);
+    let mut per_url: HashMap<String, usize> = HashMap::new();
+    let lines = sim.lines();
+    for l in lines.iter().filter(|l| !l.url.ends_with("/robots.txt")) {
+        *per_url.entry(l.url.clone()).or_default() += 1;
+    }
+    let twice: Vec<_> = per_url.iter().filter(|(_, &n)| n != 1).collect();
+    assert!(twice.is_empty(), "URLs with more than one line: {twice:?}");
+    let counters = sim.crawl.counters();
+    assert_eq!(per_url.len() as u64, counters.urls_admitted);
+    assert_eq!(sim.crawl.frontier_len(), 0);
+    // Every page request made has its line, and nothing was requested twice.
+    let issued = pages_issued(&sim);
+    assert!(issued.iter().all(|u| per_url.contains_key(u)));
+    let mut unique = issued.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), issued.len());
+    let expect = [
+        ("http://a.test/missing", ReturnCode::Success, 404),
+        ("http://a.test/no/1", ReturnCode::RobotsExcluded, 0),
+        ("http://a.test/dup2", ReturnCode::DuplicateContent, 200),
+        ("http://a.test/down", ReturnCode::HttpReceive, 0),
+        ("http://c.test/x", ReturnCode::RobotsExcluded, 0),
+        ("http://b.test/b2", ReturnCode::Success, 404),
+    ];
+    for (url, outcome, status) in expect {
+        let l = &sim.lines_for(url)[0];
+        assert_eq!((l.outcome, l.status), (outcome, status), "{url}");
+    }
+}
+
+// ---- 6. duplicate content ----
+
+#[test]
+fn duplicate_content_is_logged_and_its_links_not_followed() {
+    let mut web = Web::default();
+    // Same bytes, different base: the relative link points elsewhere on each page.
+    let body = super::sim::html(&["child"]);
+    web.page("http://a.test/", &["/d1/page", "/d2/page"])
+        .html("http://a.test/d1/page", &body)
+        .html("http://a.test/d2/page", &body)
+        .page("http://a.test/d1/child", &[]);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    sim.run(STEPS);
+    assert_eq!(
+        outcomes(&mut sim, "http://a.test/d1/page"),
+        [ReturnCode::Success]
+    );
+    let dup = sim.lines_for("http://a.test/d2/page");
+    assert_eq!(dup.len(), 1);
+    assert_eq!(
+        (dup[0].outcome, dup[0].status),
+        (ReturnCode::DuplicateContent, 200)
+    );
+    assert!(dup[0].stored, "a duplicate is still stored");
+    assert_eq!(sim.times_issued("http://a.test/d1/child"), 1);
+    assert_eq!(sim.times_issued("http://a.test/d2/child"), 0);
+    assert!(sim.lines_for("http://a.test/d2/child").is_empty());
+    assert_eq!(sim.crawl.counters().duplicate_content, 1);
 }
