@@ -1,7 +1,7 @@
 //! spinneret: a web crawler built around one nonblocking `mio` event loop.
 //!
 //! Layers, each importing only the ones below it (`docs/ARCHITECTURE.md` tells the whole
-//! story):
+//! story; module docs cite its sections as "ARCHITECTURE §n"):
 //! - protocol cores, sans-IO (bytes and `now` in; bytes to send, events and deadlines out; no
 //!   sockets, no clock, no files): [`dns`], [`http`], [`links`], [`robots`];
 //! - [`fetcher`]: the event loop, connections, TLS and the address policy; it moves bytes

@@ -1,4 +1,4 @@
-//! `ReturnCode`: every way a fetch can end (DESIGN §1).
+//! `ReturnCode`: every way a fetch can end (ARCHITECTURE §1).
 //!
 //! Each URL handed to the crawler ends in exactly one of these, and each is written by name to
 //! `crawl.log` and counted in `stats.json`. The layers below (`dns`, `http`, `tls`) have their own
@@ -92,6 +92,8 @@ pub enum ReturnCode {
     HttpBadContentEncoding,
     /// More stacked content encodings than allowed.
     HttpTooManyEncodings,
+    /// A body too large for memory could not be written to the spool (disk full, permissions).
+    SpoolFailed,
 
     // ---- crawl-level (politeness, robots, traps) ----
     /// robots.txt disallows the URL.
@@ -143,6 +145,7 @@ impl ReturnCode {
         ReturnCode::HttpDecodedTooLarge,
         ReturnCode::HttpBadContentEncoding,
         ReturnCode::HttpTooManyEncodings,
+        ReturnCode::SpoolFailed,
         ReturnCode::RobotsExcluded,
         ReturnCode::DuplicateContent,
         ReturnCode::TooManyRedirects,
@@ -188,6 +191,7 @@ impl ReturnCode {
             HttpDecodedTooLarge => "HttpDecodedTooLarge",
             HttpBadContentEncoding => "HttpBadContentEncoding",
             HttpTooManyEncodings => "HttpTooManyEncodings",
+            SpoolFailed => "SpoolFailed",
             RobotsExcluded => "RobotsExcluded",
             DuplicateContent => "DuplicateContent",
             TooManyRedirects => "TooManyRedirects",

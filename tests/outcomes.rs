@@ -409,7 +409,7 @@ fn tls_server(identity: tls::TlsIdentity, script: Script) -> HttpServer {
     .expect("tls server")
 }
 
-fn tls_config(ca: &TestCa) -> spinneret::fetcher::event_loop::CrawlerConfig {
+fn tls_config(ca: &TestCa) -> spinneret::fetcher::CrawlerConfig {
     let dir = common::temp_dir("ca");
     let pem = dir.join("ca.pem");
     ca.write_ca_pem(&pem).unwrap();
@@ -608,14 +608,13 @@ fn stale_keep_alive_connection_is_retried_on_a_fresh_one() {
 fn pushed_requests_go_first_and_each_ends_once() {
     // fetch_push queues ahead of the source: both kinds end in exactly one fetch_done.
     let (server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
-    let mut crawler = spinneret::fetcher::event_loop::Crawler::new(config(None)).unwrap();
+    let mut crawler = spinneret::fetcher::Crawler::new(config(None)).unwrap();
     let mut src = common::Collect::default();
-    src.queue
-        .push_back(spinneret::fetcher::fetch::FetchRequest {
-            url: url::Url::parse(&url).unwrap(),
-            tag: 2,
-        });
-    crawler.fetch_push(spinneret::fetcher::fetch::FetchRequest {
+    src.queue.push_back(spinneret::fetcher::FetchRequest {
+        url: url::Url::parse(&url).unwrap(),
+        tag: 2,
+    });
+    crawler.fetch_push(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
         tag: 1,
     });
@@ -653,18 +652,15 @@ impl spinneret::fetcher::FetchSource for Prefetching {
 fn prefetched_names_are_resolved_before_any_url_needs_them() {
     let (_server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
     let dns = dns_server(&[("later.test", vec![Record::A(Ipv4Addr::LOCALHOST)])], &[]);
-    let mut crawler =
-        spinneret::fetcher::event_loop::Crawler::new(config(Some(dns.addr()))).unwrap();
+    let mut crawler = spinneret::fetcher::Crawler::new(config(Some(dns.addr()))).unwrap();
     let mut src = Prefetching {
         inner: common::Collect::default(),
         prefetch: Some("later.test".into()),
     };
-    src.inner
-        .queue
-        .push_back(spinneret::fetcher::fetch::FetchRequest {
-            url: url::Url::parse(&url).unwrap(),
-            tag: 0,
-        });
+    src.inner.queue.push_back(spinneret::fetcher::FetchRequest {
+        url: url::Url::parse(&url).unwrap(),
+        tag: 0,
+    });
     common::drive(&mut crawler, &mut src, Duration::from_secs(10), "prefetch");
     // No URL of later.test was ever fetched, yet its name went out to the DNS server.
     assert_eq!(src.inner.done.len(), 1);

@@ -2,7 +2,7 @@
 //!
 //! The test web ([`spinneret_tools::testweb`]) runs in a child process (this same binary,
 //! hidden `__testweb` subcommand), so the figures printed here (CPU per page, peak RSS) are the
-//! crawler's alone. The crawl is a normal [`crate::app::cli::execute_crawl`] with politeness kept
+//! crawler's alone. The crawl is a normal [`super::run::execute_crawl`] with politeness kept
 //! at one connection per server and no delays, WARC written to a temporary directory; the
 //! result is checked against the exact URL set the test web says a full crawl must fetch.
 
@@ -23,7 +23,7 @@ use crate::crawl::url_filter::{FilterConfig, Scope};
 use crate::crawl::CrawlConfig;
 use crate::dns::ResolverConfig;
 use crate::fetcher::addr_policy::AddrPolicy;
-use crate::fetcher::event_loop::CrawlerConfig;
+use crate::fetcher::CrawlerConfig;
 use crate::store::crawl_log;
 use crate::store::output::OutputConfig;
 use crate::ReturnCode;

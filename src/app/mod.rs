@@ -1,5 +1,5 @@
 //! The command line: flags ([`cli`]), running a command ([`run`]), what a run reports
-//! ([`report`]) and `spinneret bench` ([`bench`]). The only layer that prints to people.
+//! ([`report`]) and `spinneret bench` ([`bench`](mod@bench)). The only layer that prints to people.
 
 pub mod bench;
 pub mod cli;

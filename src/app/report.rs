@@ -52,7 +52,7 @@ impl Progress {
         self.last_at = now;
         let _ = writeln!(
             io::stderr(),
-            "[{:>6.1}s] fetched {} | {:.0} pages/s | {:.1} MB/s | live {} (dns {}, http wait {}) | conns {} | errors {}",
+            "[{:>6.1}s] fetched {} | {:.0} pages/s | {:.1} MB/s | live {} (dns {}, http wait {}) | conns {} | buffered {:.1} MB, spooled {:.1} MB | errors {}",
             now.duration_since(self.started).as_secs_f64(),
             fetched,
             rate,
@@ -61,6 +61,8 @@ impl Progress {
             s.waiting_dns,
             s.waiting_http,
             s.conns_open,
+            s.buffered_bytes as f64 / 1e6,
+            s.spooled_bytes as f64 / 1e6,
             s.outcomes.failed(),
         );
         true
@@ -105,6 +107,8 @@ impl Summary<'_> {
             .uint("connections_opened", self.stats.conns_opened)
             .uint("connections_reused", self.stats.conns_reused)
             .uint("stale_connection_retries", self.stats.stale_retries)
+            .uint("peak_buffered_bytes", self.stats.peak_buffered_bytes as u64)
+            .uint("spilled_responses", self.stats.spilled_responses)
             .uint("warc_files", self.warc_files as u64)
             .float("cpu_seconds", cpu.as_secs_f64())
             .uint("peak_rss_bytes", rss);
@@ -181,6 +185,8 @@ impl CrawlReport {
             ("redirects_followed", c.redirects_followed),
             ("too_many_redirects", c.too_many_redirects),
             ("bad_links", c.bad_links),
+            ("pages_scan_truncated", c.pages_scan_truncated),
+            ("links_over_page_cap", c.links_over_page_cap),
             (
                 "trap_guard_rejections",
                 self.rejections.iter().map(|&(_, n)| n).sum(),

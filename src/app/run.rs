@@ -8,8 +8,11 @@ use std::time::{Duration, Instant};
 use crate::app::cli::{read_url_file, CrawlArgs, FetchArgs, ScopeArg, Setup, UsageError};
 use crate::app::report::{CrawlReport, Progress, Summary};
 use crate::crawl::Crawl;
-use crate::fetcher::{Crawler, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn};
+use crate::fetcher::{
+    Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn,
+};
 use crate::store::output::Output;
+use crate::store::spool::FileSpool;
 use crate::ReturnCode;
 
 // ---- Ctrl-C ----
@@ -91,6 +94,13 @@ impl StoringSource for Crawl<Output> {
     }
 }
 
+/// Gives the crawler a file spool in the output directory, so bodies too large for memory go
+/// to disk there.
+fn with_spool(mut config: CrawlerConfig, out_dir: &std::path::Path) -> io::Result<CrawlerConfig> {
+    config.spool = Some(std::sync::Arc::new(FileSpool::new(out_dir)?));
+    Ok(config)
+}
+
 // ---- fetch ----
 
 /// The `fetch` command's work list and sink.
@@ -149,7 +159,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<(), Box<dyn std::error::Error>> {
     }
     let total = urls.len() as u64;
     let output = Output::create(&setup.output)?;
-    let mut crawler = Crawler::new(setup.crawler)?;
+    let mut crawler = Crawler::new(with_spool(setup.crawler, output.dir())?)?;
     let mut list = FetchList {
         urls,
         output,
@@ -241,6 +251,7 @@ pub fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         delay_factor: args.delay_factor,
         max_crawl_delay: Duration::from_secs(args.max_crawl_delay),
         ignore_robots: args.ignore_robots,
+        max_links_per_page: args.max_links_per_page,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
     let report = execute_crawl(setup, config, seeds, true)?;
@@ -263,7 +274,7 @@ pub fn execute_crawl(
     show_progress: bool,
 ) -> Result<CrawlReport, Box<dyn std::error::Error>> {
     let output = Output::create(&setup.output)?;
-    let mut crawler = Crawler::new(setup.crawler)?;
+    let mut crawler = Crawler::new(with_spool(setup.crawler, output.dir())?)?;
     let started = Instant::now();
     let mut crawl = Crawl::new(config, output, started);
     for seed in seeds {

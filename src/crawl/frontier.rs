@@ -1,4 +1,4 @@
-//! The frontier: which URL to fetch next, politely (DESIGN §6, Mercator).
+//! The frontier: which URL to fetch next, politely (ARCHITECTURE §8, Mercator).
 //!
 //! - F **front queues** (FIFO each) hold URLs by priority; a biased selector prefers high ones
 //!   (priority 0 is highest: seeds and shallow links).

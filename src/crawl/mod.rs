@@ -1,16 +1,17 @@
-//! The crawl layer: turns the fetcher into a crawler (DESIGN §5–6).
+//! The crawl layer: turns the fetcher into a crawler (ARCHITECTURE §7–8).
 //!
-//! [`Crawl`] is a [`FetchSource`]: the event loop asks it for the next URL and hands every
-//! finished fetch back. Around the fetcher it keeps:
+//! [`Crawl`] is a [`FetchSource`]: the driver asks it for the next URL and hands every
+//! finished fetch back with the turn's `now`. It never touches files or reads the clock for
+//! its decisions: what it learns goes to a [`sink::Sink`]. Around the fetcher it keeps:
 //!
 //! ```text
-//! fetch_done ─► store (WARC, crawl.log) ─► content seen? ─► scan links ─► normalize
+//! fetch_done ─► content seen? ─► sink (WARC, crawl.log) ─► scan links ─► normalize
 //!   ─► URL filter ─► [host splitter] ─► URL seen? ─► frontier ─► robots check ─► next_fetch
 //! ```
 //!
 //! robots.txt is checked immediately before a URL is fetched, not when it is queued; a host's
 //! robots.txt is fetched through the same loop (as the host's first request, so it is spaced
-//! like any other). The place marked *host splitter* in [`Crawl::admit`] is where a
+//! like any other). The place marked *host splitter* in `Crawl::admit` is where a
 //! distributed crawl will send URLs of hosts owned by other nodes.
 
 pub mod frontier;
@@ -73,7 +74,13 @@ pub struct CrawlConfig {
     pub product_token: String,
     /// Back queues of the frontier (≈ 3 × connections).
     pub back_queues: usize,
+    /// Links admitted from one page at most (Heritrix caps outlinks the same way): a page of
+    /// millions of links costs bounded memory and time.
+    pub max_links_per_page: usize,
 }
+
+/// Default [`CrawlConfig::max_links_per_page`].
+pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 5_000;
 
 /// Back queues per connection (Mercator: about three, so a freed connection always finds a
 /// host that is due).
@@ -94,6 +101,7 @@ impl CrawlConfig {
             ignore_robots: false,
             product_token: "spinneret".into(),
             back_queues: max_conns.max(1) * BACK_QUEUES_PER_CONN,
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
         }
     }
 }
@@ -136,12 +144,17 @@ pub struct CrawlCounters {
     pub too_many_redirects: u64,
     /// Links that did not normalize (bad syntax, non-http schemes).
     pub bad_links: u64,
+    /// Pages whose content was longer than the scan limit (`--max-scan-bytes`) or spilled:
+    /// links past the scanned part were not followed.
+    pub pages_scan_truncated: u64,
+    /// Links not considered because their page had already given `max_links_per_page`.
+    pub links_over_page_cap: u64,
     /// Per-stage time, summed over fetches: latency of each network stage (stages of
     /// different fetches overlap), and loop time spent scanning and storing.
     pub stages: StageTimes,
 }
 
-/// Where a crawl's time goes (DESIGN §7's budget, measured).
+/// Where a crawl's time goes (ARCHITECTURE §9, measured).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StageTimes {
     pub dns: Duration,
@@ -279,7 +292,7 @@ impl<S: Sink> Crawl<S> {
             || self.deadline.is_some_and(|d| now >= d)
     }
 
-    /// The gap before the host may be contacted again (DESIGN §6).
+    /// The gap before the host may be contacted again (ARCHITECTURE §8).
     fn gap(&self, done: &FetchDone<'_>, crawl_delay: Option<Duration>) -> Duration {
         let t = done.timings;
         let server_time = t.connect + t.first_byte + t.receive;
@@ -315,7 +328,7 @@ impl<S: Sink> Crawl<S> {
         now: Instant,
     ) {
         self.counters.robots_fetched += 1;
-        let digest = done.content_digest();
+        let digest = done.payload_digest();
         if let Err(e) = self.sink.store(done, None, done.outcome, digest) {
             self.io_error.get_or_insert(e);
         }
@@ -377,7 +390,7 @@ impl<S: Sink> Crawl<S> {
         let gap = self.gap(done, self.robots.crawl_delay(&origin));
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
-        let md5 = done.content_digest();
+        let md5 = done.payload_digest();
         // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
         // such, and its links are not scanned again.
         let ok_html = done.outcome.is_success()
@@ -431,6 +444,9 @@ impl<S: Sink> Crawl<S> {
         if !ok_html || duplicate {
             return;
         }
+        if !done.content_complete {
+            self.counters.pages_scan_truncated += 1;
+        }
         self.scan_links(done.content, &entry);
         self.counters.stages.scan += scan_started.elapsed();
     }
@@ -443,8 +459,14 @@ impl<S: Sink> Crawl<S> {
             .and_then(|b| urlnorm::normalize(&entry.url, b).ok())
             .unwrap_or_else(|| entry.url.clone());
         let referrer: Arc<str> = Arc::from(entry.url.as_str());
+        let admitted_before = self.counters.urls_admitted;
+        let cap = self.config.max_links_per_page as u64;
         for (_, href) in found.iter() {
             self.counters.links_found += 1;
+            if self.counters.urls_admitted - admitted_before >= cap {
+                self.counters.links_over_page_cap += 1;
+                continue;
+            }
             match urlnorm::normalize(&base, href) {
                 Ok(url) => self.admit(url, entry.depth + 1, Some(referrer.clone()), 0),
                 Err(_) => self.counters.bad_links += 1,

@@ -1,5 +1,5 @@
 //! The URL filter: crawl scope and trap guards, between normalization and the URL-seen test
-//! (DESIGN §5).
+//! (ARCHITECTURE §7).
 //!
 //! It owns the decision "may this normalized URL enter the frontier?" and counts every refusal by
 //! reason for the stats. It sees only [`url::Url`]s already normalized by [`crate::crawl::urlnorm`];

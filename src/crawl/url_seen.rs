@@ -1,4 +1,4 @@
-//! The URL-seen set (`is_url_visited`, DESIGN §5): has this normalized URL been admitted before?
+//! The URL-seen set (`is_url_visited`, ARCHITECTURE §7): has this normalized URL been admitted before?
 //!
 //! A URL becomes a 64-bit [`url_key`]: 24 high bits from MD5 of `host:port`, 40 low bits from
 //! MD5 of path+query. Keys of one host share their top bits, so one site's links land in the same

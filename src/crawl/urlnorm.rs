@@ -1,5 +1,5 @@
 //! URL normalization: turns a link's raw bytes into the one canonical `url::Url` the rest of the
-//! page → frontier path (DESIGN §5) works on.
+//! page → frontier path (ARCHITECTURE §7) works on.
 //!
 //! This module owns resolution against the page's base, the http/https-only rule, fragment
 //! removal, the hard length cap, and the wget-like seed syntax. The `url` crate does the WHATWG

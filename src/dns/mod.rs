@@ -1,21 +1,21 @@
-//! spinneret's own DNS client, sans-IO (DESIGN §3).
+//! spinneret's own DNS client, sans-IO (ARCHITECTURE §5).
 //!
 //! System `getaddrinfo` blocks, so the crawler speaks DNS over UDP itself. This module owns:
-//! - [`message`]: name validation, query building (hand-written: `dns-parser`'s `Builder` panics
+//! - `message`: name validation, query building (hand-written: `dns-parser`'s `Builder` panics
 //!   on legal 63-byte labels) and answer checking (the RFC 5452 ID/question checks, guards
 //!   against `dns-parser` 0.8's traps, CNAME chains inside one packet);
-//! - [`resolver`]: the [`Resolver`] state machine: hosts table, TTL cache, coalescing of
+//! - `resolver`: the [`Resolver`] state machine: hosts table, TTL cache, coalescing of
 //!   identical names, server choice ("the laziest DNS server"), retries with fresh IDs and
 //!   exponential backoff, A-then-AAAA, CNAME re-queries;
-//! - [`system`]: parsers for `/etc/hosts` and `/etc/resolv.conf` text.
+//! - `system`: parsers for `/etc/hosts` and `/etc/resolv.conf` text.
 //!
 //! It opens no sockets, reads no clock and no files: the event loop (`event_loop`) owns one UDP
 //! socket per server, reads the files, and moves bytes between those sockets and the
-//! [`Resolver`]. Which resolved addresses may be connected to is `addr_policy`'s job.
+//! [`Resolver`]. Which resolved addresses may be connected to is `fetcher::addr_policy`'s job.
 
-pub mod message;
-pub mod resolver;
-pub mod system;
+mod message;
+mod resolver;
+mod system;
 
 pub use message::{build_query, normalize_name, parse_response, Answer};
 pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, Transmit};

@@ -38,7 +38,7 @@ pub struct ResolverConfig {
     pub hosts: HashMap<String, Vec<IpAddr>>,
     /// Bound on the whole resolution of one name (A, AAAA, CNAME re-queries, retries).
     pub total_timeout: Duration,
-    /// Sends per query packet, first included (capped at [`MAX_ATTEMPTS`]).
+    /// Sends per query packet, first included (capped at `MAX_ATTEMPTS`).
     pub attempts: u32,
     /// CNAME targets re-queried across packets for one name.
     pub max_cname: u32,

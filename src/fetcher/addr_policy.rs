@@ -1,4 +1,4 @@
-//! Which resolved addresses the crawler may connect to: the SSRF guard (DESIGN §4).
+//! Which resolved addresses the crawler may connect to: the SSRF guard (ARCHITECTURE §6).
 //!
 //! A page can link to any host name, and any host name can resolve to anything, so after every
 //! resolution (seeds, links and redirect hops alike) the fetcher asks [`AddrPolicy::check`]

@@ -3,23 +3,24 @@
 //! [`Crawler::fetch_push`], and every request comes out exactly once as a [`Completion`] that
 //! the driver takes with [`Crawler::poll_completion`].
 //!
-//! - [`event_loop`]: the `Crawler` and its turn; [`pool`]: open connections, busy servers and
-//!   the keep-alive pool; [`fetch`]: one URL in flight and its states; [`conn`]: the plain/TLS
+//! - `event_loop`: the [`Crawler`] and its turn; `pool`: open connections, busy servers and
+//!   the keep-alive pool; `fetch`: one URL in flight and its states; `conn`: the plain/TLS
 //!   byte transport; [`tls`]: rustls configuration; [`addr_policy`]: the SSRF guard;
-//!   [`stats`]: the loop's counters; [`driver`]: the generic loop that feeds a
-//!   [`FetchSource`] and hands it completions.
+//!   [`stats`]: the loop's counters; `driver`: the [`Driver`] that feeds a [`FetchSource`] and
+//!   hands it completions.
 //!
 //! See `docs/ARCHITECTURE.md` for the turn step by step.
 
 pub mod addr_policy;
-pub mod conn;
-pub mod driver;
-pub mod event_loop;
-pub mod fetch;
-pub mod pool;
+mod conn;
+mod driver;
+mod event_loop;
+mod fetch;
+mod pool;
+pub mod spool;
 pub mod stats;
 pub mod tls;
 
 pub use driver::{Driver, FetchSource, Next, Turn};
-pub use event_loop::{Crawler, CrawlerConfig};
-pub use fetch::{Completion, FetchDone, FetchRequest};
+pub use event_loop::{default_user_agent, Crawler, CrawlerConfig};
+pub use fetch::{Completion, FetchDone, FetchRequest, Timings, Truncation};

@@ -77,10 +77,6 @@ impl ConnPool {
         self.conns.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.conns.is_empty()
-    }
-
     pub fn get(&self, conn: usize) -> Option<&ConnEntry> {
         self.conns.get(conn)
     }

@@ -3,7 +3,7 @@
 //! Certificates are verified fully (webpki roots, plus `--ca-file` anchors); there is no
 //! "insecure" switch and a TLS failure is an outcome, never a fallback to plain text. The
 //! per-connection byte shuffling between a socket and `rustls::ClientConnection` lives in
-//! [`crate::fetcher::conn`]; this module only builds configuration and classifies errors. It also lends
+//! `fetcher::conn`; this module only builds configuration and classifies errors. It also lends
 //! the crypto provider's CSPRNG to the rest of the crate (DNS IDs, WARC record IDs), since the
 //! product has no other source of secure randomness.
 

@@ -1,10 +1,10 @@
-//! HTTP/1.1 client core, sans-IO (DESIGN §4): request writing and response decoding.
+//! HTTP/1.1 client core, sans-IO (ARCHITECTURE §6): request writing and response decoding.
 //!
 //! This module owns the bytes of one exchange: [`write_request`] appends a request to a buffer,
 //! [`ResponseDecoder`] takes whatever the socket produced and finds the response in it (head,
 //! framing, body), and [`decode_content`] undoes `Content-Encoding`. Every size it handles is
 //! bounded by [`Limits`], and every failure is an [`HttpError`] that maps onto one
-//! [`ReturnCode`](crate::ReturnCode).
+//! [`ReturnCode`].
 //!
 //! It opens no sockets and reads no clock: the event loop (`event_loop`, `fetch`) owns the
 //! connection, the timeouts (a trickling server is stopped by the fetch deadline there, not here)
@@ -15,7 +15,7 @@ mod content;
 mod request;
 mod response;
 
-pub use content::decode_content;
+pub use content::{decode_content, decode_content_with, DecodeOptions};
 pub use request::{host_and_port, path_and_query, write_request, Method, Request, RequestError};
 pub use response::{ContentCoding, Framing, Progress, ResponseDecoder, ResponseHead};
 

@@ -1,4 +1,4 @@
-//! The link scanner (DESIGN §5): a hand-written byte scanner that pulls link targets out of an
+//! The link scanner (ARCHITECTURE §7): a hand-written byte scanner that pulls link targets out of an
 //! HTML body, fast (memchr jumps between the few bytes that matter) and safe on hostile input.
 //!
 //! It owns extraction only: the values come back decoded and trimmed but otherwise raw. Resolving

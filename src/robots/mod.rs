@@ -1,4 +1,4 @@
-//! robots.txt (RFC 9309, DESIGN §6): parsing, matching, and a per-origin cache.
+//! robots.txt (RFC 9309, ARCHITECTURE §8): parsing, matching, and a per-origin cache.
 //!
 //! Sans-IO. [`Robots`] turns a robots.txt body into the rules that apply to our product token and
 //! answers [`Robots::is_allowed`]. [`RobotsCache`] is the per-origin state machine: the crawl layer

@@ -1,4 +1,4 @@
-//! `crawl.log`: one tab-separated line per finished fetch (DESIGN §7), and the parse back (for
+//! `crawl.log`: one tab-separated line per finished fetch (ARCHITECTURE §9), and the parse back (for
 //! tests and, later, resuming a crawl).
 //!
 //! Line format (after the `#` header line), always exactly 8 fields:
