@@ -15,8 +15,7 @@ use url::Url;
 
 use super::sink::{Logged, MemorySink};
 use super::{Crawl, CrawlConfig};
-use crate::fetcher::fetch::Timings;
-use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
+use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, Timings};
 use crate::http::{Limits, Progress, ResponseDecoder};
 use crate::ReturnCode;
 
@@ -321,6 +320,8 @@ fn complete(
         payload,
         body,
         content: body,
+        content_complete: true,
+        spooled: None,
         peer: None,
         sent_at: None,
         timings: Timings {
