@@ -2,6 +2,8 @@
 //! the `spinneret` binary run as a child. Everything talks to loopback servers only.
 #![allow(dead_code)]
 
+pub mod pywb;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
