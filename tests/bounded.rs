@@ -83,18 +83,7 @@ fn warcio_reads_all(out: &Path) {
         return;
     }
     for f in warc_files(out) {
-        let check = Command::new("python3")
-            .args(["-m", "warcio.cli", "check", "-v"])
-            .arg(&f)
-            .output()
-            .unwrap();
-        assert!(
-            check.status.success(),
-            "warcio check {}: {}{}",
-            f.display(),
-            String::from_utf8_lossy(&check.stdout),
-            String::from_utf8_lossy(&check.stderr)
-        );
+        common::warcio_check(&f);
         let script = "import sys\nfrom warcio.archiveiterator import ArchiveIterator\n\
                       n = 0\n\
                       with open(sys.argv[1], 'rb') as s:\n\

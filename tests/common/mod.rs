@@ -205,3 +205,19 @@ pub fn warcio_available() -> bool {
     }
     ok
 }
+
+/// `warcio check -v FILE` must pass: every record's digests verify.
+pub fn warcio_check(file: &Path) {
+    let check = Command::new("python3")
+        .args(["-m", "warcio.cli", "check", "-v"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "warcio check {}: {}{}",
+        file.display(),
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
