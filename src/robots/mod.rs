@@ -33,6 +33,7 @@ pub const MAX_CRAWL_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 /// The cache's `max_age` and `retry_after` are clamped to this, so `now + age` cannot overflow.
 pub const MAX_CACHE_AGE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
+/// The UTF-8 byte order mark; a body may start with all of it or, cut short, with `EF BB` or `EF`.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One compiled Allow/Disallow rule; its pattern lives in `Robots::patterns[start..start + len]`.
@@ -83,7 +84,7 @@ impl Robots {
     pub fn parse(body: &[u8], product_token: &str) -> Robots {
         let token = product_token_prefix(product_token.as_bytes());
         let body = limit_body(body);
-        let body = body.strip_prefix(BOM).unwrap_or(body);
+        let body = strip_bom(body);
 
         let mut ours = Robots::default();
         let mut star = Robots::default();
@@ -265,6 +266,13 @@ fn classify_key(key: &[u8]) -> Key {
     } else {
         Key::Other
     }
+}
+
+/// Strips a byte order mark from the start of the body, or the start of one (`EF BB`, `EF`), as
+/// Google's parser does. A line starting with those bytes is never a record anyway.
+fn strip_bom(body: &[u8]) -> &[u8] {
+    let n = body.iter().zip(BOM).take_while(|(a, b)| a == b).count();
+    &body[n..]
 }
 
 /// Cuts the body to [`MAX_ROBOTS_BYTES`], dropping a line the limit cut in two.

@@ -262,6 +262,23 @@ fn rule_and_pattern_caps() {
 }
 
 #[test]
+fn whole_or_partial_bom_stripped() {
+    for bom in [&b"\xEF\xBB\xBF"[..], b"\xEF\xBB", b"\xEF", b""] {
+        let mut body = bom.to_vec();
+        body.extend_from_slice(b"User-agent: *\nDisallow: /a\n");
+        let r = Robots::parse(&body, TOKEN);
+        assert_eq!(r.rule_count(), 1, "{bom:x?}");
+        assert!(!r.is_allowed("/a"), "{bom:x?}");
+    }
+    // Only a start of the mark is stripped: other bytes still spoil the first line.
+    for junk in [&b"\xBB\xBF"[..], b"\xEF\xBF", b"\xEF\xBB\xBB"] {
+        let mut body = junk.to_vec();
+        body.extend_from_slice(b"User-agent: *\nDisallow: /a\n");
+        assert!(Robots::parse(&body, TOKEN).is_allowed("/a"), "{junk:x?}");
+    }
+}
+
+#[test]
 fn pathological_wildcards_finish() {
     // Exponential for a backtracking matcher: many stars, a tail that never matches.
     let pattern = format!("/{}b", "*a".repeat(MAX_PATTERN_BYTES / 2 - 2));
