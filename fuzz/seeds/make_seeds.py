@@ -276,6 +276,11 @@ Disallow: /
 def robots():
     for name, body in ROBOTS.items():
         put("robots", name, body)
+    put("robots", "partial-bom.txt", b"\xef\xbbUser-agent: *\nDisallow: /x\n")
+    # Patterns just over MAX_PATTERN_BYTES (16 KiB): a Disallow that is cut to a prefix and an
+    # Allow that is dropped. Also lifts libFuzzer's default max_len past the bound.
+    put("robots", "long-patterns.txt", "User-agent: *\nDisallow: /%s*x$\nAllow: /%s\n"
+        % ("a" * 16400, "a" * 16390))
 
 
 # ---------------------------------------------------------------- urlnorm
