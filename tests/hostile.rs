@@ -1437,4 +1437,6 @@ fn concurrent_huge_bodies_crawl() {
         .map(|d| d.count())
         .unwrap_or(0);
     assert_eq!(spool_left, 0, "spool files left behind");
+    // Gigabytes of WARC: do not leave them in the target directory.
+    let _ = std::fs::remove_dir_all(out.parent().unwrap_or(&out));
 }

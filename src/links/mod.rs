@@ -11,10 +11,19 @@
 //! The scanner follows a subset of the HTML tokenizer, precisely enough that the two
 //! implementations agree byte for byte:
 //!
-//! - **What is extracted**: `href` of `a`, `area`, `link` ([`LinkKind::A`], [`LinkKind::Area`],
-//!   [`LinkKind::Link`]), `src` of `frame`, `iframe`. The first `base` start tag that has an
-//!   `href` attribute decides [`Links::base`]; later `base` tags are ignored, and a `base` href
-//!   is never reported as a link. Tag and attribute names match ASCII case-insensitively.
+//! - **What is extracted**: links to follow — `href` of `a`, `area`, `link` ([`LinkKind::A`],
+//!   [`LinkKind::Area`], [`LinkKind::Link`]), `src` of `frame`, `iframe` — and page requisites,
+//!   what the page needs to render ([`LinkKind::is_requisite`]): `link href` whose `rel` has
+//!   the token `stylesheet`, `icon` or `apple-touch-icon`, `preload` or `modulepreload`
+//!   ([`LinkKind::Stylesheet`], [`LinkKind::Icon`], [`LinkKind::Preload`]); `img src` and every
+//!   `img srcset` candidate; `source src`/`srcset`; `script src`; `video src`, `video poster`,
+//!   `audio src`, `track src` ([`LinkKind::Media`]); `object data`, `embed src`; `input src`
+//!   when its `type` is `image`; and every `url(…)` / `@import` in a `style` attribute (of any
+//!   element) or a `style` element ([`LinkKind::Css`]; see [`css`]). Within one tag, values
+//!   come in that order (the element's attribute(s), then `style`), whatever their order in
+//!   the tag. The first `base` start tag that has an `href` attribute decides [`Links::base`];
+//!   later `base` tags are ignored, and a `base` href is never reported as a link. Tag and
+//!   attribute names match ASCII case-insensitively.
 //! - **Markup**: in text, `<` + ASCII letter opens a start tag, `</` + ASCII letter an end tag
 //!   (parsed the same way so that quoted `>` inside it is skipped, but nothing is extracted from
 //!   it). `<!--` opens a comment, which ends at the first `-->` or `--!>` starting at least four
@@ -44,6 +53,9 @@
 //!   removed everywhere and leading/trailing ASCII whitespace is trimmed, as URL parsers do.
 //!   NUL and invalid UTF-8 are kept as they are. A value that is empty after this is not a
 //!   link (and an empty first `base` href means there is no base).
+//! - **Lists**: a `srcset` or `style` value is decoded as above, then split into its URLs
+//!   (candidates; `url()`s), each trimmed; `data:` URLs are skipped. A `style` element's text
+//!   is not decoded (raw text), only stripped of TAB/LF/CR and trimmed per URL.
 //! - **Bounds**: a value whose *raw* (undecoded) length exceeds [`MAX_VALUE_BYTES`] is dropped
 //!   and counted in [`Links::dropped`] (decoding never lengthens a value, so kept values are
 //!   within the bound too). Links after the first [`MAX_LINKS`] non-empty ones are dropped and
@@ -62,34 +74,76 @@ pub const MAX_VALUE_BYTES: usize = 8 * 1024;
 /// Longest tag name that means anything to the scanner (`textarea`).
 const MAX_INTERESTING_TAG_NAME: usize = 8;
 
+pub mod css;
 #[doc(hidden)]
 pub mod naive;
+
+pub use css::scan_css;
 
 #[cfg(test)]
 mod tests;
 
-/// The element a link came from.
+/// What a link is: where it came from, and so whether it is a page to follow or something a
+/// page needs to render.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LinkKind {
     /// `<a href>`
     A,
     /// `<area href>`
     Area,
-    /// `<link href>`
+    /// `<link href>` with no requisite `rel` (canonical, alternate, next…)
     Link,
     /// `<frame src>`
     Frame,
     /// `<iframe src>`
     Iframe,
+    /// `<link rel=stylesheet href>`
+    Stylesheet,
+    /// `<link rel="icon" | "shortcut icon" | apple-touch-icon href>`
+    Icon,
+    /// `<link rel=preload | modulepreload href>`
+    Preload,
+    /// `<img src>`, `<img srcset>`
+    Img,
+    /// `<source src>`, `<source srcset>`
+    Source,
+    /// `<script src>`
+    Script,
+    /// `<video src>`, `<video poster>`, `<audio src>`, `<track src>`
+    Media,
+    /// `<object data>`, `<embed src>`
+    Object,
+    /// `<input type=image src>`
+    Input,
+    /// `url(…)` or `@import` in CSS: a `style` attribute or element, or a stylesheet
+    Css,
 }
 
 impl LinkKind {
-    /// The attribute that carries this element's link target.
-    fn attr(self) -> &'static [u8] {
-        match self {
-            LinkKind::A | LinkKind::Area | LinkKind::Link => b"href",
-            LinkKind::Frame | LinkKind::Iframe => b"src",
+    /// Whether the page needs this to render (an embed, fetched even outside the crawl's
+    /// scope) rather than a page to follow.
+    pub fn is_requisite(self) -> bool {
+        !matches!(
+            self,
+            LinkKind::A | LinkKind::Area | LinkKind::Link | LinkKind::Frame | LinkKind::Iframe
+        )
+    }
+
+    /// The kind of a `<link>` by its `rel` tokens.
+    pub fn of_link_rel(rel: &[u8]) -> LinkKind {
+        let mut kind = LinkKind::Link;
+        for token in rel.split(|&b| is_ws(b)).filter(|t| !t.is_empty()) {
+            let is = |name: &[u8]| token.eq_ignore_ascii_case(name);
+            if is(b"stylesheet") {
+                return LinkKind::Stylesheet;
+            }
+            if is(b"icon") || is(b"apple-touch-icon") {
+                kind = LinkKind::Icon;
+            } else if (is(b"preload") || is(b"modulepreload")) && kind == LinkKind::Link {
+                kind = LinkKind::Preload;
+            }
         }
+        kind
     }
 }
 
@@ -121,6 +175,8 @@ pub struct Links {
     spans: Vec<Span>,
     base: Base,
     dropped: usize,
+    /// Reused for decoding list-valued attributes.
+    scratch: Vec<u8>,
 }
 
 impl Links {
@@ -176,12 +232,61 @@ impl Links {
         let Some((start, end)) = self.decode(raw) else {
             return;
         };
+        self.commit(kind, mark, start, end);
+    }
+
+    fn commit(&mut self, kind: LinkKind, mark: usize, start: usize, end: usize) {
         if self.spans.len() >= MAX_LINKS {
             self.buf.truncate(mark);
             self.dropped += 1;
             return;
         }
         self.spans.push(Span { kind, start, end });
+    }
+
+    /// Pushes a value that needs no character-reference decoding (a URL taken from decoded
+    /// text or from raw CSS): TAB/LF/CR removed, trimmed, bounded like any value.
+    fn push_plain(&mut self, kind: LinkKind, value: &[u8]) {
+        if value.len() > MAX_VALUE_BYTES {
+            self.dropped += 1;
+            return;
+        }
+        let mark = self.buf.len();
+        self.buf.extend(
+            value
+                .iter()
+                .filter(|&&b| !matches!(b, b'\t' | b'\n' | b'\r')),
+        );
+        let Some((start, end)) = self.trim_from(mark) else {
+            return;
+        };
+        self.commit(kind, mark, start, end);
+    }
+
+    /// Decodes a list-valued attribute (`srcset`, `style`) and pushes each of its URLs.
+    fn push_list(&mut self, kind: LinkKind, raw: &[u8], srcset: bool) {
+        if raw.len() > MAX_VALUE_BYTES {
+            self.dropped += 1;
+            return;
+        }
+        let mut text = std::mem::take(&mut self.scratch);
+        text.clear();
+        decode_value(raw, &mut text);
+        let mut urls: Vec<(usize, usize)> = Vec::new();
+        let base = text.as_ptr() as usize;
+        let mut note = |u: &[u8]| {
+            let s = u.as_ptr() as usize - base;
+            urls.push((s, s + u.len()));
+        };
+        if srcset {
+            css::srcset_urls(&text, &mut note);
+        } else {
+            css::css_urls(&text, &mut note);
+        }
+        for (s, e) in urls {
+            self.push_plain(kind, &text[s..e]);
+        }
+        self.scratch = text;
     }
 
     fn set_base(&mut self, raw: &[u8]) {
@@ -204,6 +309,11 @@ impl Links {
     fn decode(&mut self, raw: &[u8]) -> Option<(usize, usize)> {
         let mark = self.buf.len();
         decode_value(raw, &mut self.buf);
+        self.trim_from(mark)
+    }
+
+    /// Trims the value appended to `buf` since `mark`; `None` (and `buf` restored) if empty.
+    fn trim_from(&mut self, mark: usize) -> Option<(usize, usize)> {
         let value = &self.buf[mark..];
         let Some(lead) = value.iter().position(|&b| !is_ws(b)) else {
             self.buf.truncate(mark);
@@ -228,7 +338,7 @@ pub fn scan(html: &[u8], out: &mut Links) {
             Some(b'/') => match html.get(lt + 2) {
                 Some(b) if b.is_ascii_alphabetic() => {
                     let name_end = tag_name_end(html, lt + 2);
-                    parse_attrs(html, name_end, None).map(|(end, _)| end)
+                    parse_attrs(html, name_end, &[], &mut [None; MAX_WANTED])
                 }
                 _ => skip_past_gt(html, lt + 2),
             },
@@ -249,62 +359,173 @@ pub fn scan(html: &[u8], out: &mut Links) {
     }
 }
 
-/// What a start tag's name means to the scanner.
+/// The start tags the scanner knows, by what it wants from them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Tag {
-    Link(LinkKind),
+enum El {
+    A,
+    Area,
+    Link,
+    Frame,
+    Iframe,
     Base,
-    /// Its content is skipped up to `</` + this (lowercase) name.
-    RawText(&'static [u8]),
+    Img,
+    Source,
+    Script,
+    Video,
+    Audio,
+    Track,
+    Object,
+    Embed,
+    Input,
+    Style,
+    Textarea,
+    Title,
     Other,
 }
 
-impl Tag {
-    fn classify(name: &[u8]) -> Tag {
+/// Attributes wanted from one tag at most: the element's own (two at most) and `style`.
+const MAX_WANTED: usize = 3;
+
+impl El {
+    fn classify(name: &[u8]) -> El {
         if name.len() > MAX_INTERESTING_TAG_NAME {
-            return Tag::Other;
+            return El::Other;
         }
         let mut lower = [0u8; MAX_INTERESTING_TAG_NAME];
         for (d, s) in lower.iter_mut().zip(name) {
             *d = s.to_ascii_lowercase();
         }
         match &lower[..name.len()] {
-            b"a" => Tag::Link(LinkKind::A),
-            b"area" => Tag::Link(LinkKind::Area),
-            b"link" => Tag::Link(LinkKind::Link),
-            b"frame" => Tag::Link(LinkKind::Frame),
-            b"iframe" => Tag::Link(LinkKind::Iframe),
-            b"base" => Tag::Base,
-            b"script" => Tag::RawText(b"script"),
-            b"style" => Tag::RawText(b"style"),
-            b"textarea" => Tag::RawText(b"textarea"),
-            b"title" => Tag::RawText(b"title"),
-            _ => Tag::Other,
+            b"a" => El::A,
+            b"area" => El::Area,
+            b"link" => El::Link,
+            b"frame" => El::Frame,
+            b"iframe" => El::Iframe,
+            b"base" => El::Base,
+            b"img" => El::Img,
+            b"source" => El::Source,
+            b"script" => El::Script,
+            b"video" => El::Video,
+            b"audio" => El::Audio,
+            b"track" => El::Track,
+            b"object" => El::Object,
+            b"embed" => El::Embed,
+            b"input" => El::Input,
+            b"style" => El::Style,
+            b"textarea" => El::Textarea,
+            b"title" => El::Title,
+            _ => El::Other,
         }
     }
 
-    fn wanted_attr(self) -> Option<&'static [u8]> {
+    /// The attributes wanted, in the order their values are reported; `style` always last.
+    fn wanted(self) -> &'static [&'static [u8]] {
         match self {
-            Tag::Link(kind) => Some(kind.attr()),
-            Tag::Base => Some(b"href"),
-            Tag::RawText(_) | Tag::Other => None,
+            El::A | El::Area | El::Base => &[b"href", b"style"],
+            El::Link => &[b"href", b"rel", b"style"],
+            El::Frame | El::Iframe | El::Script | El::Audio | El::Track | El::Embed => {
+                &[b"src", b"style"]
+            }
+            El::Img | El::Source => &[b"src", b"srcset", b"style"],
+            El::Video => &[b"src", b"poster", b"style"],
+            El::Object => &[b"data", b"style"],
+            El::Input => &[b"src", b"type", b"style"],
+            El::Style | El::Textarea | El::Title | El::Other => &[b"style"],
         }
     }
+
+    /// For raw-text elements, the (lowercase) name that ends their content.
+    fn raw_text(self) -> Option<&'static [u8]> {
+        match self {
+            El::Script => Some(b"script"),
+            El::Style => Some(b"style"),
+            El::Textarea => Some(b"textarea"),
+            El::Title => Some(b"title"),
+            _ => None,
+        }
+    }
+}
+
+/// Reports what one start tag holds: `vals[i]` is the raw value of `el.wanted()[i]`.
+fn emit(el: El, vals: &[Option<&[u8]>], out: &mut Links) {
+    let v = |i: usize| vals.get(i).copied().flatten();
+    match el {
+        El::A => v(0).map(|r| out.push_link(LinkKind::A, r)),
+        El::Area => v(0).map(|r| out.push_link(LinkKind::Area, r)),
+        El::Frame => v(0).map(|r| out.push_link(LinkKind::Frame, r)),
+        El::Iframe => v(0).map(|r| out.push_link(LinkKind::Iframe, r)),
+        El::Base => v(0).map(|r| out.set_base(r)),
+        El::Link => v(0).map(|r| out.push_link(LinkKind::of_link_rel(v(1).unwrap_or(b"")), r)),
+        El::Img | El::Source => {
+            let kind = if el == El::Img {
+                LinkKind::Img
+            } else {
+                LinkKind::Source
+            };
+            if let Some(r) = v(0) {
+                out.push_link(kind, r);
+            }
+            v(1).map(|r| out.push_list(kind, r, true))
+        }
+        El::Script => v(0).map(|r| out.push_link(LinkKind::Script, r)),
+        El::Video => {
+            if let Some(r) = v(0) {
+                out.push_link(LinkKind::Media, r);
+            }
+            v(1).map(|r| out.push_link(LinkKind::Media, r))
+        }
+        El::Audio | El::Track => v(0).map(|r| out.push_link(LinkKind::Media, r)),
+        El::Object | El::Embed => v(0).map(|r| out.push_link(LinkKind::Object, r)),
+        El::Input => {
+            let image = v(1).is_some_and(|t| trim_ws(t).eq_ignore_ascii_case(b"image"));
+            v(0).filter(|_| image)
+                .map(|r| out.push_link(LinkKind::Input, r))
+        }
+        El::Style | El::Textarea | El::Title | El::Other => None,
+    };
+    let style = el.wanted().len() - 1;
+    if let Some(r) = v(style) {
+        out.push_list(LinkKind::Css, r, false);
+    }
+}
+
+fn trim_ws(mut v: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = v {
+        if !is_ws(*first) {
+            break;
+        }
+        v = rest;
+    }
+    while let [rest @ .., last] = v {
+        if !is_ws(*last) {
+            break;
+        }
+        v = rest;
+    }
+    v
 }
 
 /// Handles a start tag whose name begins at `name_start`; returns where scanning resumes, or
 /// `None` if the input ends first.
 fn start_tag(html: &[u8], name_start: usize, out: &mut Links) -> Option<usize> {
     let name_end = tag_name_end(html, name_start);
-    let tag = Tag::classify(&html[name_start..name_end]);
-    let (end, value) = parse_attrs(html, name_end, tag.wanted_attr())?;
-    match (tag, value) {
-        (Tag::Link(kind), Some((s, e))) => out.push_link(kind, &html[s..e]),
-        (Tag::Base, Some((s, e))) => out.set_base(&html[s..e]),
-        (Tag::RawText(name), _) => return skip_raw_text(html, end, name),
-        _ => {}
+    let el = El::classify(&html[name_start..name_end]);
+    let wanted = el.wanted();
+    let mut spans = [None; MAX_WANTED];
+    let end = parse_attrs(html, name_end, wanted, &mut spans)?;
+    let mut vals: [Option<&[u8]>; MAX_WANTED] = [None; MAX_WANTED];
+    for (v, s) in vals.iter_mut().zip(spans) {
+        *v = s.map(|(a, b)| &html[a..b]);
     }
-    Some(end)
+    emit(el, &vals[..wanted.len()], out);
+    let Some(name) = el.raw_text() else {
+        return Some(end);
+    };
+    let close = skip_raw_text(html, end, name);
+    if el == El::Style {
+        out.push_css(&html[end..close.unwrap_or(html.len())]);
+    }
+    close
 }
 
 fn tag_name_end(html: &[u8], mut p: usize) -> usize {
@@ -315,22 +536,22 @@ fn tag_name_end(html: &[u8], mut p: usize) -> usize {
 }
 
 /// Parses attributes from `p` (just after the tag name) to the closing `>`. Returns the position
-/// after `>` and the raw value span of the first attribute named `want` (empty if it has no
-/// value), or `None` if the input ends inside the tag.
+/// after `>`, with `found[i]` the raw value span of the first attribute named `want[i]` (empty
+/// if it has no value), or `None` if the input ends inside the tag.
 fn parse_attrs(
     html: &[u8],
     mut p: usize,
-    want: Option<&[u8]>,
-) -> Option<(usize, Option<(usize, usize)>)> {
+    want: &[&[u8]],
+    found: &mut [Option<(usize, usize)>; MAX_WANTED],
+) -> Option<usize> {
     let len = html.len();
-    let mut found = None;
     // Bound: every turn consumes at least the attribute name's first byte, or returns.
     loop {
         while p < len && BETWEEN_ATTRS[html[p] as usize] {
             p += 1;
         }
         if *html.get(p)? == b'>' {
-            return Some((p + 1, found));
+            return Some(p + 1);
         }
         // The first byte belongs to the name whatever it is, `=` included (as in HTML).
         let name_start = p;
@@ -367,10 +588,11 @@ fn parse_attrs(
         } else {
             (p, p)
         };
-        if found.is_none()
-            && want.is_some_and(|w| html[name_start..name_end].eq_ignore_ascii_case(w))
-        {
-            found = Some(value);
+        let name = &html[name_start..name_end];
+        for (slot, w) in found.iter_mut().zip(want) {
+            if slot.is_none() && name.eq_ignore_ascii_case(w) {
+                *slot = Some(value);
+            }
         }
     }
 }

@@ -194,43 +194,63 @@ pub fn scan(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
         if emit {
             state = State::Data;
             if !is_end_tag {
-                let kind = match tag_name.as_slice() {
-                    b"a" => Some(LinkKind::A),
-                    b"area" => Some(LinkKind::Area),
-                    b"link" => Some(LinkKind::Link),
-                    b"frame" => Some(LinkKind::Frame),
-                    b"iframe" => Some(LinkKind::Iframe),
-                    _ => None,
+                // The first attribute of each name, raw.
+                let attr = |name: &str| {
+                    attrs
+                        .iter()
+                        .find(|(n, _)| n.as_slice() == name.as_bytes())
+                        .map(|(_, v)| v.clone())
                 };
-                let wanted: &[u8] = match kind {
-                    Some(LinkKind::Frame) | Some(LinkKind::Iframe) => b"src",
-                    _ => b"href",
+                let mut out = Out {
+                    links: &mut links,
+                    dropped: &mut dropped,
                 };
-                let value = attrs
-                    .iter()
-                    .find(|(name, _)| name.as_slice() == wanted)
-                    .map(|(_, v)| v.clone());
-                if let (Some(kind), Some(raw)) = (kind, &value) {
-                    if raw.len() > MAX_VALUE_BYTES {
-                        dropped += 1;
-                    } else {
-                        let v = decode(raw);
-                        if !v.is_empty() {
-                            if links.len() >= MAX_LINKS {
-                                dropped += 1;
-                            } else {
-                                links.push((kind, v));
-                            }
+                let tag = String::from_utf8_lossy(&tag_name).into_owned();
+                match tag.as_str() {
+                    "a" => out.value(LinkKind::A, attr("href")),
+                    "area" => out.value(LinkKind::Area, attr("href")),
+                    "frame" => out.value(LinkKind::Frame, attr("src")),
+                    "iframe" => out.value(LinkKind::Iframe, attr("src")),
+                    "link" => {
+                        let rel = attr("rel").unwrap_or_default();
+                        out.value(LinkKind::of_link_rel(&rel), attr("href"))
+                    }
+                    "img" | "source" => {
+                        let kind = if tag == "img" {
+                            LinkKind::Img
+                        } else {
+                            LinkKind::Source
+                        };
+                        out.value(kind, attr("src"));
+                        out.list(kind, attr("srcset"), true);
+                    }
+                    "script" => out.value(LinkKind::Script, attr("src")),
+                    "video" => {
+                        out.value(LinkKind::Media, attr("src"));
+                        out.value(LinkKind::Media, attr("poster"));
+                    }
+                    "audio" | "track" => out.value(LinkKind::Media, attr("src")),
+                    "object" => out.value(LinkKind::Object, attr("data")),
+                    "embed" => out.value(LinkKind::Object, attr("src")),
+                    "input" => {
+                        let ty = attr("type").unwrap_or_default();
+                        let ty = String::from_utf8_lossy(&ty)
+                            .trim_matches(is_ws_char)
+                            .to_ascii_lowercase();
+                        if ty == "image" {
+                            out.value(LinkKind::Input, attr("src"));
                         }
                     }
+                    _ => {}
                 }
+                out.list(LinkKind::Css, attr("style"), false);
                 if tag_name == b"base" && base.is_none() {
-                    if let Some(raw) = &value {
+                    if let Some(raw) = attr("href") {
                         if raw.len() > MAX_VALUE_BYTES {
                             dropped += 1;
                             base = Some(None);
                         } else {
-                            let v = decode(raw);
+                            let v = decode(&raw);
                             base = Some(if v.is_empty() { None } else { Some(v) });
                         }
                     }
@@ -240,12 +260,95 @@ pub fn scan(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
                     .find(|n| n.as_bytes() == tag_name.as_slice());
                 if let Some(name) = raw_text {
                     next = raw_text_end(html, i + 1, name.as_bytes());
+                    if *name == "style" {
+                        let text = &html[i + 1..next];
+                        let mut urls = Vec::new();
+                        super::css::css_urls(text, &mut |u| urls.push(u.to_vec()));
+                        let mut out = Out {
+                            links: &mut links,
+                            dropped: &mut dropped,
+                        };
+                        for u in urls {
+                            out.plain(LinkKind::Css, &u);
+                        }
+                    }
                 }
             }
         }
         i = next;
     }
     (base.flatten(), links, dropped)
+}
+
+fn is_ws_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ')
+}
+
+/// Where found links go, with the bounds applied.
+struct Out<'a> {
+    links: &'a mut Vec<(LinkKind, Vec<u8>)>,
+    dropped: &'a mut usize,
+}
+
+impl Out<'_> {
+    fn keep(&mut self, kind: LinkKind, v: Vec<u8>) {
+        if v.is_empty() {
+            return;
+        }
+        if self.links.len() >= MAX_LINKS {
+            *self.dropped += 1;
+        } else {
+            self.links.push((kind, v));
+        }
+    }
+
+    /// One attribute value: decoded, trimmed.
+    fn value(&mut self, kind: LinkKind, raw: Option<Vec<u8>>) {
+        let Some(raw) = raw else { return };
+        if raw.len() > MAX_VALUE_BYTES {
+            *self.dropped += 1;
+            return;
+        }
+        self.keep(kind, decode(&raw));
+    }
+
+    /// A value already free of character references: TAB/LF/CR dropped, trimmed.
+    fn plain(&mut self, kind: LinkKind, v: &[u8]) {
+        if v.len() > MAX_VALUE_BYTES {
+            *self.dropped += 1;
+            return;
+        }
+        let mut v: Vec<u8> = v
+            .iter()
+            .copied()
+            .filter(|&b| b != b'\t' && b != b'\n' && b != b'\r')
+            .collect();
+        let lead = v.iter().take_while(|&&b| is_ws(b)).count();
+        v.drain(..lead);
+        while v.last().is_some_and(|&b| is_ws(b)) {
+            v.pop();
+        }
+        self.keep(kind, v);
+    }
+
+    /// A `srcset` or `style` attribute: decoded (not trimmed), then each URL in it.
+    fn list(&mut self, kind: LinkKind, raw: Option<Vec<u8>>, srcset: bool) {
+        let Some(raw) = raw else { return };
+        if raw.len() > MAX_VALUE_BYTES {
+            *self.dropped += 1;
+            return;
+        }
+        let text = decode_untrimmed(&raw);
+        let mut urls = Vec::new();
+        if srcset {
+            super::css::srcset_urls(&text, &mut |u| urls.push(u.to_vec()));
+        } else {
+            super::css::css_urls(&text, &mut |u| urls.push(u.to_vec()));
+        }
+        for u in urls {
+            self.plain(kind, &u);
+        }
+    }
 }
 
 /// `body` is the index just after `<!--`; returns the index after the comment's end.
@@ -289,6 +392,17 @@ fn raw_text_end(html: &[u8], from: usize, name: &[u8]) -> usize {
 
 /// Decodes character references, removes TAB/LF/CR, trims ASCII whitespace.
 fn decode(raw: &[u8]) -> Vec<u8> {
+    let mut out = decode_untrimmed(raw);
+    let lead = out.iter().take_while(|&&b| is_ws(b)).count();
+    out.drain(..lead);
+    while out.last().is_some_and(|&b| is_ws(b)) {
+        out.pop();
+    }
+    out
+}
+
+/// Decodes character references and removes TAB/LF/CR.
+fn decode_untrimmed(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < raw.len() {
@@ -306,11 +420,6 @@ fn decode(raw: &[u8]) -> Vec<u8> {
             out.push(c);
         }
         i += 1;
-    }
-    let lead = out.iter().take_while(|&&b| is_ws(b)).count();
-    out.drain(..lead);
-    while out.last().is_some_and(|&b| is_ws(b)) {
-        out.pop();
     }
     out
 }

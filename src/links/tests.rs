@@ -1,7 +1,10 @@
 use super::*;
 use proptest::prelude::*;
 
-use LinkKind::{Area, Frame, Iframe, Link, A};
+use LinkKind::{
+    Area, Css, Frame, Icon, Iframe, Img, Link, Media, Object, Preload, Script, Source, Stylesheet,
+    A,
+};
 
 /// Runs both implementations, checks they agree, and returns the fast one's result in the
 /// naive one's shape.
@@ -58,7 +61,7 @@ fn elements_and_attributes() {
     );
     // The wrong attribute for the element is not a link.
     links_of(
-        r#"<a src="/x"><iframe href="/y"><img src="/z"><div href="/w">"#,
+        r#"<a src="/x"><iframe href="/y"><img href="/z"><div href="/w"><script href="/s">"#,
         &[],
     );
     // Names are ASCII case-insensitive; tag names must match exactly (`abbr`, `links`).
@@ -298,12 +301,12 @@ fn realistic_news_page() {
         .map(|(k, v)| (k, String::from_utf8(v).unwrap_or_default()))
         .collect();
     let want: Vec<(LinkKind, String)> = [
-        (Link, "/static/site.css"),
+        (Stylesheet, "/static/site.css"),
         (
-            Link,
+            Preload,
             "https://cdn.example.net/fonts.css?family=Open+Sans&display=swap",
         ),
-        (Link, "/favicon.ico"),
+        (Icon, "/favicon.ico"),
         (A, "/"),
         (A, "/world/"),
         (A, "/politics/"),
@@ -313,8 +316,10 @@ fn realistic_news_page() {
         (A, "https://example.org/report?id=7&lang=en"),
         (A, "/world/2024/05/story-one.html#comments"),
         (Iframe, "https://video.example.com/embed/abc"),
+        (Img, "/img/photo.jpg"),
         (A, "/about"),
         (A, "mailto:desk@example.com"),
+        (Script, "/static/app.js"),
     ]
     .iter()
     .map(|&(k, v)| (k, v.to_string()))
@@ -336,8 +341,10 @@ fn realistic_shop_page() {
         vec![
             &b"print.css"[..],
             b"item?id=1&color=red",
+            b"1.jpg",
             b"item?id=2",
             b"../sale/",
+            b"map.png",
             b"map/north",
             b"/cart",
             b"caf\xc3\xa9/",
@@ -424,6 +431,32 @@ const TOKENS: &[&str] = &[
     "<iframe ",
     "<base href=",
     "<div ",
+    "<img ",
+    "<source ",
+    "<script ",
+    "<video ",
+    "<input ",
+    "<object ",
+    "<embed ",
+    "<style ",
+    "srcset",
+    "style",
+    "rel",
+    "poster",
+    "data",
+    "type",
+    "stylesheet",
+    "icon",
+    "image",
+    "url(",
+    ")",
+    "@import",
+    "/*",
+    "*/",
+    ",",
+    " 2x",
+    "\\",
+    "data:",
     "</a",
     "</",
     "<",
@@ -488,7 +521,12 @@ fn token_soup() -> impl Strategy<Value = Vec<u8>> {
 
 /// A fixture page, cut at a random point, with a random token spliced in somewhere.
 fn mutated_page() -> impl Strategy<Value = Vec<u8>> {
-    let pages = vec![PAGE_NEWS, PAGE_SHOP, PAGE_LEGACY];
+    let pages = vec![
+        PAGE_NEWS,
+        PAGE_SHOP,
+        PAGE_LEGACY,
+        include_str!("testdata/requisites.html"),
+    ];
     (
         prop::sample::select(pages),
         any::<prop::sample::Index>(),
@@ -530,4 +568,98 @@ proptest! {
     fn matches_naive_on_mutated_pages(html in mutated_page()) {
         both(&html);
     }
+}
+
+#[test]
+fn page_requisites() {
+    links_of(
+        r#"<img src="/i.png" srcset="/i1.png 1x, /i2.png 2x"><picture><source srcset="/s.webp" src="/s.jpg"></picture>
+<script src="/app.js"></script><script>var x = "<img src=/no.png>";</script>
+<video poster="/p.jpg" src="/v.mp4"><track src="/t.vtt"></video><audio src="/a.ogg">
+<object data="/o.swf"></object><embed src="/e.swf"><input type=image src="/btn.png"><input src="/no.png">
+<link rel="Shortcut Icon" href="/fav.ico"><link href="/m.js" rel=modulepreload><link rel="next" href="/2">
+<link rel="preload stylesheet" href="/both.css">"#,
+        &[
+            (Img, "/i.png"),
+            (Img, "/i1.png"),
+            (Img, "/i2.png"),
+            (Source, "/s.jpg"),
+            (Source, "/s.webp"),
+            (Script, "/app.js"),
+            (Media, "/v.mp4"),
+            (Media, "/p.jpg"),
+            (Media, "/t.vtt"),
+            (Media, "/a.ogg"),
+            (Object, "/o.swf"),
+            (Object, "/e.swf"),
+            (LinkKind::Input, "/btn.png"),
+            (Icon, "/fav.ico"),
+            (Preload, "/m.js"),
+            (Link, "/2"),
+            (Stylesheet, "/both.css"),
+        ],
+    );
+    assert!(Img.is_requisite() && Css.is_requisite() && Stylesheet.is_requisite());
+    assert!(!A.is_requisite() && !Link.is_requisite() && !Iframe.is_requisite());
+}
+
+#[test]
+fn css_in_style_attributes_and_elements() {
+    links_of(
+        r#"<div style="background: url(&quot;/bg.png&quot;)"><p style='x:url(/a.png);y:url( /b.png )'>
+<style>@import "/base.css"; .x { background: url('/x.png') } /* url(/no.png) */</style>
+<a href="/page" style="background:url(data:image/png;base64,AAAA)">"#,
+        &[
+            (Css, "/bg.png"),
+            (Css, "/a.png"),
+            (Css, "/b.png"),
+            (Css, "/base.css"),
+            (Css, "/x.png"),
+            (A, "/page"),
+        ],
+    );
+    // A stylesheet on its own.
+    let mut out = Links::new();
+    crate::links::scan_css(
+        b"@import url(a.css);\nbody{background:url(\"b.png\")}",
+        &mut out,
+    );
+    let got: Vec<_> = out.iter().map(|(k, v)| (k, v.to_vec())).collect();
+    assert_eq!(
+        got,
+        vec![(Css, b"a.css".to_vec()), (Css, b"b.png".to_vec())]
+    );
+}
+
+#[test]
+fn realistic_requisites_page() {
+    let page = include_str!("testdata/requisites.html");
+    let (_, links, dropped) = both(page.as_bytes());
+    assert_eq!(dropped, 0);
+    let requisites: Vec<String> = links
+        .iter()
+        .filter(|(k, _)| k.is_requisite())
+        .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+        .collect();
+    assert_eq!(
+        requisites,
+        [
+            "css/site.css",
+            "favicon.png",
+            "img/logo.svg",
+            "img/hero-800.jpg",
+            // Once as src, once as a srcset candidate: the crawl's URL-seen set dedups.
+            "img/hero-800.jpg",
+            "img/hero-1600.jpg",
+            "js/app.js",
+            "img/bg.png",
+            "fonts/body.woff2",
+        ]
+    );
+    let pages: Vec<String> = links
+        .iter()
+        .filter(|(k, _)| !k.is_requisite())
+        .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+        .collect();
+    assert_eq!(pages, ["index.html", "about.html"]);
 }
