@@ -97,6 +97,10 @@ pub struct CrawlerConfig {
     pub tls: Arc<rustls::ClientConfig>,
     /// Ask for gzip/deflate bodies.
     pub accept_encoding: bool,
+    /// Further request headers (`--header`), sent in order after the standard ones; a name
+    /// or value `http::write_request` refuses ends each fetch as `HttpBadUrlSyntax`, so the
+    /// app validates them first.
+    pub extra_headers: Vec<(String, String)>,
 }
 
 impl CrawlerConfig {
@@ -122,6 +126,7 @@ impl CrawlerConfig {
             addr_policy: AddrPolicy::new(false, Vec::new()),
             tls,
             accept_encoding: true,
+            extra_headers: Vec::new(),
         }
     }
 }
@@ -426,6 +431,12 @@ impl Crawler {
         });
         let mut request = self.buffer_pool.pop().unwrap_or_default();
         request.clear();
+        let extra: Vec<(&str, &str)> = self
+            .config
+            .extra_headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
         let written = http::write_request(
             &mut request,
             &Request {
@@ -435,7 +446,7 @@ impl Crawler {
                 user_agent: &self.config.user_agent,
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
-                extra_headers: &[],
+                extra_headers: &extra,
             },
         );
         let host = target.host.clone();
