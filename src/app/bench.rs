@@ -320,7 +320,12 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let web_cpu_before = web.cpu();
     let (cpu_before, _) = process_usage();
-    let report = execute_crawl(setup, config, seeds, true)?;
+    let display = crate::app::run::Display {
+        progress: crate::app::report::ProgressMode::for_stderr(false),
+        verbose: false,
+        quiet: false,
+    };
+    let report = execute_crawl(setup, config, seeds, Vec::new(), display)?;
     let (cpu_after, peak_rss) = process_usage();
     let web_cpu = match (web_cpu_before, web.cpu()) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),

@@ -131,9 +131,10 @@ impl Reject {
     /// The outcome logged when a URL the user gave (a seed) is refused for this reason.
     pub fn return_code(self) -> ReturnCode {
         match self {
-            Reject::OutOfScope | Reject::DeniedDomain | Reject::NotAllowedDomain | Reject::TooDeep => {
-                ReturnCode::OutOfScope
-            }
+            Reject::OutOfScope
+            | Reject::DeniedDomain
+            | Reject::NotAllowedDomain
+            | Reject::TooDeep => ReturnCode::OutOfScope,
             Reject::UrlTooLong => ReturnCode::UrlTooLong,
             Reject::PathTooDeep | Reject::RepeatedSegments => ReturnCode::UrlTrap,
             Reject::TooManyPagesPerHost => ReturnCode::HostPageLimit,
@@ -571,7 +572,7 @@ mod tests {
                 ("http://h/docs/a?print=1", 1, Err(Reject::Pattern)),
                 ("http://h/docs/a.PDF", 1, Err(Reject::Pattern)),
                 ("http://h/docs/a.zip?x=1", 1, Err(Reject::Pattern)),
-                ("http://h/docs.pdf/a", 1, Ok(())),
+                ("http://h/docs/x.pdf/a", 1, Ok(())),
             ],
         );
         assert_eq!(count(&f, Reject::Pattern), 4);
@@ -580,10 +581,7 @@ mod tests {
         assert_eq!(Reject::Pattern.return_code(), ReturnCode::UrlRejected);
         // The seed check still applies the scope and length rules.
         let mut f = filter(Scope::Host, &["http://a.test/"], |c| c.max_url_length = 20);
-        assert_eq!(
-            f.check_seed(&u("http://b.test/")),
-            Err(Reject::OutOfScope)
-        );
+        assert_eq!(f.check_seed(&u("http://b.test/")), Err(Reject::OutOfScope));
         assert_eq!(
             f.check_seed(&u("http://a.test/0123456789")),
             Err(Reject::UrlTooLong)
