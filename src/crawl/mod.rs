@@ -460,6 +460,11 @@ impl<S: Sink> Crawl<S> {
         if let Err(e) = self.sink.store(done, None, done.outcome, digest) {
             self.io_error.get_or_insert(e);
         }
+        if done.outcome == ReturnCode::Interrupted {
+            // The run is stopping: this says nothing about the server.
+            self.frontier.done(queue, now, Duration::ZERO);
+            return;
+        }
         if done.outcome == ReturnCode::PrivateAddressBlocked && hops == 0 {
             // The host itself is refused: robots.txt is not retried, and its URLs end at once.
             self.block_host(&done.request.url);
