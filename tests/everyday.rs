@@ -236,6 +236,21 @@ fn exit_2_for_bad_input_and_nothing_starts() {
             "--max-pages",
         ),
         (
+            &[
+                "crawl",
+                "http://a.test/",
+                "-o",
+                o,
+                "--max-pages-per-host",
+                "0",
+            ],
+            "--max-pages-per-host",
+        ),
+        (
+            &["fetch", "http://a.test/", "-o", o, "--http-timeout-ms", "0"],
+            "--http-timeout-ms",
+        ),
+        (
             &["crawl", "http://a.test/", "-o", o, "--delay=-1"],
             "--delay",
         ),

@@ -289,6 +289,15 @@ impl CommonArgs {
         if self.max_conns == 0 {
             return Err(UsageError("--max-conns must be at least 1".into()));
         }
+        for (flag, ms) in [
+            ("--dns-timeout-ms", self.dns_timeout_ms),
+            ("--http-timeout-ms", self.http_timeout_ms),
+            ("--connect-timeout-ms", self.connect_timeout_ms),
+        ] {
+            if ms == 0 {
+                return Err(UsageError(format!("{flag} must be at least 1")));
+            }
+        }
         if self.conns_per_server == 0 {
             return Err(UsageError("--conns-per-server must be at least 1".into()));
         }

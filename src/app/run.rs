@@ -484,6 +484,9 @@ pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
     if args.max_pages == Some(0) {
         return Err(usage("--max-pages must be at least 1"));
     }
+    if args.max_pages_per_host == Some(0) {
+        return Err(usage("--max-pages-per-host must be at least 1"));
+    }
     if args.max_url_length == 0 {
         return Err(usage("--max-url-length must be at least 1"));
     }
