@@ -42,14 +42,15 @@ pub fn main() -> ExitCode {
 
 /// `spinneret help [TOPIC|COMMAND]`.
 fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
+    use std::io::Write;
     let mut cmd = Cli::command();
-    match topic {
-        None => cmd.print_long_help()?,
-        Some("outcomes") => print!("{}", outcomes_help()),
+    let printed = match topic {
+        None => cmd.print_long_help(),
+        Some("outcomes") => std::io::stdout().lock().write_all(outcomes_help().as_bytes()),
         Some(name) => match cmd.find_subcommand_mut(name) {
             Some(sub) if !sub.is_hide_set() => {
                 let mut sub = sub.clone().bin_name(format!("spinneret {name}"));
-                sub.print_long_help()?
+                sub.print_long_help()
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
@@ -57,8 +58,12 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
                 ))))
             }
         },
+    };
+    match printed {
+        // `spinneret help outcomes | head` is fine.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Box::new(e)),
+        _ => Ok(ExitStatus::Ok),
     }
-    Ok(ExitStatus::Ok)
 }
 
 /// Every outcome a crawl.log line can have, with its meaning.
