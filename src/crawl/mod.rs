@@ -741,6 +741,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_seed_gets_one_line_refused_or_left_in_the_queue() {
+        use sink::MemorySink;
+        let filter = FilterConfig {
+            allow_domains: vec!["a.test".into()],
+            max_url_length: 40,
+            ..FilterConfig::default()
+        };
+        let now = Instant::now();
+        let mut crawl = Crawl::new(CrawlConfig::new(filter, 4), MemorySink::default(), now);
+        let u = |s: &str| Url::parse(s).unwrap();
+        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
+        assert_eq!(crawl.add_seed(u("http://a.test/x")), Ok(()));
+        assert_eq!(
+            crawl.add_seed(u("http://b.test/")),
+            Err(ReturnCode::OutOfScope)
+        );
+        assert_eq!(
+            crawl.add_seed(u("http://a.test/0123456789012345678901234567890")),
+            Err(ReturnCode::UrlTooLong)
+        );
+        // Given twice: queued once, one line.
+        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
+        crawl.log_rejected_input("not a url", ReturnCode::HttpBadUrlSyntax);
+        assert_eq!(crawl.frontier_len(), 2);
+        crawl.finish_unfetched(ReturnCode::NotFetched);
+        assert_eq!(crawl.frontier_len(), 0);
+        let lines = &crawl.sink().lines;
+        let got: Vec<(ReturnCode, &str)> =
+            lines.iter().map(|l| (l.outcome, l.url.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (ReturnCode::OutOfScope, "http://b.test/"),
+                (
+                    ReturnCode::UrlTooLong,
+                    "http://a.test/0123456789012345678901234567890"
+                ),
+                (ReturnCode::HttpBadUrlSyntax, "not a url"),
+                (ReturnCode::NotFetched, "http://a.test/"),
+                (ReturnCode::NotFetched, "http://a.test/x"),
+            ]
+        );
+        let counted = crawl.counters().url_lines.lines();
+        assert_eq!(counted, 5, "the crawl counts every line it logs");
+        assert_eq!(crawl.counters().robots_lines.lines(), 0);
+    }
+
+    #[test]
     fn html_content_types() {
         assert!(is_html(None));
         assert!(is_html(Some(b"text/html")));
