@@ -41,6 +41,8 @@ fn bench_writer(c: &mut Criterion, dir: &Path) {
         request,
         response: &response,
         payload_digest: Some(payload_digest),
+        spooled: None,
+        truncated: None,
     };
     let exchange_bytes = (request.len() + response.len()) as u64;
 

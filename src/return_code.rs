@@ -92,6 +92,8 @@ pub enum ReturnCode {
     HttpBadContentEncoding,
     /// More stacked content encodings than allowed.
     HttpTooManyEncodings,
+    /// A body too large for memory could not be written to the spool (disk full, permissions).
+    SpoolFailed,
 
     // ---- crawl-level (politeness, robots, traps) ----
     /// robots.txt disallows the URL.
@@ -162,6 +164,7 @@ impl ReturnCode {
         ReturnCode::HttpDecodedTooLarge,
         ReturnCode::HttpBadContentEncoding,
         ReturnCode::HttpTooManyEncodings,
+        ReturnCode::SpoolFailed,
         ReturnCode::RobotsExcluded,
         ReturnCode::DuplicateContent,
         ReturnCode::TooManyRedirects,
@@ -214,6 +217,7 @@ impl ReturnCode {
             HttpDecodedTooLarge => "HttpDecodedTooLarge",
             HttpBadContentEncoding => "HttpBadContentEncoding",
             HttpTooManyEncodings => "HttpTooManyEncodings",
+            SpoolFailed => "SpoolFailed",
             RobotsExcluded => "RobotsExcluded",
             DuplicateContent => "DuplicateContent",
             TooManyRedirects => "TooManyRedirects",
@@ -269,6 +273,7 @@ impl ReturnCode {
             HttpDecodedTooLarge => "the decoded body exceeded its limit (decompression bomb)",
             HttpBadContentEncoding => "the Content-Encoding could not be decoded",
             HttpTooManyEncodings => "too many stacked content encodings",
+            SpoolFailed => "a body too large for memory could not be written to the spool (disk)",
             RobotsExcluded => "robots.txt disallows the URL; not fetched",
             DuplicateContent => "fetched and stored, but identical to an earlier page",
             TooManyRedirects => "more redirect hops than --max-redirect; the target is logged",

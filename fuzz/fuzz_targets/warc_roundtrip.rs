@@ -119,6 +119,8 @@ fuzz_target!(|data: &[u8]| {
             request: first,
             response: second,
             payload_digest: Some([flags; 16]),
+            spooled: None,
+            truncated: None,
         })
         .unwrap();
         let files = w.finish().unwrap();

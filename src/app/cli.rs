@@ -29,7 +29,8 @@ use crate::store::output::OutputConfig;
 /// The exit statuses, shown by `--help` (the one table; `run::ExitStatus` decides them).
 pub const EXIT_CODES_HELP: &str = "\
 Exit status (when several apply, the first listed wins):
-  3  output error: the WARC files, crawl.log or stats.json could not be written
+  3  output error: the WARC files, crawl.log or stats.json could not be written, or a
+     body could not be spooled to disk (SpoolFailed)
   9  stopped before the work was done: Ctrl-C or --max-time
   4  some URLs got no complete HTTP response: bad URL, DNS failure, blocked address
      (PrivateAddressBlocked), connection, TLS, timeout, malformed response, robots.txt
@@ -145,6 +146,9 @@ pub struct CrawlArgs {
     /// Do not fetch or obey robots.txt (off by default; be sure you may).
     #[arg(long)]
     pub ignore_robots: bool,
+    /// Links admitted from one page at most.
+    #[arg(long, value_name = "N", default_value_t = crate::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
+    pub max_links_per_page: usize,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -236,6 +240,13 @@ pub struct CommonArgs {
     /// gzip level of the WARC records (1 fastest … 9 smallest).
     #[arg(long, value_name = "0-9", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub warc_gzip_level: u32,
+    /// Decoded content scanned for links per page (e.g. 4M); links past it are not followed.
+    #[arg(long, value_name = "BYTES", default_value = "4M", value_parser = parse_size)]
+    pub max_scan_bytes: u64,
+    /// Response bytes all fetches together keep in memory; past it, bodies go to a spool file
+    /// in the output directory (a body over 256K always does).
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
+    pub max_buffer_bytes: u64,
 }
 
 /// A size with an optional K/M/G suffix (binary units).
@@ -365,6 +376,8 @@ impl CommonArgs {
         crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
         crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
         crawler.addr_policy = AddrPolicy::new(self.allow_private, allow_nets);
+        crawler.max_scan_bytes = usize::try_from(self.max_scan_bytes).unwrap_or(usize::MAX);
+        crawler.max_buffer_bytes = usize::try_from(self.max_buffer_bytes).unwrap_or(usize::MAX);
         Ok(Setup {
             crawler,
             output: OutputConfig {

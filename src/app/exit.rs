@@ -7,6 +7,7 @@ use std::fmt;
 use crate::app::cli::UsageError;
 use crate::app::report::ClassCounts;
 use crate::crawl::LineTally;
+use crate::ReturnCode;
 
 /// Why the drive loop stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +56,13 @@ impl ExitStatus {
 
     /// The status of a run that ended as `end` with these URL lines (robots.txt lines do not
     /// count: a missing robots.txt is no failure, and an unreachable one shows in the URLs
-    /// waiting for it). The first that applies wins: stopped, failures, HTTP errors.
+    /// waiting for it). The first that applies wins: a body that could not be spooled to disk
+    /// (an output error), stopped, failures, HTTP errors.
     pub fn decide(end: RunEnd, urls: &LineTally) -> ExitStatus {
         let c = ClassCounts::of(urls);
-        if matches!(end, RunEnd::Interrupted | RunEnd::MaxTime) {
+        if urls.outcomes.get(ReturnCode::SpoolFailed) > 0 {
+            ExitStatus::Output
+        } else if matches!(end, RunEnd::Interrupted | RunEnd::MaxTime) {
             ExitStatus::Stopped
         } else if c.failed > 0 {
             ExitStatus::Failures
@@ -101,7 +105,11 @@ impl ExitStatus {
                 c.http_errors,
                 urls.lines()
             ),
-            ExitStatus::Runtime | ExitStatus::Usage | ExitStatus::Output => String::new(),
+            ExitStatus::Output => format!(
+                "{} responses could not be spooled to disk (SpoolFailed: see crawl.log)",
+                urls.outcomes.get(ReturnCode::SpoolFailed)
+            ),
+            ExitStatus::Runtime | ExitStatus::Usage => String::new(),
         };
         format!("exit {}: {what}", self.code())
     }
@@ -158,7 +166,6 @@ pub(crate) fn usage(msg: impl Into<String>) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ReturnCode;
 
     fn tally(items: &[(ReturnCode, u16)]) -> LineTally {
         let mut t = LineTally::default();
@@ -219,6 +226,14 @@ mod tests {
         .map(|s| s.code())
         .collect();
         assert_eq!(codes, vec![0, 1, 2, 3, 4, 8, 9]);
+        // Our own disk failing is an output error, whatever else happened.
+        assert_eq!(
+            ExitStatus::decide(
+                RunEnd::Interrupted,
+                &tally(&[(SpoolFailed, 0), (Success, 404)])
+            ),
+            ExitStatus::Output
+        );
         assert!(ExitStatus::Failures
             .reason(RunEnd::Finished, &mixed)
             .starts_with("exit 4: 1 of 2 URLs"));

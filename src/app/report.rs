@@ -71,6 +71,9 @@ pub struct Figures {
     pub queued: u64,
     /// Fetches in flight.
     pub live: u64,
+    /// Response bytes held in memory, and in the spool, by live fetches.
+    pub buffered: u64,
+    pub spooled: u64,
 }
 
 impl Figures {
@@ -81,6 +84,8 @@ impl Figures {
             bytes: stats.bytes_received,
             queued,
             live: stats.live as u64,
+            buffered: stats.buffered_bytes as u64,
+            spooled: stats.spooled_bytes,
         }
     }
 }
@@ -176,7 +181,7 @@ impl Progress {
             None => String::new(),
         };
         format!(
-            "[{:>6.1}s] {} fetched | {:.0} pages/s | {:.1} MB/s | queue {} | live {} | errors {}{eta}",
+            "[{:>6.1}s] {} fetched | {:.0} pages/s | {:.1} MB/s | queue {} | live {} | errors {}{eta} | buffered {:.1} MB, spooled {:.1} MB",
             now.duration_since(self.started).as_secs_f64(),
             f.fetched,
             rate,
@@ -184,6 +189,8 @@ impl Progress {
             f.queued,
             f.live,
             f.errors,
+            f.buffered as f64 / 1e6,
+            f.spooled as f64 / 1e6,
         )
     }
 }
@@ -340,6 +347,8 @@ impl Summary<'_> {
             .uint("connections_opened", self.stats.conns_opened)
             .uint("connections_reused", self.stats.conns_reused)
             .uint("stale_connection_retries", self.stats.stale_retries)
+            .uint("peak_buffered_bytes", self.stats.peak_buffered_bytes as u64)
+            .uint("spilled_responses", self.stats.spilled_responses)
             .uint("warc_files", self.warc_files as u64)
             .float("cpu_seconds", cpu.as_secs_f64())
             .uint("peak_rss_bytes", rss);
@@ -432,6 +441,8 @@ impl CrawlReport {
             ("redirects_followed", c.redirects_followed),
             ("too_many_redirects", c.too_many_redirects),
             ("bad_links", c.bad_links),
+            ("pages_scan_truncated", c.pages_scan_truncated),
+            ("links_over_page_cap", c.links_over_page_cap),
             (
                 "trap_guard_rejections",
                 self.rejections.iter().map(|&(_, n)| n).sum(),

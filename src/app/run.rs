@@ -14,8 +14,11 @@ use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
 use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode, Summary};
 use crate::crawl::sink::Sink;
 use crate::crawl::{Crawl, LineTally};
-use crate::fetcher::{Crawler, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn};
+use crate::fetcher::{
+    Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn,
+};
 use crate::store::output::Output;
+use crate::store::spool::FileSpool;
 use crate::ReturnCode;
 
 /// URLs in messages are cut to about this many characters.
@@ -97,6 +100,13 @@ fn blocked_notice(host: &str) -> String {
          end as PrivateAddressBlocked. Pass --allow-private (or --allow-net CIDR) to fetch it.",
         abbrev(host, URL_IN_MESSAGES)
     )
+}
+
+/// Gives the crawler a file spool in the output directory, so bodies too large for memory go
+/// to disk there.
+fn with_spool(mut config: CrawlerConfig, out_dir: &std::path::Path) -> io::Result<CrawlerConfig> {
+    config.spool = Some(std::sync::Arc::new(FileSpool::new(out_dir)?));
+    Ok(config)
 }
 
 // ---- the run loop ----
@@ -316,7 +326,7 @@ impl FetchSource for FetchList {
             done,
             referrer.as_deref(),
             done.outcome,
-            done.content_digest(),
+            done.payload_digest(),
         ) {
             self.io_error.get_or_insert(e);
         }
@@ -395,7 +405,8 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         });
     }
     let output = Output::create(&setup.output).map_err(Failure::output)?;
-    let mut crawler = Crawler::new(setup.crawler).map_err(Failure::runtime)?;
+    let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
+    let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
     let mut list = FetchList {
         queue,
         inflight: Slab::new(),
@@ -549,6 +560,7 @@ pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
         max_crawl_delay: Duration::from_secs(args.max_crawl_delay),
         ignore_robots: args.ignore_robots,
         max_redirects: args.common.max_redirect,
+        max_links_per_page: args.max_links_per_page,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
     let report = execute_crawl(setup, config, seeds, bad_inputs, display)?;
@@ -575,7 +587,8 @@ pub fn execute_crawl(
     display: Display,
 ) -> Result<CrawlReport, Failure> {
     let output = Output::create(&setup.output).map_err(Failure::output)?;
-    let mut crawler = Crawler::new(setup.crawler).map_err(Failure::runtime)?;
+    let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
+    let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
     let started = Instant::now();
     let max_pages = config.max_pages;
     let sink = AppSink {

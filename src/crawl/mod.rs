@@ -80,9 +80,15 @@ pub struct CrawlConfig {
     pub product_token: String,
     /// Back queues of the frontier (≈ 3 × connections).
     pub back_queues: usize,
+    /// Links admitted from one page at most (Heritrix caps outlinks the same way): a page of
+    /// millions of links costs bounded memory and time.
+    pub max_links_per_page: usize,
     /// Redirect hops followed from the URL first queued.
     pub max_redirects: u8,
 }
+
+/// Default [`CrawlConfig::max_links_per_page`].
+pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 5_000;
 
 /// Back queues per connection (Mercator: about three, so a freed connection always finds a
 /// host that is due).
@@ -103,6 +109,7 @@ impl CrawlConfig {
             ignore_robots: false,
             product_token: "spinneret".into(),
             back_queues: max_conns.max(1) * BACK_QUEUES_PER_CONN,
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             max_redirects: MAX_REDIRECTS,
         }
     }
@@ -176,6 +183,11 @@ pub struct CrawlCounters {
     pub robots_unreachable: u64,
     /// Links that did not normalize (bad syntax, non-http schemes).
     pub bad_links: u64,
+    /// Pages whose content was longer than the scan limit (`--max-scan-bytes`) or spilled:
+    /// links past the scanned part were not followed.
+    pub pages_scan_truncated: u64,
+    /// Links not considered because their page had already given `max_links_per_page`.
+    pub links_over_page_cap: u64,
     /// Per-stage time, summed over fetches: latency of each network stage (stages of
     /// different fetches overlap), and loop time spent scanning and storing.
     pub stages: StageTimes,
@@ -456,7 +468,7 @@ impl<S: Sink> Crawl<S> {
     ) {
         self.counters.robots_fetched += 1;
         self.counters.robots_lines.add(done.outcome, done.status());
-        let digest = done.content_digest();
+        let digest = done.payload_digest();
         if let Err(e) = self.sink.store(done, None, done.outcome, digest) {
             self.io_error.get_or_insert(e);
         }
@@ -535,7 +547,7 @@ impl<S: Sink> Crawl<S> {
         };
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
-        let md5 = done.content_digest();
+        let md5 = done.payload_digest();
         // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
         // such, and its links are not scanned again.
         let ok_html = done.outcome.is_success()
@@ -588,6 +600,9 @@ impl<S: Sink> Crawl<S> {
         if !ok_html || duplicate {
             return;
         }
+        if !done.content_complete {
+            self.counters.pages_scan_truncated += 1;
+        }
         self.scan_links(done.content, &entry);
         self.counters.stages.scan += scan_started.elapsed();
     }
@@ -600,8 +615,14 @@ impl<S: Sink> Crawl<S> {
             .and_then(|b| urlnorm::normalize(&entry.url, b).ok())
             .unwrap_or_else(|| entry.url.clone());
         let referrer: Arc<str> = Arc::from(entry.url.as_str());
+        let admitted_before = self.counters.urls_admitted;
+        let cap = self.config.max_links_per_page as u64;
         for (_, href) in found.iter() {
             self.counters.links_found += 1;
+            if self.counters.urls_admitted - admitted_before >= cap {
+                self.counters.links_over_page_cap += 1;
+                continue;
+            }
             match urlnorm::normalize(&base, href) {
                 Ok(url) => self.admit(url, entry.depth + 1, Some(referrer.clone()), 0),
                 Err(_) => self.counters.bad_links += 1,

@@ -9,10 +9,12 @@
 //! ([`crate::fetcher::event_loop`]) owns every transition; this module only holds the data.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
+use super::spool::{Spilling, SpoolFile};
 use crate::http::{ResponseDecoder, ResponseHead};
 use crate::ReturnCode;
 
@@ -177,6 +179,8 @@ pub struct Fetch {
     /// The exact request bytes (kept for the WARC request record).
     pub request: Vec<u8>,
     pub decoder: ResponseDecoder,
+    /// The spool the body goes to once it outgrew memory.
+    pub spill: Option<Spilling>,
     pub peer: Option<SocketAddr>,
     pub sent_at: Option<SystemTime>,
     /// Fresh-connection retries left after a reused connection failed before any byte.
@@ -193,8 +197,13 @@ pub struct Completion {
     /// The request bytes, when they were sent.
     pub(crate) request_bytes: Vec<u8>,
     pub(crate) sent: bool,
-    /// The body with content coding removed, when it had one (otherwise the body is the content).
+    /// The content for link scanning: the body with content coding removed, or a spilled
+    /// body's first part read back; `None` when the in-memory body is the content.
     pub(crate) decoded: Option<Vec<u8>>,
+    /// Whether the content is all of it (not cut at `max_scan_bytes`, not a spilled prefix).
+    pub(crate) content_complete: bool,
+    /// The spilled payload, and the digest taken on its way there.
+    pub(crate) spool: Option<(Arc<dyn SpoolFile>, [u8; 16])>,
     pub peer: Option<SocketAddr>,
     pub sent_at: Option<SystemTime>,
     pub timings: Timings,
@@ -210,6 +219,8 @@ impl Completion {
             request_bytes: Vec::new(),
             sent: false,
             decoded: None,
+            content_complete: true,
+            spool: None,
             peer: None,
             sent_at: None,
             timings: Timings::default(),
@@ -221,6 +232,10 @@ impl Completion {
         let decoder = self.decoder.as_ref();
         let head = decoder.and_then(ResponseDecoder::head);
         let (response, payload, body): (&[u8], &[u8], &[u8]) = match decoder {
+            // A spilled payload is all in the spool: the response here is the head alone.
+            Some(d) if head.is_some() && self.spool.is_some() => {
+                (d.raw().get(..d.head_len()).unwrap_or(&[]), &[], &[])
+            }
             Some(d) if head.is_some() => (
                 d.raw(),
                 d.raw().get(d.head_len()..).unwrap_or(&[]),
@@ -228,6 +243,11 @@ impl Completion {
             ),
             Some(d) => (d.raw(), &[], &[]),
             None => (&[], &[], &[]),
+        };
+        let content = match &self.decoded {
+            Some(c) => c.as_slice(),
+            None if self.spool.is_some() => &[],
+            None => body,
         };
         FetchDone {
             request: &self.request,
@@ -237,7 +257,9 @@ impl Completion {
             response,
             payload,
             body,
-            content: self.decoded.as_deref().unwrap_or(body),
+            content,
+            content_complete: self.content_complete,
+            spooled: self.spool.as_ref().map(|(f, d)| (f, *d)),
             peer: self.peer,
             sent_at: self.sent_at,
             timings: self.timings,
@@ -261,8 +283,14 @@ pub struct FetchDone<'a> {
     pub payload: &'a [u8],
     /// The body with transfer coding removed.
     pub body: &'a [u8],
-    /// The body with content coding removed as well (equal to `body` when there was none).
+    /// The body with content coding removed as well (equal to `body` when there was none),
+    /// at most `max_scan_bytes` of it.
     pub content: &'a [u8],
+    /// Whether `content` is the whole content (not cut at `max_scan_bytes`).
+    pub content_complete: bool,
+    /// A payload that outgrew memory: the spool holding it (then `payload` and `body` are
+    /// empty and `response` is the head alone), and its digest.
+    pub spooled: Option<(&'a Arc<dyn SpoolFile>, [u8; 16])>,
     pub peer: Option<SocketAddr>,
     /// Wall-clock time the request was sent (for WARC-Date), if it was.
     pub sent_at: Option<SystemTime>,
@@ -275,12 +303,55 @@ impl FetchDone<'_> {
         self.head.map_or(0, |h| h.status)
     }
 
-    /// MD5 of the content, when a response head arrived: the crawl's content-seen
-    /// fingerprint and crawl.log's digest.
-    pub fn content_digest(&self) -> Option<[u8; 16]> {
+    /// The payload digest (MD5 of the bytes after the head, as received), when a response
+    /// head arrived: the WARC payload digest, crawl.log's digest and the crawl's content-seen
+    /// fingerprint. Computed once per body: on the way to the spool, or here.
+    pub fn payload_digest(&self) -> Option<[u8; 16]> {
         use md5::{Digest, Md5};
-        self.head.map(|_| Md5::digest(self.content).into())
+        self.head?;
+        Some(match self.spooled {
+            Some((_, digest)) => digest,
+            None => Md5::digest(self.payload).into(),
+        })
     }
+
+    /// Bytes of payload received (in memory or spooled).
+    pub fn payload_len(&self) -> u64 {
+        match self.spooled {
+            Some((spool, _)) => spool.len(),
+            None => self.payload.len() as u64,
+        }
+    }
+
+    /// Why the stored response is not the complete one, when a head arrived but the body
+    /// did not end as framed (ISO 28500's `WARC-Truncated` reasons).
+    pub fn truncation(&self) -> Option<Truncation> {
+        self.head?;
+        match self.outcome {
+            // (Content-decoding failures leave the raw response complete: not truncated.)
+            ReturnCode::HttpBodyTooLarge => Some(Truncation::Length),
+            ReturnCode::HttpTimeout => Some(Truncation::Time),
+            ReturnCode::HttpPageTruncated
+            | ReturnCode::HttpReceive
+            | ReturnCode::TlsTruncated
+            | ReturnCode::Interrupted => Some(Truncation::Disconnect),
+            ReturnCode::MimeBadChunkEncoding => Some(Truncation::Unspecified),
+            _ => None,
+        }
+    }
+}
+
+/// Why a stored response is cut short.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Truncation {
+    /// A size limit (`--max-body-bytes`).
+    Length,
+    /// The fetch's deadline passed mid-body.
+    Time,
+    /// The peer closed or reset mid-body, or the run was interrupted.
+    Disconnect,
+    /// Anything else (broken framing).
+    Unspecified,
 }
 
 #[cfg(test)]

@@ -17,9 +17,10 @@ mod driver;
 mod event_loop;
 mod fetch;
 mod pool;
+pub mod spool;
 pub mod stats;
 pub mod tls;
 
 pub use driver::{Driver, FetchSource, Next, Turn};
 pub use event_loop::{default_user_agent, Crawler, CrawlerConfig};
-pub use fetch::{Completion, FetchDone, FetchRequest, Timings};
+pub use fetch::{Completion, FetchDone, FetchRequest, Timings, Truncation};

@@ -67,6 +67,13 @@ pub struct LoopStats {
     pub stale_retries: u64,
     pub dns_queries_sent: u64,
     pub dns_cache_hits: u64,
+    /// Response bytes held in memory now (live fetches and undelivered completions).
+    pub buffered_bytes: usize,
+    pub peak_buffered_bytes: usize,
+    /// Bytes in spool files now.
+    pub spooled_bytes: u64,
+    /// Responses whose body outgrew memory and went to the spool.
+    pub spilled_responses: u64,
 }
 
 #[cfg(test)]

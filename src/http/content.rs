@@ -14,6 +14,17 @@ const FIRST_WINDOW: usize = 32 * 1024;
 /// gzip/zlib window size (the largest; servers may use any up to it).
 const WINDOW_BITS: u8 = 15;
 
+/// What to keep of a decoded body, and whether the body given is all of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Keep at most this many decoded bytes in `out`; the rest is only counted (against
+    /// `max_decoded_bytes`), so a decompression bomb costs CPU but not memory.
+    pub keep: usize,
+    /// False when `body` is only the first part of the body (the rest was spilled): running
+    /// out of input is then the end of what can be decoded, not an error.
+    pub input_complete: bool,
+}
+
 /// Decodes `body` per `head.content_encodings` into `out` (cleared first).
 ///
 /// Returns `Ok(false)` when there is nothing to undo (no codings, only `identity`, or an empty
@@ -27,10 +38,27 @@ pub fn decode_content(
     limits: &Limits,
     out: &mut Vec<u8>,
 ) -> Result<bool, HttpError> {
+    let all = DecodeOptions {
+        keep: usize::MAX,
+        input_complete: true,
+    };
+    decode_content_with(head, body, limits, all, out).map(|d| d.is_some())
+}
+
+/// As [`decode_content`], keeping at most `opts.keep` bytes. Returns `Ok(None)` when there is
+/// nothing to undo, else `Ok(Some(n))` with `n` the decoded length counted (all of it for the
+/// last coding; with stacked codings the inner ones see only what the outer ones kept).
+pub fn decode_content_with(
+    head: &ResponseHead,
+    body: &[u8],
+    limits: &Limits,
+    opts: DecodeOptions,
+    out: &mut Vec<u8>,
+) -> Result<Option<u64>, HttpError> {
     let codings = &head.content_encodings;
     // Nothing to decode (HEAD, 204, 304, empty page), whatever the header claims.
     if body.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     if codings.len() > limits.max_encodings {
         return Err(HttpError::TooManyEncodings);
@@ -45,38 +73,65 @@ pub fn decode_content(
         .copied()
         .filter(|&c| c != ContentCoding::Identity);
     let Some(first) = stages.next() else {
-        return Ok(false);
+        return Ok(None);
     };
     let limit = usize::try_from(limits.max_decoded_bytes).unwrap_or(usize::MAX);
-    out.clear();
-    inflate(first, body, limit, out)?;
+    let mut sink = Sink {
+        out,
+        keep: opts.keep,
+        counted: 0,
+    };
+    sink.out.clear();
+    let mut complete = opts.input_complete;
+    inflate(first, body, limit, complete, &mut sink)?;
+    let mut total = sink.counted;
     let mut scratch = Vec::new();
     for coding in stages {
-        std::mem::swap(out, &mut scratch);
-        out.clear();
-        inflate(coding, &scratch, limit, out)?;
+        // The next stage reads what this one kept: complete only if nothing was dropped.
+        complete &= total == sink.out.len();
+        std::mem::swap(sink.out, &mut scratch);
+        sink.out.clear();
+        sink.counted = 0;
+        inflate(coding, &scratch, limit, complete, &mut sink)?;
+        total = sink.counted;
     }
-    Ok(true)
+    Ok(Some(total as u64))
+}
+
+/// Where inflated bytes go: the first `keep` into `out`, the rest only counted.
+struct Sink<'a> {
+    out: &'a mut Vec<u8>,
+    keep: usize,
+    counted: usize,
 }
 
 fn inflate(
     coding: ContentCoding,
     input: &[u8],
     limit: usize,
-    out: &mut Vec<u8>,
+    complete: bool,
+    sink: &mut Sink<'_>,
 ) -> Result<(), HttpError> {
     match coding {
-        ContentCoding::Gzip => inflate_with(Decompress::new_gzip(WINDOW_BITS), input, limit, out),
+        ContentCoding::Gzip => inflate_with(
+            Decompress::new_gzip(WINDOW_BITS),
+            input,
+            limit,
+            complete,
+            sink,
+        ),
         ContentCoding::Deflate if looks_like_zlib(input) => {
-            match inflate_with(Decompress::new(true), input, limit, out) {
+            match inflate_with(Decompress::new(true), input, limit, complete, sink) {
                 // Browsers retry raw deflate when the zlib reading fails before any output.
-                Err(HttpError::BadContentEncoding) if out.is_empty() => {
-                    inflate_with(Decompress::new(false), input, limit, out)
+                Err(HttpError::BadContentEncoding) if sink.counted == 0 => {
+                    inflate_with(Decompress::new(false), input, limit, complete, sink)
                 }
                 other => other,
             }
         }
-        ContentCoding::Deflate => inflate_with(Decompress::new(false), input, limit, out),
+        ContentCoding::Deflate => {
+            inflate_with(Decompress::new(false), input, limit, complete, sink)
+        }
         // Filtered out or rejected by the caller.
         ContentCoding::Identity | ContentCoding::Unknown => Err(HttpError::BadContentEncoding),
     }
@@ -95,46 +150,76 @@ fn looks_like_zlib(input: &[u8]) -> bool {
     }
 }
 
-/// Inflates `input` into `out` (empty on entry), failing once output would pass `limit`.
+/// Inflates `input` into the sink (emptied first), failing once the count would pass `limit`.
 fn inflate_with(
     mut d: Decompress,
     input: &[u8],
     limit: usize,
-    out: &mut Vec<u8>,
+    complete: bool,
+    sink: &mut Sink<'_>,
 ) -> Result<(), HttpError> {
-    out.clear();
+    sink.out.clear();
+    sink.counted = 0;
     let cap = limit.saturating_add(1);
+    let keep = sink.keep.min(cap);
+    let out = &mut *sink.out;
+    // Past `keep`, output goes to this window and is only counted.
+    let mut discard: Vec<u8> = Vec::new();
     let mut filled = 0;
     let mut consumed = 0;
     // Bound: each pass consumes input or produces output (a pass doing neither ends the loop),
     // and output stops at `cap`, so passes <= input.len() + cap.
     let result = loop {
-        if filled == out.len() {
-            if out.len() >= cap {
+        let (buf, at): (&mut Vec<u8>, usize) = if filled < keep {
+            if filled == out.len() {
+                let grow = out.len().max(FIRST_WINDOW).min(keep - out.len());
+                out.reserve_exact(grow);
+                out.resize(out.len() + grow, 0);
+            }
+            (&mut *out, filled)
+        } else {
+            if sink.counted >= cap {
                 break Err(HttpError::DecodedTooLarge);
             }
-            let grow = out.len().max(FIRST_WINDOW).min(cap - out.len());
-            out.reserve_exact(grow);
-            out.resize(out.len() + grow, 0);
-        }
+            if discard.is_empty() {
+                discard.resize(FIRST_WINDOW, 0);
+            }
+            (&mut discard, 0)
+        };
+        let room = if filled < keep {
+            buf.len() - at
+        } else {
+            buf.len().min(cap - sink.counted)
+        };
         let (in_before, out_before) = (d.total_in(), d.total_out());
         let status = d.decompress(
             &input[consumed..],
-            &mut out[filled..],
+            &mut buf[at..at + room],
             FlushDecompress::None,
         );
         // Both deltas are bounded by the slice lengths just passed in.
         let used = (d.total_in() - in_before) as usize;
         let made = (d.total_out() - out_before) as usize;
         consumed += used;
-        filled += made;
+        if filled < keep {
+            filled += made;
+        }
+        sink.counted += made;
         match status {
+            Err(_) if !complete && consumed == input.len() => break Ok(()),
             Err(_) => break Err(HttpError::BadContentEncoding),
-            Ok(Status::StreamEnd) if filled > limit => break Err(HttpError::DecodedTooLarge),
+            Ok(Status::StreamEnd) if sink.counted > limit => break Err(HttpError::DecodedTooLarge),
             Ok(Status::StreamEnd) => break Ok(()),
-            // No progress with room to write: the stream is truncated.
+            Ok(Status::Ok | Status::BufError) if sink.counted > limit => {
+                break Err(HttpError::DecodedTooLarge)
+            }
+            // No progress with room to write: the input ran out.
             Ok(Status::Ok | Status::BufError) if used == 0 && made == 0 => {
-                break Err(HttpError::BadContentEncoding)
+                break if complete {
+                    Err(HttpError::BadContentEncoding)
+                } else {
+                    Ok(())
+                };
             }
             Ok(Status::Ok | Status::BufError) => {}
         }
@@ -329,5 +414,53 @@ mod tests {
         let r = decode_content(&head(&[Gzip]), &exact, &limits, &mut out);
         assert_eq!(r, Ok(true));
         assert_eq!(out, vec![7u8; limit]);
+    }
+
+    fn decode_with(
+        codings: &[ContentCoding],
+        body: &[u8],
+        keep: usize,
+        input_complete: bool,
+        limits: &Limits,
+    ) -> (Result<Option<u64>, HttpError>, Vec<u8>) {
+        let mut out = Vec::new();
+        let opts = DecodeOptions {
+            keep,
+            input_complete,
+        };
+        let r = decode_content_with(&head(codings), body, limits, opts, &mut out);
+        (r, out)
+    }
+
+    #[test]
+    fn only_the_kept_part_is_held_but_every_byte_is_counted() {
+        let data = sample();
+        let (r, out) = decode_with(&[Gzip], &gzip(&data), 1000, true, &Limits::default());
+        assert_eq!(r, Ok(Some(data.len() as u64)));
+        assert_eq!(out, data[..1000]);
+        assert!(out.capacity() <= 32 * 1024, "{}", out.capacity());
+        // A bomb: 16 MiB of zeros against an 8 MiB limit fails, holding only what was kept.
+        let bomb = gzip(&vec![0u8; 16 << 20]);
+        let limits = Limits {
+            max_decoded_bytes: 8 << 20,
+            ..Limits::default()
+        };
+        let (r, out) = decode_with(&[Gzip], &bomb, 4096, true, &limits);
+        assert_eq!(r, Err(HttpError::DecodedTooLarge));
+        assert!(out.len() <= 4096 && out.capacity() <= 32 * 1024);
+    }
+
+    #[test]
+    fn a_prefix_of_the_body_decodes_as_far_as_it_goes() {
+        let data = sample();
+        let body = gzip(&data);
+        let cut = &body[..body.len() / 2];
+        let (r, out) = decode_with(&[Gzip], cut, usize::MAX, false, &Limits::default());
+        let n = r.unwrap().unwrap() as usize;
+        assert!(n > 0 && n < data.len());
+        assert_eq!(out, data[..n]);
+        // The same prefix given as the whole body is a truncated stream.
+        let (r, _) = decode_with(&[Gzip], cut, usize::MAX, true, &Limits::default());
+        assert_eq!(r, Err(HttpError::BadContentEncoding));
     }
 }

@@ -15,7 +15,7 @@ mod content;
 mod request;
 mod response;
 
-pub use content::decode_content;
+pub use content::{decode_content, decode_content_with, DecodeOptions};
 pub use request::{host_and_port, path_and_query, write_request, Method, Request, RequestError};
 pub use response::{ContentCoding, Framing, Progress, ResponseDecoder, ResponseHead};
 

@@ -17,6 +17,11 @@
 //! - Chunk sizes are unsigned hex with overflow checks; every chunk-size/trailer line and the
 //!   framing as a whole are capped; a declared length over the body cap fails at once.
 //! - Nothing is buffered past the limits: `raw()` is at most head + body + framing caps.
+//!
+//! Large bodies need not stay in memory: [`ResponseDecoder::spill`] hands the body bytes
+//! received so far (as received, transfer coding intact) to the caller and forgets them, and
+//! from then on the body is not kept (`body()` is empty); only framing still being parsed stays.
+//! The limits count every byte, spilled or not.
 
 use memchr::memchr;
 
@@ -153,6 +158,13 @@ pub struct ResponseDecoder {
     decoded: Vec<u8>,
     head: Option<ResponseHead>,
     head_len: usize,
+    /// False once the body has been spilled: body bytes are then neither kept in `buf` past
+    /// the next spill nor copied to `decoded`.
+    retain_body: bool,
+    /// Raw body bytes handed out by `spill`.
+    spilled: u64,
+    /// Chunk data bytes seen (kept or not), for the body limit.
+    chunk_data_seen: u64,
     persistence: Persistence,
     interim_seen: usize,
     framing_bytes: usize,
@@ -172,6 +184,9 @@ impl ResponseDecoder {
             decoded: Vec::new(),
             head: None,
             head_len: 0,
+            retain_body: true,
+            spilled: 0,
+            chunk_data_seen: 0,
             persistence: Persistence::default(),
             interim_seen: 0,
             framing_bytes: 0,
@@ -191,6 +206,9 @@ impl ResponseDecoder {
         self.decoded.shrink_to(RETAINED_CAPACITY);
         self.head = None;
         self.head_len = 0;
+        self.retain_body = true;
+        self.spilled = 0;
+        self.chunk_data_seen = 0;
         self.persistence = Persistence::default();
         self.interim_seen = 0;
         self.framing_bytes = 0;
@@ -255,9 +273,60 @@ impl ResponseDecoder {
         self.head.as_ref()
     }
 
-    /// The final response as received: head, then body with transfer coding intact.
+    /// The final response as received: head, then body with transfer coding intact (after a
+    /// [`ResponseDecoder::spill`], only the body bytes received since).
     pub fn raw(&self) -> &[u8] {
         &self.buf
+    }
+
+    /// Hands the raw body bytes buffered so far to `out` and drops them (a framing line still
+    /// being read stays); from now on the body is not kept. Returns how many bytes went out.
+    /// Does nothing before the head is parsed.
+    pub fn spill(&mut self, out: &mut dyn FnMut(&[u8])) -> usize {
+        let end = match self.state {
+            State::Body(Body::Chunked(Chunk::Line { start, .. })) => start,
+            // After a failure in the body, what came is still the response as far as it went.
+            State::Body(_) | State::Done | State::Failed(_) => self.buf.len(),
+            State::Head { .. } => return 0,
+        };
+        if self.head.is_none() || end <= self.head_len {
+            self.retain_body = self.head.is_none();
+            return 0;
+        }
+        out(&self.buf[self.head_len..end]);
+        let n = end - self.head_len;
+        self.buf.drain(self.head_len..end);
+        self.buf.shrink_to(RETAINED_CAPACITY);
+        if let State::Body(Body::Chunked(Chunk::Line { kind, start })) = self.state {
+            self.state = State::Body(Body::Chunked(Chunk::Line {
+                kind,
+                start: start - n,
+            }));
+        }
+        self.spilled += n as u64;
+        self.retain_body = false;
+        self.decoded = Vec::new();
+        n
+    }
+
+    /// Whether the body was spilled (and so is not in `body()` / `raw()`).
+    pub fn spilled(&self) -> bool {
+        !self.retain_body
+    }
+
+    /// Raw body bytes received so far, spilled or not.
+    pub fn body_bytes_seen(&self) -> u64 {
+        (self.buf.len() - self.head_len.min(self.buf.len())) as u64 + self.spilled
+    }
+
+    /// Bytes of memory this decoder holds for the response (buffered raw bytes and chunk data).
+    pub fn buffered(&self) -> usize {
+        self.buf.len() + self.decoded.len()
+    }
+
+    /// Bytes of memory this decoder has allocated (what pooling it keeps).
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity() + self.decoded.capacity()
     }
 
     /// Offset of the body within `raw()` (0 until the head is parsed).
@@ -265,9 +334,11 @@ impl ResponseDecoder {
         self.head_len
     }
 
-    /// The body with transfer coding removed (content coding still applied).
+    /// The body with transfer coding removed (content coding still applied); empty once the
+    /// body was spilled.
     pub fn body(&self) -> &[u8] {
         match &self.head {
+            _ if !self.retain_body => &[],
             Some(h) if h.framing == Framing::Chunked => &self.decoded,
             Some(_) => &self.buf[self.head_len..],
             None => &[],
@@ -357,7 +428,7 @@ impl ResponseDecoder {
         match body {
             Body::Length { remaining } => {
                 let take = clamp(remaining, rest.len());
-                let have = (self.buf.len() - self.head_len) as u64;
+                let have = self.body_bytes_seen();
                 let room = self.limits.max_body_bytes.saturating_sub(have);
                 if take as u64 > room {
                     self.buf.extend_from_slice(&rest[..clamp(room, take)]);
@@ -373,7 +444,7 @@ impl ResponseDecoder {
                 Ok(take)
             }
             Body::Close => {
-                let have = (self.buf.len() - self.head_len) as u64;
+                let have = self.body_bytes_seen();
                 if have + rest.len() as u64 > self.limits.max_body_bytes {
                     return Err(HttpError::BodyTooLarge);
                 }
@@ -383,7 +454,10 @@ impl ResponseDecoder {
             Body::Chunked(Chunk::Data { remaining }) => {
                 let take = clamp(remaining, rest.len());
                 self.buf.extend_from_slice(&rest[..take]);
-                self.decoded.extend_from_slice(&rest[..take]);
+                if self.retain_body {
+                    self.decoded.extend_from_slice(&rest[..take]);
+                }
+                self.chunk_data_seen += take as u64;
                 let remaining = remaining - take as u64;
                 let next = if remaining == 0 {
                     Chunk::Line {
@@ -447,7 +521,7 @@ impl ResponseDecoder {
                     > self
                         .limits
                         .max_body_bytes
-                        .saturating_sub(self.decoded.len() as u64)
+                        .saturating_sub(self.chunk_data_seen)
                 {
                     return Err(HttpError::BodyTooLarge);
                 } else {

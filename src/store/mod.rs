@@ -4,5 +4,6 @@
 
 pub mod crawl_log;
 pub mod output;
+pub mod spool;
 pub mod stats_json;
 pub mod warc;

@@ -22,12 +22,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::SystemTime;
 
-use md5::{Digest, Md5};
-
 use super::crawl_log::{CrawlLog, LogLine};
 use super::warc::{Exchange, WarcInfo, WarcWriter};
 use crate::crawl::sink::Sink;
-use crate::fetcher::FetchDone;
+use crate::fetcher::spool::SpoolFile;
+use crate::fetcher::{FetchDone, Truncation};
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.
@@ -76,6 +75,9 @@ struct OwnedExchange {
     request: Vec<u8>,
     response: Vec<u8>,
     payload_digest: Option<[u8; 16]>,
+    /// A payload too large for memory: the writer streams it from here.
+    spooled: Option<Arc<dyn SpoolFile>>,
+    truncated: Option<Truncation>,
 }
 
 enum ToWriter {
@@ -112,6 +114,8 @@ impl WarcThread {
                                 request: &ex.request,
                                 response: &ex.response,
                                 payload_digest: ex.payload_digest,
+                                spooled: ex.spooled.as_deref(),
+                                truncated: ex.truncated,
                             });
                             let _ = back_tx.send(ex.request);
                             let _ = back_tx.send(ex.response);
@@ -247,7 +251,7 @@ impl Output {
     /// Stores one finished fetch: WARC request/response records when a response head arrived
     /// (whatever the outcome, so nothing received is lost), and its log line.
     pub fn record(&mut self, done: &FetchDone<'_>, referrer: Option<&str>) -> io::Result<()> {
-        self.record_as(done, referrer, done.outcome, done.content_digest())
+        self.record_as(done, referrer, done.outcome, done.payload_digest())
     }
 
     /// As [`Output::record`], with the outcome to log and the content digest decided by the
@@ -260,11 +264,8 @@ impl Output {
         md5: Option<[u8; 16]>,
     ) -> io::Result<()> {
         if done.head.is_some() {
-            let payload_digest = if done.payload == done.content {
-                md5
-            } else {
-                Some(Md5::digest(done.payload).into())
-            };
+            // The caller's digest is the payload digest (FetchDone::payload_digest).
+            let payload_digest = md5;
             let ex = OwnedExchange {
                 target_uri: done.request.url.as_str().to_string(),
                 date: done.sent_at.unwrap_or_else(SystemTime::now),
@@ -272,16 +273,18 @@ impl Output {
                 request: self.warc.buffer(done.request_bytes),
                 response: self.warc.buffer(done.response),
                 payload_digest,
+                spooled: done.spooled.map(|(spool, _)| spool.clone()),
+                truncated: done.truncation(),
             };
             self.warc.send(ToWriter::Exchange(ex))?;
             self.stored.records += 1;
         }
-        self.stored.body_bytes += done.content.len() as u64;
+        self.stored.body_bytes += done.payload_len();
         self.log.write(&LogLine {
             time: SystemTime::now(),
             outcome,
             status: done.status(),
-            body_bytes: done.content.len() as u64,
+            body_bytes: done.payload_len(),
             fetch_ms: done.timings.total.as_millis() as u64,
             url: done.request.url.as_str(),
             referrer,

@@ -5,8 +5,59 @@
 use super::{Crawler, Received, Step};
 use crate::fetcher::conn::{ConnectStatus, RecvStatus};
 use crate::fetcher::fetch::{Attempt, FetchState};
-use crate::http::{self, Progress};
+use crate::fetcher::spool::{Spilling, Spool};
+use crate::http::{self, Progress, ResponseDecoder};
 use crate::ReturnCode;
+
+/// When a receiving fetch's body moves from memory to the spool.
+struct SpillPolicy<'a> {
+    /// `None`: no spool configured, everything stays in memory (up to the limits).
+    spool: Option<&'a dyn Spool>,
+    /// A body holding more than this in memory spills.
+    threshold: usize,
+    /// What the loop's buffer budget had left when this receive pass began.
+    budget_left: usize,
+    /// What this fetch held when the pass began.
+    held_before: usize,
+}
+
+impl SpillPolicy<'_> {
+    /// Spills when the body is over the threshold or this pass has spent the budget, and
+    /// after every read once spilling; returns the bytes moved to the spool.
+    fn apply(
+        &self,
+        decoder: &mut ResponseDecoder,
+        spill: &mut Option<Spilling>,
+    ) -> Result<usize, ReturnCode> {
+        let Some(spool) = self.spool else {
+            return Ok(0);
+        };
+        // A head is bounded by its own limit and must stay whole in memory.
+        if decoder.head().is_none() {
+            return Ok(0);
+        }
+        if spill.is_none() {
+            let held = decoder.buffered();
+            let over_budget = held.saturating_sub(self.held_before) > self.budget_left;
+            if held <= self.threshold && !over_budget {
+                return Ok(0);
+            }
+            let file = spool.create().map_err(|_| ReturnCode::SpoolFailed)?;
+            *spill = Some(Spilling::new(file));
+        }
+        let Some(target) = spill.as_mut() else {
+            return Ok(0);
+        };
+        let mut failed = false;
+        let n = decoder.spill(&mut |bytes: &[u8]| {
+            failed |= target.append(bytes).is_err();
+        });
+        if failed {
+            return Err(ReturnCode::SpoolFailed);
+        }
+        Ok(n)
+    }
+}
 
 impl Crawler {
     /// Runs a fetch's state machine as far as it can go now. The one place that decides
@@ -82,16 +133,33 @@ impl Crawler {
                 }
                 FetchState::HttpReceive { conn, attempt } => {
                     let decoder = &mut fetch.decoder;
+                    let spill = &mut fetch.spill;
                     let marks = &mut fetch.marks;
                     let now = self.now;
+                    let held_before = decoder.buffered();
+                    let policy = SpillPolicy {
+                        spool: self.config.spool.as_deref(),
+                        threshold: self.config.spill_threshold,
+                        budget_left: self.config.max_buffer_bytes.saturating_sub(self.buffered),
+                        held_before,
+                    };
                     let mut received = Received::More;
                     let mut bytes = 0u64;
+                    let mut spilled = 0u64;
                     let res = entry.conn.recv(&mut self.read_buf, &mut |data: &[u8]| {
                         if marks.first_byte.is_none() {
                             marks.first_byte = Some(now);
                         }
                         bytes += data.len() as u64;
-                        match decoder.process(data) {
+                        let processed = decoder.process(data);
+                        match policy.apply(decoder, spill) {
+                            Ok(n) => spilled += n as u64,
+                            Err(code) => {
+                                received = Received::Error(code);
+                                return false;
+                            }
+                        }
+                        match processed {
                             Ok((Progress::NeedMore, _)) => true,
                             Ok((Progress::Complete, used)) => {
                                 received = Received::Complete {
@@ -105,6 +173,11 @@ impl Crawler {
                             }
                         }
                     });
+                    let held_after = fetch.decoder.buffered();
+                    self.buffered = (self.buffered + held_after).saturating_sub(held_before);
+                    self.stats.peak_buffered_bytes =
+                        self.stats.peak_buffered_bytes.max(self.buffered);
+                    self.spooled += spilled;
                     self.stats.bytes_received += bytes;
                     let nothing_yet = fetch.decoder.raw().is_empty();
                     let may_retry =
@@ -169,6 +242,7 @@ impl Crawler {
         self.stats.stale_retries += 1;
         let fetch = &mut self.fetches[key];
         fetch.stale_retries_left -= 1;
+        self.buffered = self.buffered.saturating_sub(fetch.decoder.buffered());
         fetch.decoder.reset(false);
         fetch.state = FetchState::WaitForHttp { addr };
         fetch.sent_at = None;
@@ -178,7 +252,7 @@ impl Crawler {
         self.dispatch_needed = true;
     }
 
-    /// A complete response: release or keep the connection, decode its content, report.
+    /// A complete response: release or keep the connection, report.
     pub(super) fn complete(&mut self, key: usize, reusable: bool) {
         if let Some(conn) = self.fetches[key].state.conn() {
             if reusable {
@@ -189,34 +263,13 @@ impl Crawler {
                 self.close_conn(conn);
             }
         }
-        let fetch = &self.fetches[key];
-        let mut decoded = None;
-        let code = match fetch.decoder.head() {
-            Some(head) => {
-                let mut buf = self.buffer_pool.pop().unwrap_or_default();
-                buf.clear();
-                match http::decode_content(
-                    head,
-                    fetch.decoder.body(),
-                    &self.config.limits,
-                    &mut buf,
-                ) {
-                    Ok(true) => {
-                        decoded = Some(buf);
-                        ReturnCode::Success
-                    }
-                    Ok(false) => {
-                        self.buffer_pool.push(buf);
-                        ReturnCode::Success
-                    }
-                    Err(e) => {
-                        self.buffer_pool.push(buf);
-                        e.return_code()
-                    }
-                }
-            }
-            None => ReturnCode::MimeMissing,
+        let code = if self.fetches[key].decoder.head().is_some() {
+            ReturnCode::Success
+        } else {
+            ReturnCode::MimeMissing
         };
-        self.finish_with(key, code, decoded);
+        // Content coding is undone when the driver takes the completion (`prepare`), so the
+        // completion queue holds raw bytes only.
+        self.finish(key, code);
     }
 }

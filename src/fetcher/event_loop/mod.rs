@@ -36,12 +36,13 @@ use super::fetch::{
     Attempt, Completion, Fetch, FetchRequest, FetchState, Marks, Target, TargetHost,
 };
 use super::pool::{ConnEntry, ConnKey, ConnPool, ConnState};
+use super::spool::{read_prefix, Spool};
 use super::stats::LoopStats;
 
 mod dns_io;
 mod http_stage;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
-use crate::http::{self, Limits, Method, Request, ResponseDecoder};
+use crate::http::{self, DecodeOptions, Framing, Limits, Method, Request, ResponseDecoder};
 use crate::ReturnCode;
 
 /// The longest a poll sleeps, so that an interrupt flag set by a signal handler is seen soon.
@@ -57,9 +58,11 @@ const DNS_DATAGRAM_BYTES: usize = 4096;
 const MAX_DNS_READS_PER_EVENT: usize = 256;
 /// mio tokens at and above this value name DNS sockets; below it, connection slab keys.
 const DNS_TOKEN_BASE: usize = usize::MAX / 2;
-/// Decoders whose buffers grew past this are dropped rather than pooled, so one huge page
-/// does not pin its memory for the rest of the crawl.
-const POOLED_BUFFER_MAX: usize = 1 << 20;
+/// Buffers (decoders, request and content buffers) larger than this are dropped rather than
+/// pooled, so one large page does not pin its memory for the rest of the crawl.
+const POOLED_BUFFER_MAX: usize = 256 * 1024;
+/// The most the pools may hold in all, whatever `max_live` is.
+const POOL_BUDGET: usize = 16 << 20;
 /// Extra time the loop allows the resolver beyond its own total timeout before it declares a
 /// fetch's DNS stage timed out itself (a safety net: the resolver should always answer first).
 const DNS_GRACE: Duration = Duration::from_secs(2);
@@ -97,11 +100,28 @@ pub struct CrawlerConfig {
     pub tls: Arc<rustls::ClientConfig>,
     /// Ask for gzip/deflate bodies.
     pub accept_encoding: bool,
+    /// Where bodies too large for memory go; `None` keeps every body in memory (up to
+    /// `limits`).
+    pub spool: Option<Arc<dyn Spool>>,
+    /// A body holding more than this in memory moves to the spool.
+    pub spill_threshold: usize,
+    /// Live fetches together hold about this much body in memory at most: past it, a body
+    /// spills at its next read however small it is.
+    pub max_buffer_bytes: usize,
+    /// Decoded content kept for link scanning and robots.txt; the rest is not scanned.
+    pub max_scan_bytes: usize,
     /// Further request headers (`--header`), sent in order after the standard ones; a name
     /// or value `http::write_request` refuses ends each fetch as `HttpBadUrlSyntax`, so the
     /// app validates them first.
     pub extra_headers: Vec<(String, String)>,
 }
+
+/// Default [`CrawlerConfig::spill_threshold`].
+pub const DEFAULT_SPILL_THRESHOLD: usize = 256 * 1024;
+/// Default [`CrawlerConfig::max_buffer_bytes`].
+pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 << 20;
+/// Default [`CrawlerConfig::max_scan_bytes`].
+pub const DEFAULT_MAX_SCAN_BYTES: usize = 4 << 20;
 
 impl CrawlerConfig {
     /// Defaults for `max_conns` connections: one per server, the default user agent, standard
@@ -126,6 +146,10 @@ impl CrawlerConfig {
             addr_policy: AddrPolicy::new(false, Vec::new()),
             tls,
             accept_encoding: true,
+            spool: None,
+            spill_threshold: DEFAULT_SPILL_THRESHOLD,
+            max_buffer_bytes: DEFAULT_MAX_BUFFER_BYTES,
+            max_scan_bytes: DEFAULT_MAX_SCAN_BYTES,
             extra_headers: Vec::new(),
         }
     }
@@ -187,6 +211,12 @@ pub struct Crawler {
     read_buf: Vec<u8>,
     decoder_pool: Vec<ResponseDecoder>,
     buffer_pool: Vec<Vec<u8>>,
+    /// Capacity held by the two pools.
+    pooled: usize,
+    /// Response bytes held in memory by live fetches and undelivered completions.
+    buffered: usize,
+    /// Bytes in spool files of live fetches and undelivered completions.
+    spooled: u64,
     stats: LoopStats,
 }
 
@@ -230,6 +260,9 @@ impl Crawler {
             read_buf: vec![0; READ_BUF_BYTES],
             decoder_pool: Vec::new(),
             buffer_pool: Vec::new(),
+            pooled: 0,
+            buffered: 0,
+            spooled: 0,
             stats: LoopStats::default(),
             config,
         })
@@ -255,25 +288,132 @@ impl Crawler {
         true
     }
 
-    /// The next finished request, oldest first.
+    /// The next finished request, oldest first, with its content ready for scanning.
     pub fn poll_completion(&mut self) -> Option<Completion> {
-        self.completions.pop_front()
+        let mut c = self.completions.pop_front()?;
+        self.prepare(&mut c);
+        self.stats.outcomes.add(c.outcome);
+        Some(c)
     }
 
-    /// Takes back a completion's buffers for reuse by later fetches.
+    /// Takes back a completion's buffers for reuse by later fetches (its spool file goes
+    /// when the last holder, perhaps the WARC writer, lets go of it).
     pub fn recycle(&mut self, c: Completion) {
+        if let Some((spool, _)) = &c.spool {
+            self.spooled = self.spooled.saturating_sub(spool.len());
+        }
         if let Some(mut d) = c.decoder {
-            if d.raw().len() <= POOLED_BUFFER_MAX && self.decoder_pool.len() < self.config.max_live
-            {
+            self.buffered = self.buffered.saturating_sub(d.buffered());
+            let size = d.capacity();
+            if size <= POOLED_BUFFER_MAX && self.pooled + size <= POOL_BUDGET {
                 d.reset(false);
+                self.pooled += d.capacity();
                 self.decoder_pool.push(d);
             }
         }
         for buf in [Some(c.request_bytes), c.decoded].into_iter().flatten() {
-            if buf.capacity() <= POOLED_BUFFER_MAX
-                && self.buffer_pool.len() < 2 * self.config.max_live
-            {
-                self.buffer_pool.push(buf);
+            self.pool_buffer(buf);
+        }
+    }
+
+    fn pool_buffer(&mut self, buf: Vec<u8>) {
+        let size = buf.capacity();
+        if size <= POOLED_BUFFER_MAX && self.pooled + size <= POOL_BUDGET {
+            self.pooled += size;
+            self.buffer_pool.push(buf);
+        }
+    }
+
+    fn take_buffer(&mut self) -> Vec<u8> {
+        match self.buffer_pool.pop() {
+            Some(mut b) => {
+                self.pooled = self.pooled.saturating_sub(b.capacity());
+                b.clear();
+                b
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Makes a completion's content: the body with content coding undone, at most
+    /// `max_scan_bytes` of it; for a spilled body, its first part read back from the spool.
+    /// Done here, one completion at a time, so a bomb or a huge page costs the scan limit once.
+    fn prepare(&mut self, c: &mut Completion) {
+        let keep = self.config.max_scan_bytes;
+        let limits = self.config.limits;
+        let Some(d) = c.decoder.as_ref() else {
+            return;
+        };
+        let Some(head) = d.head() else {
+            return;
+        };
+        let success = c.outcome == ReturnCode::Success;
+        if let Some((spool, _)) = &c.spool {
+            c.content_complete = false;
+            let mut raw = self.take_buffer();
+            if read_prefix(&**spool, keep, &mut raw).is_err() {
+                raw.clear();
+            }
+            // All of it read back: decoding can judge the whole body (a bomb is a bomb).
+            let whole = raw.len() as u64 == spool.len();
+            if head.framing == Framing::Chunked {
+                // De-chunk the prefix with a scratch decoder fed the head again.
+                let mut scratch = ResponseDecoder::new(limits);
+                scratch.reset(false);
+                let _ = scratch.process(&d.raw()[..d.head_len()]);
+                let _ = scratch.process(&raw);
+                raw.clear();
+                raw.extend_from_slice(scratch.body());
+            }
+            let mut out = self.take_buffer();
+            let opts = DecodeOptions {
+                keep,
+                input_complete: whole,
+            };
+            match http::decode_content_with(head, &raw, &limits, opts, &mut out) {
+                Ok(Some(_)) if success => {
+                    self.pool_buffer(raw);
+                    c.decoded = Some(out);
+                }
+                Err(e) if success => {
+                    self.pool_buffer(out);
+                    c.outcome = e.return_code();
+                    c.decoded = Some(raw);
+                }
+                _ => {
+                    self.pool_buffer(out);
+                    raw.truncate(keep);
+                    c.decoded = Some(raw);
+                }
+            }
+            return;
+        }
+        let body = d.body();
+        if !success {
+            // A failed fetch's content is its body as far as it came (robots.txt over the
+            // size limit is still parsed that far).
+            c.content_complete = body.len() <= keep;
+            return;
+        }
+        let mut out = self.take_buffer();
+        let opts = DecodeOptions {
+            keep,
+            input_complete: true,
+        };
+        match http::decode_content_with(head, body, &limits, opts, &mut out) {
+            Ok(Some(total)) => {
+                c.content_complete = total <= keep as u64;
+                c.decoded = Some(out);
+            }
+            Ok(None) if body.len() > keep => {
+                out.extend_from_slice(&body[..keep]);
+                c.content_complete = false;
+                c.decoded = Some(out);
+            }
+            Ok(None) => self.pool_buffer(out),
+            Err(e) => {
+                self.pool_buffer(out);
+                c.outcome = e.return_code();
             }
         }
     }
@@ -298,6 +438,8 @@ impl Crawler {
             .filter(|(_, f)| matches!(f.state, FetchState::DnsReceive { .. }))
             .count();
         s.conns_open = self.conns.len();
+        s.buffered_bytes = self.buffered;
+        s.spooled_bytes = self.spooled;
         let d = self.resolver.stats();
         s.dns_queries_sent = d.queries_sent;
         s.dns_cache_hits = d.cache_hits;
@@ -332,12 +474,9 @@ impl Crawler {
         self.now = Instant::now();
         self.wall_now = SystemTime::now();
         let now = self.now;
-        self.expire(now);
-        if self.conns.expire(&self.poll, now) {
-            self.dispatch_needed = true;
-        }
-        self.resolver.handle_timeout(now);
 
+        // What arrived is read before deadlines are judged: a turn that took long (a large
+        // body, a bomb inflated) must not fail fetches whose answer is already waiting.
         let ready = std::mem::take(&mut self.ready);
         for &(token, readable) in &ready {
             if token.0 >= DNS_TOKEN_BASE {
@@ -357,7 +496,12 @@ impl Crawler {
                 self.advance(fetch);
             }
         }
+        self.resolver.handle_timeout(now);
         self.resolver_events(now);
+        self.expire(now);
+        if self.conns.expire(&self.poll, now) {
+            self.dispatch_needed = true;
+        }
         self.flush_dns();
         Ok(())
     }
@@ -370,7 +514,6 @@ impl Crawler {
             self.finish(key, ReturnCode::Interrupted);
         }
         while let Some(req) = self.wait_for_issue.pop_front() {
-            self.stats.outcomes.add(ReturnCode::Interrupted);
             self.completions
                 .push_back(Completion::without_response(req, ReturnCode::Interrupted));
         }
@@ -418,19 +561,23 @@ impl Crawler {
         let target = match Target::of(&req.url) {
             Ok(t) => t,
             Err(code) => {
-                self.stats.outcomes.add(code);
                 self.completions
                     .push_back(Completion::without_response(req, code));
                 return;
             }
         };
-        let decoder = self.decoder_pool.pop().unwrap_or_else(|| {
-            let mut d = ResponseDecoder::new(self.config.limits);
-            d.reset(false);
-            d
-        });
-        let mut request = self.buffer_pool.pop().unwrap_or_default();
-        request.clear();
+        let decoder = match self.decoder_pool.pop() {
+            Some(d) => {
+                self.pooled = self.pooled.saturating_sub(d.capacity());
+                d
+            }
+            None => {
+                let mut d = ResponseDecoder::new(self.config.limits);
+                d.reset(false);
+                d
+            }
+        };
+        let mut request = self.take_buffer();
         let extra: Vec<(&str, &str)> = self
             .config
             .extra_headers
@@ -459,6 +606,7 @@ impl Crawler {
             http_deadline: None,
             request,
             decoder,
+            spill: None,
             peer: None,
             sent_at: None,
             stale_retries_left: 1,
@@ -694,12 +842,11 @@ impl Crawler {
     // ---- step 6: report ----
 
     fn finish(&mut self, key: usize, code: ReturnCode) {
-        self.finish_with(key, code, None);
+        self.finish_with(key, code);
     }
 
-    /// Removes the fetch, releases what it held and queues its completion. `decoded` is its
-    /// body with content coding removed, when it had one.
-    fn finish_with(&mut self, key: usize, code: ReturnCode, decoded: Option<Vec<u8>>) {
+    /// Removes the fetch, releases what it held and queues its completion.
+    fn finish_with(&mut self, key: usize, code: ReturnCode) {
         if !self.fetches.contains(key) {
             return;
         }
@@ -728,14 +875,33 @@ impl Crawler {
                 }
             }
         }
-        self.stats.outcomes.add(code);
+        let mut outcome = code;
+        // A spilled body: the rest of it joins the spool, which then holds the whole payload.
+        let spool = fetch.spill.take().map(|mut spill| {
+            self.stats.spilled_responses += 1;
+            let before = fetch.decoder.buffered();
+            let mut failed = false;
+            let n = fetch.decoder.spill(&mut |bytes: &[u8]| {
+                failed |= spill.append(bytes).is_err();
+            });
+            self.buffered = self
+                .buffered
+                .saturating_sub(before - fetch.decoder.buffered());
+            self.spooled += n as u64;
+            if failed {
+                outcome = ReturnCode::SpoolFailed;
+            }
+            spill.finish()
+        });
         self.completions.push_back(Completion {
             request: fetch.req,
-            outcome: code,
+            outcome,
             sent: fetch.sent_at.is_some(),
             decoder: Some(fetch.decoder),
             request_bytes: fetch.request,
-            decoded,
+            decoded: None,
+            content_complete: true,
+            spool,
             peer: fetch.peer,
             sent_at: fetch.sent_at,
             timings: fetch.marks.timings(self.now),

@@ -626,3 +626,83 @@ proptest! {
         prop_assert_eq!(run(&c, &pieces), whole);
     }
 }
+
+/// Feeds `pieces`, spilling after each one; returns the result, the raw response rebuilt from
+/// the head, every spilled byte and what stayed buffered, and the most the decoder held.
+fn run_spilling(c: &Case, pieces: &[&[u8]]) -> (Result<Progress, HttpError>, Vec<u8>, usize) {
+    let mut d = ResponseDecoder::new(c.limits);
+    d.reset(c.head_request);
+    let mut spilled = Vec::new();
+    let mut result = Ok(Progress::NeedMore);
+    let mut held = 0;
+    for piece in pieces {
+        let r = d.process(piece);
+        held = held.max(d.buffered());
+        d.spill(&mut |b: &[u8]| spilled.extend_from_slice(b));
+        match r {
+            Ok((Progress::NeedMore, _)) => {}
+            Ok((Progress::Complete, _)) => {
+                result = Ok(Progress::Complete);
+                break;
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    if result == Ok(Progress::NeedMore) && c.eof {
+        result = d.process_eof();
+    }
+    let mut raw = d.raw()[..d.head_len()].to_vec();
+    raw.extend_from_slice(&spilled);
+    raw.extend_from_slice(&d.raw()[d.head_len()..]);
+    if result.is_ok() && d.head().is_some() {
+        assert_eq!(d.body_bytes_seen() as usize, raw.len() - d.head_len());
+        assert_eq!(d.body(), b"", "{}: a spilled body is not kept", c.name);
+    }
+    (result, raw, held)
+}
+
+#[test]
+fn spilling_never_changes_the_result_or_the_bytes() {
+    for c in cases() {
+        let whole = run(&c, &[&c.input]);
+        for at in 0..=c.input.len() {
+            let (a, b) = c.input.split_at(at);
+            let (result, raw, _) = run_spilling(&c, &[a, b]);
+            assert_eq!(result, whole.result, "{}: split at {at}", c.name);
+            if result.is_ok() {
+                assert_eq!(raw, whole.raw, "{}: split at {at}", c.name);
+            }
+        }
+        let bytes: Vec<&[u8]> = c.input.chunks(1).collect();
+        let (result, raw, _) = run_spilling(&c, &bytes);
+        assert_eq!(result, whole.result, "{}: byte at a time", c.name);
+        if result.is_ok() {
+            assert_eq!(raw, whole.raw, "{}: byte at a time", c.name);
+        }
+    }
+}
+
+#[test]
+fn a_spilled_body_is_not_kept_and_memory_stays_small() {
+    // 4 MiB of chunked body in 64 KiB reads: spilled after each read, the decoder never holds
+    // more than one read plus the head, yet the limit still counts every byte.
+    let mut input = format!("{OK_HEAD}Transfer-Encoding: chunked\r\n\r\n").into_bytes();
+    for _ in 0..64 {
+        input.extend_from_slice(format!("{:x}\r\n", 65536).as_bytes());
+        input.extend_from_slice(&[b'x'; 65536]);
+        input.extend_from_slice(b"\r\n");
+    }
+    input.extend_from_slice(b"0\r\n\r\n");
+    let c = case("big_chunked", &input);
+    let pieces: Vec<&[u8]> = input.chunks(65536).collect();
+    let (result, raw, held) = run_spilling(&c, &pieces);
+    assert_eq!(result, Ok(Progress::Complete));
+    assert_eq!(raw, input);
+    assert!(held <= 2 * 65536 + 1024, "held {held}");
+    let c = case("big_chunked_over_limit", &input).limits(|l| l.max_body_bytes = 1 << 20);
+    let (result, _, _) = run_spilling(&c, &pieces);
+    assert_eq!(result, Err(HttpError::BodyTooLarge));
+}

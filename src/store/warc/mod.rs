@@ -18,6 +18,9 @@ use std::time::SystemTime;
 
 use md5::{Digest, Md5};
 
+use crate::fetcher::spool::SpoolFile;
+use crate::fetcher::Truncation;
+
 use crate::datetime;
 
 /// `WARC-Type` values this crate writes.
@@ -166,7 +169,35 @@ pub fn write_record(
         len += part.len() as u64;
     }
     let digest: [u8; 16] = h.finalize().into();
+    write_record_header(
+        out,
+        kind,
+        id,
+        date,
+        extra_fields,
+        content_type,
+        len,
+        &digest,
+    );
+    for part in block {
+        out.extend_from_slice(part);
+    }
+    out.extend_from_slice(b"\r\n\r\n");
+}
 
+/// The header of a record whose block (`len` bytes, MD5 `block_digest`) the caller writes
+/// after it, followed by `\r\n\r\n`: for blocks too large to hold in memory.
+#[allow(clippy::too_many_arguments)]
+pub fn write_record_header(
+    out: &mut Vec<u8>,
+    kind: RecordType,
+    id: &RecordId,
+    date: SystemTime,
+    extra_fields: &[(&str, &str)],
+    content_type: &str,
+    len: u64,
+    block_digest: &[u8; 16],
+) {
     out.extend_from_slice(b"WARC/1.1\r\n");
     push_field(out, "WARC-Type", kind.as_str());
     out.extend_from_slice(b"WARC-Record-ID: ");
@@ -181,11 +212,7 @@ pub fn write_record(
     push_field(out, "Content-Type", content_type);
     write!(out, "Content-Length: {len}\r\n").expect("write to Vec");
     out.extend_from_slice(b"WARC-Block-Digest: ");
-    push_md5_base32(out, &digest);
-    out.extend_from_slice(b"\r\n\r\n");
-    for part in block {
-        out.extend_from_slice(part);
-    }
+    push_md5_base32(out, block_digest);
     out.extend_from_slice(b"\r\n\r\n");
 }
 
@@ -221,7 +248,7 @@ impl WarcInfo {
 }
 
 /// One HTTP exchange as it went over the wire.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Exchange<'a> {
     pub target_uri: &'a str,
     pub date: SystemTime,
@@ -234,6 +261,21 @@ pub struct Exchange<'a> {
     /// readers built like it) check it against the bytes after the response head *as stored*:
     /// chunk framing and content coding included (see the warcio test below).
     pub payload_digest: Option<[u8; 16]>,
+    /// The payload, when it is in a spool file rather than in `response` (which is then the
+    /// head alone).
+    pub spooled: Option<&'a dyn SpoolFile>,
+    /// Why the response is not the complete one (`WARC-Truncated`).
+    pub truncated: Option<Truncation>,
+}
+
+/// The `WARC-Truncated` value for a reason (ISO 28500 §5.10).
+pub fn truncated_value(t: Truncation) -> &'static str {
+    match t {
+        Truncation::Length => "length",
+        Truncation::Time => "time",
+        Truncation::Disconnect => "disconnect",
+        Truncation::Unspecified => "unspecified",
+    }
 }
 
 pub mod reader;

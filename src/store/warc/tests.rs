@@ -219,6 +219,8 @@ fn rotation_writes_complete_files_each_opened_by_warcinfo() {
             request: &req,
             response: &resp,
             payload_digest: Some(md5(&resp[resp.len() - 900..])),
+            spooled: None,
+            truncated: None,
         };
         w.write_exchange(&ex).unwrap();
         sent.push((ex.target_uri.to_string(), req, resp));
@@ -443,6 +445,8 @@ fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
             request: &req,
             response: resp,
             payload_digest: *digest,
+            spooled: None,
+            truncated: None,
         })
         .unwrap();
     }

@@ -9,6 +9,9 @@ use std::time::SystemTime;
 use super::*;
 use crate::datetime;
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use md5::{Digest, Md5};
+
+use crate::fetcher::spool::SpoolFile;
 
 /// Buffer size of the file writer: records are appended sequentially, so large writes are best.
 const FILE_BUFFER_BYTES: usize = 256 * 1024;
@@ -78,7 +81,65 @@ impl GzMember {
         out.extend_from_slice(&(data.len() as u32).to_le_bytes());
         Ok(())
     }
+
+    /// Starts a member whose data comes in parts ([`GzMember::feed`], then
+    /// [`GzMember::end`]): a spooled body is compressed without ever being whole in memory.
+    fn start(&mut self, out: &mut Vec<u8>) -> StreamedMember {
+        self.compress.reset();
+        out.extend_from_slice(&self.header);
+        StreamedMember {
+            crc: Crc::new(),
+            len: 0,
+        }
+    }
+
+    fn feed(&mut self, m: &mut StreamedMember, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        m.crc.update(data);
+        m.len += data.len() as u64;
+        let start_in = self.compress.total_in();
+        // Bound: each round gets room for the worst case of what is left, so two suffice.
+        for _ in 0..MAX_DEFLATE_ROUNDS {
+            let consumed = (self.compress.total_in() - start_in) as usize;
+            if consumed == data.len() {
+                return Ok(());
+            }
+            let rest = &data[consumed..];
+            out.reserve(rest.len() + rest.len() / 1000 + DEFLATE_SLACK);
+            self.compress
+                .compress_vec(rest, out, FlushCompress::None)
+                .map_err(|_| io::Error::other("deflate failed"))?;
+        }
+        Err(io::Error::other("deflate did not take its input"))
+    }
+
+    fn end(&mut self, m: StreamedMember, out: &mut Vec<u8>) -> io::Result<()> {
+        for _ in 0..MAX_DEFLATE_ROUNDS {
+            out.reserve(DEFLATE_SLACK + 64 * 1024);
+            let status = self
+                .compress
+                .compress_vec(&[], out, FlushCompress::Finish)
+                .map_err(|_| io::Error::other("deflate failed"))?;
+            if status == Status::StreamEnd {
+                out.extend_from_slice(&m.crc.sum().to_le_bytes());
+                // ISIZE is the input length modulo 2^32 (RFC 1952).
+                out.extend_from_slice(&(m.len as u32).to_le_bytes());
+                return Ok(());
+            }
+        }
+        Err(io::Error::other("deflate did not finish"))
+    }
 }
+
+/// A gzip member being streamed: the CRC and length of its data so far.
+struct StreamedMember {
+    crc: Crc,
+    len: u64,
+}
+
+/// Spool bytes read per step when streaming a spooled body into its record.
+const SPOOL_CHUNK: usize = 64 * 1024;
+/// Compressed bytes gathered before they go to the file while a record streams.
+const STREAM_FLUSH_BYTES: usize = 1 << 20;
 
 /// The file currently being appended to.
 struct OpenFile {
@@ -292,7 +353,7 @@ impl WarcWriter {
         let ip_text = &text[resp_end..ip_end];
         let payload_text = &text[ip_end..];
 
-        let mut fields: [(&str, &str); 5] = [("", ""); 5];
+        let mut fields: [(&str, &str); 6] = [("", ""); 6];
         let mut n = 0;
         fields[n] = ("WARC-Target-URI", ex.target_uri);
         n += 1;
@@ -324,23 +385,53 @@ impl WarcWriter {
             fields[n] = ("WARC-Payload-Digest", payload_text);
             n += 1;
         }
+        if let Some(t) = ex.truncated {
+            fields[n] = ("WARC-Truncated", truncated_value(t));
+            n += 1;
+        }
         self.record_buf.clear();
-        write_record(
-            &mut self.record_buf,
-            RecordType::Response,
-            &resp_id,
-            ex.date,
-            &fields[..n],
-            "application/http;msgtype=response",
-            &[ex.response],
-        );
-        self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
-
         let FileState::Open(f) = &mut self.state else {
             return Err(io::Error::other("WARC writer has no open file"));
         };
+        let mut streamed = 0u64;
+        match ex.spooled {
+            None => {
+                write_record(
+                    &mut self.record_buf,
+                    RecordType::Response,
+                    &resp_id,
+                    ex.date,
+                    &fields[..n],
+                    "application/http;msgtype=response",
+                    &[ex.response],
+                );
+                self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
+            }
+            Some(spool) => {
+                let res = stream_spooled_record(
+                    &mut self.gz,
+                    &mut self.record_buf,
+                    &mut self.gz_buf,
+                    &mut f.out,
+                    SpooledRecord {
+                        id: &resp_id,
+                        date: ex.date,
+                        fields: &fields[..n],
+                        head: ex.response,
+                        spool,
+                    },
+                );
+                match res {
+                    Ok(written) => streamed = written,
+                    Err(e) => {
+                        self.state = FileState::Failed(e.kind());
+                        return Err(e);
+                    }
+                }
+            }
+        }
         let res = f.out.write_all(&self.gz_buf);
-        let len = self.gz_buf.len() as u64;
+        let len = self.gz_buf.len() as u64 + streamed;
         self.record_buf.clear();
         self.record_buf.shrink_to(RETAIN_BUFFER_BYTES);
         self.gz_buf.clear();
@@ -392,6 +483,86 @@ impl Drop for WarcWriter {
     fn drop(&mut self) {
         let _ = self.close_current();
     }
+}
+
+/// A response record whose payload is in a spool file.
+struct SpooledRecord<'a> {
+    id: &'a RecordId,
+    date: SystemTime,
+    fields: &'a [(&'a str, &'a str)],
+    /// The HTTP response head, as received.
+    head: &'a [u8],
+    spool: &'a dyn SpoolFile,
+}
+
+/// Writes a response record whose payload is spooled: one pass over the spool for the block
+/// digest (it precedes the block), one to compress it, `SPOOL_CHUNK` bytes at a time. The
+/// compressed bytes go to `file` as they pass `STREAM_FLUSH_BYTES`; whatever is left at the
+/// end stays in `gz_buf` for the caller to write. Returns the bytes already written to `file`.
+fn stream_spooled_record(
+    gz: &mut GzMember,
+    header: &mut Vec<u8>,
+    gz_buf: &mut Vec<u8>,
+    file: &mut impl Write,
+    r: SpooledRecord<'_>,
+) -> io::Result<u64> {
+    let mut chunk = vec![0u8; SPOOL_CHUNK];
+    let mut block = Md5::new();
+    block.update(r.head);
+    for_each_chunk(r.spool, &mut chunk, |part| {
+        block.update(part);
+        Ok(())
+    })?;
+    let digest: [u8; 16] = block.finalize().into();
+    let len = r.head.len() as u64 + r.spool.len();
+    write_record_header(
+        header,
+        RecordType::Response,
+        r.id,
+        r.date,
+        r.fields,
+        "application/http;msgtype=response",
+        len,
+        &digest,
+    );
+    let mut written = 0u64;
+    let mut member = gz.start(gz_buf);
+    gz.feed(&mut member, header, gz_buf)?;
+    gz.feed(&mut member, r.head, gz_buf)?;
+    for_each_chunk(r.spool, &mut chunk, |part| {
+        gz.feed(&mut member, part, gz_buf)?;
+        if gz_buf.len() >= STREAM_FLUSH_BYTES {
+            file.write_all(gz_buf)?;
+            written += gz_buf.len() as u64;
+            gz_buf.clear();
+        }
+        Ok(())
+    })?;
+    gz.feed(&mut member, b"\r\n\r\n", gz_buf)?;
+    gz.end(member, gz_buf)?;
+    Ok(written)
+}
+
+/// Calls `f` with the spool's bytes in order, `buf.len()` at a time.
+fn for_each_chunk(
+    spool: &dyn SpoolFile,
+    buf: &mut [u8],
+    mut f: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut offset = 0u64;
+    // Bound: each pass reads at least one byte, up to the spool's fixed length.
+    while offset < spool.len() {
+        let n = spool.read_at(offset, buf)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "spool file shorter than written",
+            ));
+        }
+        f(&buf[..n])?;
+        offset += n as u64;
+    }
+    Ok(())
 }
 
 fn failed(kind: io::ErrorKind) -> io::Error {
