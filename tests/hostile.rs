@@ -1355,3 +1355,95 @@ fn loopback_spellings_are_blocked_without_connecting() {
     assert_eq!(http.request_count(), 0, "a blocked address was connected");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
+
+/// Peak RSS of the crawler while every host sends a huge body at once.
+const CONCURRENT_RSS_BOUND: u64 = 100 << 20;
+/// The concurrent crawl moves gigabytes through the spool and into WARC files.
+const CONCURRENT_BOUND: Duration = Duration::from_secs(150);
+
+/// 100 hosts at once, at the default --max-conns and --max-body-bytes (64M): 64 MiB pages,
+/// endless chunked and close-delimited bodies, and gzip bombs. Memory must not grow with
+/// concurrency × body size: bodies past 256 KiB spill to the spool, a bomb costs the scan
+/// limit, and the whole crawl stays under 100 MB of RSS.
+#[test]
+fn concurrent_huge_bodies_crawl() {
+    let _serial = serial();
+    let http = start_http();
+    let mut b = Builder::new(http.port());
+    let mib64: u64 = 64 << 20;
+    for i in 0..100 {
+        let name = format!("huge{i}.test");
+        let (script, expect): (Script, &'static [ReturnCode]) = match i % 4 {
+            0 => (
+                Script::Stream {
+                    head: format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {mib64}\r\n\r\n"
+                    )
+                    .into_bytes(),
+                    body_len: mib64,
+                },
+                // The same bytes from every such host: the first is a Success, the rest are
+                // stored and logged as duplicates.
+                &[Success, DuplicateContent],
+            ),
+            1 => (
+                Script::Repeat {
+                    head: b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        .to_vec(),
+                    unit: [b"4000\r\n".as_slice(), &[b'c'; 0x4000], b"\r\n"].concat(),
+                    count: 1 << 20,
+                    tail: b"0\r\n\r\n".to_vec(),
+                },
+                &[HttpBodyTooLarge],
+            ),
+            2 => (
+                gzip_bomb(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n",
+                    1 << 10,
+                ),
+                &[HttpDecodedTooLarge],
+            ),
+            _ => (
+                Script::Stream {
+                    head: b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n"
+                        .to_vec(),
+                    body_len: 1 << 40,
+                },
+                &[HttpBodyTooLarge],
+            ),
+        };
+        b.http(&name, script, expect);
+    }
+    let (dns, seed) = open_web(&mut b, &http);
+    let (out, took) = crawl(
+        "hostile-concurrent",
+        &seed,
+        &dns,
+        "64M",
+        "120000",
+        &["--max-conns", "128"],
+        4,
+    );
+    check(&b, &out, took, CONCURRENT_BOUND);
+    let rss = peak_rss(&out);
+    eprintln!(
+        "concurrent huge bodies: peak RSS {:.1} MB in {took:?}",
+        rss as f64 / (1 << 20) as f64
+    );
+    assert!(
+        rss <= CONCURRENT_RSS_BOUND,
+        "peak RSS {rss} bytes with 100 huge bodies at once"
+    );
+    let stats = std::fs::read_to_string(out.join("stats.json")).unwrap();
+    let spilled: u64 = stats
+        .split("\"spilled_responses\": ")
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .expect("spilled_responses in stats.json");
+    assert!(spilled >= 75, "only {spilled} responses spilled");
+    let spool_left = std::fs::read_dir(out.join(".spool"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(spool_left, 0, "spool files left behind");
+}

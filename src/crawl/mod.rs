@@ -758,7 +758,14 @@ impl<S: Sink> FetchSource for Crawl<S> {
 }
 
 #[cfg(test)]
-mod tests {
+mod sim;
+#[cfg(test)]
+mod tests;
+
+/// Seeds' lines without a fetch, next to `add_seed` and `finish_unfetched` (the simulated
+/// crawls in `tests` cover lines of fetched URLs).
+#[cfg(test)]
+mod seed_line_tests {
     use super::*;
 
     #[test]
@@ -807,16 +814,5 @@ mod tests {
         let counted = crawl.counters().url_lines.lines();
         assert_eq!(counted, 5, "the crawl counts every line it logs");
         assert_eq!(crawl.counters().robots_lines.lines(), 0);
-    }
-
-    #[test]
-    fn html_content_types() {
-        assert!(is_html(None));
-        assert!(is_html(Some(b"text/html")));
-        assert!(is_html(Some(b"Text/HTML; charset=utf-8")));
-        assert!(is_html(Some(b"application/xhtml+xml")));
-        assert!(!is_html(Some(b"text/plain")));
-        assert!(!is_html(Some(b"image/png")));
-        assert!(!is_html(Some(b"text/htm")));
     }
 }
