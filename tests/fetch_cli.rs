@@ -127,18 +127,7 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
 
     if warcio_available() {
         for f in &files {
-            let check = Command::new("python3")
-                .args(["-m", "warcio.cli", "check", "-v"])
-                .arg(f)
-                .output()
-                .unwrap();
-            assert!(
-                check.status.success(),
-                "warcio check {}: {}{}",
-                f.display(),
-                String::from_utf8_lossy(&check.stdout),
-                String::from_utf8_lossy(&check.stderr)
-            );
+            common::warcio_check(f);
             let index = Command::new("python3")
                 .args(["-m", "warcio.cli", "index"])
                 .arg(f)

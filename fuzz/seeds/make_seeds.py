@@ -2,7 +2,8 @@
 """Writes the committed seed corpora under fuzz/corpus/<target>/ (run from anywhere; idempotent).
 
 Seeds are small, realistic inputs for each target, in each target's input layout (see the
-doc comment at the top of each fuzz_targets/*.rs).
+doc comment at the top of each fuzz_targets/*.rs). The links and links_diff targets also start
+from the HTML pages in src/links/testdata/, which are not copied here (see links() below).
 """
 import gzip, hashlib, os, shutil, struct, zlib
 
@@ -21,48 +22,34 @@ def put(target, name, data):
 
 
 # ---------------------------------------------------------------- links
-HTML = {
-    "blog.html": """<!doctype html><html><head><base href="https://blog.example.com/2024/">
-<title>Posts &amp; notes</title><style>a[href="/not"]{color:red}</style>
-<link rel=alternate type=application/rss+xml href=feed.xml></head>
-<body><!-- <a href="/commented-out"> --><nav><a href=/>Home</a> | <a href="../about/">About</a>
-<a href='posts/first-post.html#comments'>First</a><a href="  /spaces  ">sp</a>
-<a href="/q?a=1&amp;b=2&#38;c=&#x33;">q</a><a href="javascript:void(0)">js</a>
-<a HREF="mailto:me@example.com">mail</a><a href="">empty</a><a>no href</a>
-<img src="/img/not-a-link.png"><area shape=rect coords="0,0,1,1" href="/map/a">
-<iframe src="https://www.youtube.com/embed/xyz" allowfullscreen></iframe>
-<textarea><a href="/in-textarea"></a></textarea><a href="/after-textarea">after</a>
-<script>document.write('<a href="/x">')</script><a href=/last?x=%20y>last</a></nav></body></html>
-""",
-    "frames.html": """<HTML><HEAD><TITLE>Frames</TITLE></HEAD>
-<FRAMESET cols="20%,80%"><FRAME SRC="menu.html" NAME=menu><FRAME src="main.html" name=main>
-<NOFRAMES><A HREF="noframes.html">No frames</A></NOFRAMES></FRAMESET></HTML>
-""",
-    "tricky.html": """<a href=one>1</a><a href="two"href="dup">2</a><a/href=three>3</a>
-<a href = "four" >4</a><a href='five'/><a href="&#0;&#xD800;&#1114112;&nbsp;six">6</a>
-<! bogus comment <a href=nope> ><?php echo '<a href=nope>'; ?><a href=seven>7</a>
-<!----><a href=eight>8</a><!--><a href=nine>9</a><!-- x --!><a href=ten>10</a>
-<base href=second-base-ignored><link href=style.css rel=stylesheet>
-</a href="not-from-end-tag"><a href="unterminated
-""",
-}
+# The HTML pages (src/links/testdata/*.html, the unit tests' fixtures) are kept only there:
+# .ci/run adds them to the links and links_diff corpora when it fuzzes. Only synthetic inputs
+# that are not pages of their own are generated here.
+LINKS_TARGETS = ("links", "links_diff")
 
 
 def links():
-    for name in sorted(os.listdir(TESTDATA)):
-        with open(os.path.join(TESTDATA, name), "rb") as f:
-            data = f.read()
-        for t in ("links", "links_diff"):
-            put(t, name, data)
-    for name, data in HTML.items():
-        for t in ("links", "links_diff"):
-            put(t, name, data)
     # Values at and just over MAX_VALUE_BYTES (8 KiB): also lifts libFuzzer's default max_len
     # past the bound, so the "dropped" path is reachable.
     long = ('<base href="/%s"><a href="/%s">ok</a><a href=/%s>dropped</a><a href="/z">z</a>'
             % ("b" * 8200, "k" * 8191, "d" * 8192))
-    for t in ("links", "links_diff"):
+    for t in LINKS_TARGETS:
         put(t, "long-values.html", long)
+    # The testdata pages join these seeds in one directory: a seed must neither take a page's
+    # name (one would overwrite the other) nor repeat a page's bytes.
+    pages = {}
+    for name in sorted(os.listdir(TESTDATA)):
+        if name.endswith(".html"):
+            with open(os.path.join(TESTDATA, name), "rb") as f:
+                pages[name] = f.read()
+    for t in LINKS_TARGETS:
+        d = os.path.join(CORPUS, t)
+        for name in sorted(os.listdir(d)):
+            with open(os.path.join(d, name), "rb") as f:
+                data = f.read()
+            if name in pages or data in pages.values():
+                raise SystemExit("fuzz/corpus/%s/%s duplicates a page of src/links/testdata/"
+                                 % (t, name))
 
 
 # ---------------------------------------------------------------- http_response
@@ -289,6 +276,11 @@ Disallow: /
 def robots():
     for name, body in ROBOTS.items():
         put("robots", name, body)
+    put("robots", "partial-bom.txt", b"\xef\xbbUser-agent: *\nDisallow: /x\n")
+    # Patterns just over MAX_PATTERN_BYTES (16 KiB): a Disallow that is cut to a prefix and an
+    # Allow that is dropped. Also lifts libFuzzer's default max_len past the bound.
+    put("robots", "long-patterns.txt", "User-agent: *\nDisallow: /%s*x$\nAllow: /%s\n"
+        % ("a" * 16400, "a" * 16390))
 
 
 # ---------------------------------------------------------------- urlnorm

@@ -11,12 +11,19 @@
 //! layer), so one host never has two fetches in flight and consecutive requests to it are
 //! spaced. When a back queue empties it is reassigned to the next host drawn from the front
 //! queues; the host's next-contact time is remembered, so a host that comes back later is
-//! still spaced. This is sans-IO: time comes in as `now`. Everything lives in memory here;
-//! the spill-to-disk frontier will keep this interface.
+//! still spaced. This is sans-IO: time comes in as `now`.
+//!
+//! Every queue is a [`SpillQueue`]: past `ram_items` URLs in memory, the middle of the queues
+//! moves in batches to a [`SpillStore`] (the store's segment files), so the frontier's RAM is
+//! bounded by configuration, not by the crawl's size. A spill store failure stops taking new
+//! work ([`Frontier::take_error`]).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap};
+use std::io;
 use std::time::{Duration, Instant};
+
+use super::spill::{get_bytes, put_bytes, SpillQueue, SpillStore, Spillable, BATCH_ITEMS};
 
 /// Identifies a back queue while its host is busy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +35,8 @@ pub struct FrontierConfig {
     pub priorities: usize,
     /// Number of back queues: ≈ 3 × open connections.
     pub back_queues: usize,
+    /// URLs kept in memory before the queues' middles spill to the store.
+    pub ram_items: usize,
 }
 
 /// What the frontier offers.
@@ -52,14 +61,42 @@ struct Queued<T> {
     item: T,
 }
 
+impl<T: Spillable> Spillable for Queued<T> {
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_bytes(out, self.host.as_bytes());
+        self.item.encode(out);
+    }
+
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let host = String::from_utf8(get_bytes(input)?.to_vec()).ok()?;
+        Some(Queued {
+            host,
+            item: T::decode(input)?,
+        })
+    }
+}
+
 struct BackQueue<T> {
     /// The host this queue serves; `None` while the queue is free.
     host: Option<String>,
-    urls: VecDeque<T>,
+    urls: SpillQueue<T>,
+}
+
+/// The store used when none is given: nothing spills, so it is never asked.
+struct NoSpill;
+
+impl SpillStore for NoSpill {
+    fn write_batch(&mut self, _: &[u8]) -> io::Result<super::spill::BatchRef> {
+        Err(io::Error::other("frontier has no spill store"))
+    }
+
+    fn take_batch(&mut self, _: super::spill::BatchRef, _: &mut Vec<u8>) -> io::Result<()> {
+        Err(io::Error::other("frontier has no spill store"))
+    }
 }
 
 pub struct Frontier<T> {
-    front: Vec<VecDeque<Queued<T>>>,
+    front: Vec<SpillQueue<Queued<T>>>,
     back: Vec<BackQueue<T>>,
     free: Vec<usize>,
     host_table: HashMap<String, usize>,
@@ -69,18 +106,33 @@ pub struct Frontier<T> {
     /// Deterministic biased selection: position in a cycle where priority p gets 2^(F-1-p) turns.
     bias_tick: u64,
     len: usize,
+    /// Items in spilled batches (the rest of `len` is in memory).
+    spilled: usize,
+    ram_items: usize,
+    store: Box<dyn SpillStore>,
+    buf: Vec<u8>,
+    /// The first spill store failure.
+    error: Option<io::Error>,
 }
 
-impl<T> Frontier<T> {
+impl<T: Spillable> Frontier<T> {
+    /// A frontier that keeps everything in memory.
     pub fn new(config: &FrontierConfig) -> Frontier<T> {
+        let mut f = Frontier::with_store(config, Box::new(NoSpill));
+        f.ram_items = usize::MAX;
+        f
+    }
+
+    /// A frontier whose queues spill to `store` past `config.ram_items`.
+    pub fn with_store(config: &FrontierConfig, store: Box<dyn SpillStore>) -> Frontier<T> {
         let priorities = config.priorities.clamp(1, 16);
         let b = config.back_queues.max(1);
         Frontier {
-            front: (0..priorities).map(|_| VecDeque::new()).collect(),
+            front: (0..priorities).map(|_| SpillQueue::default()).collect(),
             back: (0..b)
                 .map(|_| BackQueue {
                     host: None,
-                    urls: VecDeque::new(),
+                    urls: SpillQueue::default(),
                 })
                 .collect(),
             free: (0..b).rev().collect(),
@@ -89,6 +141,64 @@ impl<T> Frontier<T> {
             host_next: HashMap::new(),
             bias_tick: 0,
             len: 0,
+            spilled: 0,
+            ram_items: config.ram_items.max(BATCH_ITEMS),
+            store,
+            buf: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// URLs held in memory (the rest are spilled).
+    pub fn in_ram(&self) -> usize {
+        self.len - self.spilled
+    }
+
+    /// The first spill store failure, if any (the crawl stops on it).
+    pub fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+
+    /// Spills queue middles until memory is back under three quarters of the budget: the
+    /// largest in-memory queues first, each keeping a short head for the next pops.
+    fn spill_if_over(&mut self) {
+        if self.error.is_some() || self.in_ram() <= self.ram_items {
+            return;
+        }
+        let target = self.ram_items / 4 * 3;
+        let keep_head = BATCH_ITEMS / 4;
+        let mut order: Vec<(usize, bool, usize)> = self
+            .front
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q.in_ram(), true, i))
+            .chain(
+                self.back
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| (q.urls.in_ram(), false, i)),
+            )
+            .filter(|&(n, _, _)| n > keep_head + BATCH_ITEMS)
+            .collect();
+        order.sort_unstable_by_key(|&(n, _, _)| std::cmp::Reverse(n));
+        for (_, front, i) in order {
+            if self.in_ram() <= target {
+                break;
+            }
+            let res = if front {
+                self.front[i].spill(&mut *self.store, keep_head, &mut self.buf)
+            } else {
+                self.back[i]
+                    .urls
+                    .spill(&mut *self.store, keep_head, &mut self.buf)
+            };
+            match res {
+                Ok(n) => self.spilled += n,
+                Err(e) => {
+                    self.error = Some(e);
+                    return;
+                }
+            }
         }
     }
 
@@ -112,13 +222,37 @@ impl<T> Frontier<T> {
         if let Some(&q) = self.host_table.get(host) {
             // The host already has a back queue: Mercator's refill would route it there.
             self.back[q].urls.push_back(item);
-            return;
+        } else {
+            let p = priority.min(self.front.len() - 1);
+            self.front[p].push_back(Queued {
+                host: host.to_string(),
+                item,
+            });
         }
-        let p = priority.min(self.front.len() - 1);
-        self.front[p].push_back(Queued {
-            host: host.to_string(),
-            item,
-        });
+        self.spill_if_over();
+    }
+
+    /// Takes the oldest item of a back queue, reading a spilled batch back if needed.
+    fn take_back(&mut self, q: usize) -> Option<T> {
+        let before = self.back[q].urls.in_ram();
+        let len_before = self.back[q].urls.len();
+        match self.back[q].urls.pop_front(&mut *self.store, &mut self.buf) {
+            Ok(item) => {
+                // A batch read back moved items from the store to memory.
+                let loaded = (self.back[q].urls.in_ram() + usize::from(item.is_some()))
+                    .saturating_sub(before);
+                self.spilled -= loaded.min(self.spilled);
+                debug_assert_eq!(
+                    len_before - usize::from(item.is_some()),
+                    self.back[q].urls.len()
+                );
+                item
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+                None
+            }
+        }
     }
 
     /// The next URL due at `now`. Its host is busy until [`Frontier::done`].
@@ -132,7 +266,10 @@ impl<T> Frontier<T> {
         }
         // Invariant: peek() just returned Some.
         let Reverse((_, q)) = self.heap.pop().expect("heap is non-empty");
-        let Some(item) = self.back[q].urls.pop_front() else {
+        let Some(item) = self.take_back(q) else {
+            if self.error.is_some() {
+                return Pop::Empty;
+            }
             // Unreachable by construction (queues in the heap are non-empty), but a free
             // queue in the heap would only be skipped, never crash.
             return self.pop(now);
@@ -179,6 +316,8 @@ impl<T> Frontier<T> {
             let Some(Queued { host, item }) = self.pop_front_biased() else {
                 return;
             };
+            // Moving between queues keeps an item in memory; it may push the total over.
+            self.spill_if_over();
             if let Some(&owner) = self.host_table.get(&host) {
                 self.back[owner].urls.push_back(item);
                 continue;
@@ -207,10 +346,26 @@ impl<T> Frontier<T> {
                 break;
             }
         }
-        if let Some(x) = self.front[chosen].pop_front() {
+        if let Some(x) = self.take_front(chosen) {
             return Some(x);
         }
-        self.front.iter_mut().find_map(|q| q.pop_front())
+        (0..f).find_map(|p| self.take_front(p))
+    }
+
+    fn take_front(&mut self, p: usize) -> Option<Queued<T>> {
+        let before = self.front[p].in_ram();
+        match self.front[p].pop_front(&mut *self.store, &mut self.buf) {
+            Ok(item) => {
+                let loaded =
+                    (self.front[p].in_ram() + usize::from(item.is_some())).saturating_sub(before);
+                self.spilled -= loaded.min(self.spilled);
+                item
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+                None
+            }
+        }
     }
 }
 
@@ -222,7 +377,89 @@ mod tests {
         FrontierConfig {
             priorities: 3,
             back_queues: b,
+            ram_items: usize::MAX,
         }
+    }
+
+    use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
+
+    // The item types these tests queue.
+    impl Spillable for i32 {
+        fn encode(&self, out: &mut Vec<u8>) {
+            put_varint(out, u64::from(*self as u32));
+        }
+        fn decode(input: &mut &[u8]) -> Option<Self> {
+            Some(u32::try_from(get_varint(input)?).ok()? as i32)
+        }
+    }
+    impl Spillable for (i32, i32) {
+        fn encode(&self, out: &mut Vec<u8>) {
+            self.0.encode(out);
+            self.1.encode(out);
+        }
+        fn decode(input: &mut &[u8]) -> Option<Self> {
+            Some((i32::decode(input)?, i32::decode(input)?))
+        }
+    }
+    impl Spillable for String {
+        fn encode(&self, out: &mut Vec<u8>) {
+            put_bytes(out, self.as_bytes());
+        }
+        fn decode(input: &mut &[u8]) -> Option<Self> {
+            String::from_utf8(get_bytes(input)?.to_vec()).ok()
+        }
+    }
+    impl Spillable for &'static str {
+        fn encode(&self, out: &mut Vec<u8>) {
+            put_bytes(out, self.as_bytes());
+        }
+        fn decode(input: &mut &[u8]) -> Option<Self> {
+            Some(String::leak(String::decode(input)?))
+        }
+    }
+
+    /// Pops everything (done at once, no gaps), recording the order.
+    fn drain(f: &mut Frontier<(i32, i32)>, t0: Instant) -> Vec<(i32, i32)> {
+        let mut got = Vec::new();
+        for _ in 0..1_000_000 {
+            match f.pop(t0) {
+                Pop::Ready { queue, item, .. } => {
+                    got.push(item);
+                    f.done(queue, t0, Duration::ZERO);
+                }
+                Pop::Empty => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn a_spilling_frontier_gives_the_same_order_with_little_in_memory() {
+        let t0 = Instant::now();
+        let fill = |f: &mut Frontier<(i32, i32)>| {
+            for i in 0..20_000i32 {
+                let host = i % 97;
+                f.push(&format!("h{host}"), (i % 3) as usize, (host, i));
+            }
+        };
+        let mut plain = Frontier::new(&cfg(8));
+        fill(&mut plain);
+        let mut config = cfg(8);
+        config.ram_items = 1000;
+        let mut spilling = Frontier::with_store(
+            &config,
+            Box::new(crate::crawl::spill::MemorySpill::default()),
+        );
+        fill(&mut spilling);
+        assert!(spilling.in_ram() <= 1000, "{} in memory", spilling.in_ram());
+        assert_eq!(spilling.len(), 20_000);
+        let a = drain(&mut plain, t0);
+        let b = drain(&mut spilling, t0);
+        assert_eq!(a.len(), 20_000);
+        assert_eq!(a, b);
+        assert!(spilling.take_error().is_none());
+        assert_eq!(spilling.in_ram(), 0);
     }
 
     #[test]

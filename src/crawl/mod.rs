@@ -21,6 +21,7 @@
 
 pub mod frontier;
 pub mod sink;
+pub mod spill;
 pub mod url_filter;
 pub mod url_seen;
 pub mod urlnorm;
@@ -39,6 +40,7 @@ use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use sink::Sink;
+use spill::{get_bytes, get_varint, put_bytes, put_varint, SpillStore, Spillable};
 use url_filter::{FilterConfig, Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};
 use urlnorm::origin_key;
@@ -83,9 +85,17 @@ pub struct CrawlConfig {
     /// Links admitted from one page at most (Heritrix caps outlinks the same way): a page of
     /// millions of links costs bounded memory and time.
     pub max_links_per_page: usize,
+    /// Bytes of queued URLs the frontier keeps in memory when it has a spill store.
+    pub frontier_ram: usize,
     /// Redirect hops followed from the URL first queued.
     pub max_redirects: u8,
 }
+
+/// Default [`CrawlConfig::frontier_ram`].
+pub const DEFAULT_FRONTIER_RAM: usize = 64 << 20;
+/// What one queued URL costs in memory, about (URL text and offsets, referrer, queue slot):
+/// turns `frontier_ram` into a count.
+const ENTRY_RAM_ESTIMATE: usize = 200;
 
 /// Default [`CrawlConfig::max_links_per_page`].
 pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 5_000;
@@ -110,6 +120,7 @@ impl CrawlConfig {
             product_token: "spinneret".into(),
             back_queues: max_conns.max(1) * BACK_QUEUES_PER_CONN,
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
+            frontier_ram: DEFAULT_FRONTIER_RAM,
             max_redirects: MAX_REDIRECTS,
         }
     }
@@ -122,6 +133,29 @@ struct Entry {
     depth: u32,
     referrer: Option<Arc<str>>,
     hops: u8,
+}
+
+impl Spillable for Entry {
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_bytes(out, self.url.as_str().as_bytes());
+        put_varint(out, u64::from(self.depth));
+        put_bytes(out, self.referrer.as_deref().unwrap_or("").as_bytes());
+        out.push(self.hops);
+    }
+
+    fn decode(input: &mut &[u8]) -> Option<Entry> {
+        let url = Url::parse(std::str::from_utf8(get_bytes(input)?).ok()?).ok()?;
+        let depth = u32::try_from(get_varint(input)?).ok()?;
+        let referrer = std::str::from_utf8(get_bytes(input)?).ok()?;
+        let (&hops, rest) = input.split_first()?;
+        *input = rest;
+        Some(Entry {
+            url,
+            depth,
+            referrer: (!referrer.is_empty()).then(|| Arc::from(referrer)),
+            hops,
+        })
+    }
 }
 
 /// What a fetch in flight is for.
@@ -234,12 +268,40 @@ pub struct Crawl<S: Sink> {
 }
 
 impl<S: Sink> Crawl<S> {
+    /// A crawl whose frontier stays in memory.
     pub fn new(config: CrawlConfig, sink: S, now: Instant) -> Crawl<S> {
+        let frontier = Frontier::new(&Crawl::<S>::frontier_config(&config));
+        Crawl::with_frontier(config, sink, now, frontier)
+    }
+
+    /// A crawl whose frontier keeps about `config.frontier_ram` bytes of URLs in memory and
+    /// spills the rest to `store` (the store's segment files).
+    pub fn with_spill(
+        config: CrawlConfig,
+        sink: S,
+        now: Instant,
+        store: Box<dyn SpillStore>,
+    ) -> Crawl<S> {
+        let frontier = Frontier::with_store(&Crawl::<S>::frontier_config(&config), store);
+        Crawl::with_frontier(config, sink, now, frontier)
+    }
+
+    fn frontier_config(config: &CrawlConfig) -> FrontierConfig {
+        FrontierConfig {
+            priorities: PRIORITIES,
+            back_queues: config.back_queues,
+            ram_items: config.frontier_ram / ENTRY_RAM_ESTIMATE,
+        }
+    }
+
+    fn with_frontier(
+        config: CrawlConfig,
+        sink: S,
+        now: Instant,
+        frontier: Frontier<Entry>,
+    ) -> Crawl<S> {
         Crawl {
-            frontier: Frontier::new(&FrontierConfig {
-                priorities: PRIORITIES,
-                back_queues: config.back_queues,
-            }),
+            frontier,
             filter: UrlFilter::new(config.filter.clone()),
             seen: UrlSeen::new(),
             content_seen: HashSet::new(),
@@ -647,6 +709,9 @@ impl<S: Sink> FetchSource for Crawl<S> {
     fn next_fetch(&mut self, now: Instant) -> Next {
         if let Some(req) = self.ready.pop_front() {
             return Next::Fetch(req);
+        }
+        if let Some(e) = self.frontier.take_error() {
+            self.io_error.get_or_insert(e);
         }
         if self.io_error.is_some() || self.limits_reached(now) {
             return Next::Done;

@@ -10,11 +10,15 @@
 //! frontier, §6), and sitemaps (`Sitemap:` lines are ignored).
 //!
 //! Bounds: at most [`MAX_ROBOTS_BYTES`] of a body is parsed; at most [`MAX_RULES`] rules are kept
-//! per group set, each pattern at most [`MAX_PATTERN_BYTES`] after normalization (longer ones are
-//! dropped, not truncated, since a truncated Allow would allow more than the site said). Matching
-//! one rule is O(pattern + path): wildcards are matched greedily, segment by segment, with
-//! `memmem` (linear), so no pattern can make it backtrack. One `is_allowed` call is therefore
-//! at most O(MAX_RULES × (MAX_PATTERN_BYTES + path length)).
+//! per group set, each pattern at most [`MAX_PATTERN_BYTES`] (16 KiB) after normalization. A
+//! longer pattern must never make us allow more than the site asked: a longer Disallow is cut to
+//! its first `MAX_PATTERN_BYTES` and matched as a prefix (it then disallows at least what the site
+//! said, and still outranks every Allow it would have outranked); a longer Allow is dropped (cut
+//! short, it would allow more). Normalization at most triples a value, so the patterns kept add up
+//! to at most 3 × `MAX_ROBOTS_BYTES`. Matching one rule is O(pattern + path): wildcards are matched
+//! greedily, segment by segment, with `memmem` (linear), so no pattern can make it backtrack. One
+//! `is_allowed` call is therefore O(total pattern bytes + rules × path length), at most
+//! O(3 × MAX_ROBOTS_BYTES + MAX_RULES × path length).
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -26,13 +30,16 @@ use memchr::{memchr, memchr2, memmem, memrchr};
 pub const MAX_ROBOTS_BYTES: usize = 512 * 1024;
 /// At most this many rules are kept for the group set that applies to us; later rules are ignored.
 pub const MAX_RULES: usize = 10_000;
-/// A pattern longer than this (in octets, after percent-encoding normalization) is ignored.
-pub const MAX_PATTERN_BYTES: usize = 2 * 1024;
+/// Patterns up to this many octets (after percent-encoding normalization, a final `$` included) are
+/// kept whole. A longer Disallow is cut to this length and matched as a prefix; a longer Allow is
+/// ignored. (Google's parser keeps the first 16,664 bytes of a line.)
+pub const MAX_PATTERN_BYTES: usize = 16 * 1024;
 /// Crawl-delay values above this are clamped to it (a day: more than that is the frontier's call).
 pub const MAX_CRAWL_DELAY: Duration = Duration::from_secs(24 * 60 * 60);
 /// The cache's `max_age` and `retry_after` are clamped to this, so `now + age` cannot overflow.
 pub const MAX_CACHE_AGE: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
+/// The UTF-8 byte order mark; a body may start with all of it or, cut short, with `EF BB` or `EF`.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One compiled Allow/Disallow rule; its pattern lives in `Robots::patterns[start..start + len]`.
@@ -43,7 +50,9 @@ struct Rule {
     /// The pattern ended in `$`: the path must end where the pattern does.
     anchored: bool,
     allow: bool,
-    /// Normalized pattern length in octets, `$` included: longest match wins.
+    /// Normalized pattern length in octets, `$` included: longest match wins. A Disallow cut at
+    /// `MAX_PATTERN_BYTES` gets `MAX_PATTERN_BYTES + 1`: its full pattern was longer than any rule
+    /// kept whole, so it still beats every Allow the full pattern beat.
     priority: usize,
 }
 
@@ -83,7 +92,7 @@ impl Robots {
     pub fn parse(body: &[u8], product_token: &str) -> Robots {
         let token = product_token_prefix(product_token.as_bytes());
         let body = limit_body(body);
-        let body = body.strip_prefix(BOM).unwrap_or(body);
+        let body = strip_bom(body);
 
         let mut ours = Robots::default();
         let mut star = Robots::default();
@@ -207,18 +216,24 @@ impl Robots {
         if value.is_empty() || self.rules.len() >= MAX_RULES {
             return;
         }
-        // Cheap early reject: normalization shrinks a pattern at most 3x (%XX → X).
-        if value.len() > 3 * MAX_PATTERN_BYTES {
+        // An Allow over the limit is dropped. Cheap early reject: normalization shrinks a pattern
+        // at most 3x (%XX → X).
+        if allow && value.len() > 3 * MAX_PATTERN_BYTES {
             return;
         }
         let start = self.patterns.len();
-        normalize_into(value, &mut self.patterns);
-        let priority = self.patterns.len() - start;
-        if priority > MAX_PATTERN_BYTES {
+        let whole = normalize_into(value, &mut self.patterns, MAX_PATTERN_BYTES);
+        let priority = if whole {
+            self.patterns.len() - start
+        } else if allow {
             self.patterns.truncate(start);
             return;
-        }
-        let anchored = self.patterns.last() == Some(&b'$');
+        } else {
+            // A Disallow cut short: a prefix match on what is kept covers all the full pattern
+            // covered. A `$` the cut left at the end is a literal, not an anchor.
+            MAX_PATTERN_BYTES + 1
+        };
+        let anchored = whole && self.patterns.last() == Some(&b'$');
         if anchored {
             self.patterns.pop();
         }
@@ -265,6 +280,13 @@ fn classify_key(key: &[u8]) -> Key {
     } else {
         Key::Other
     }
+}
+
+/// Strips a byte order mark from the start of the body, or the start of one (`EF BB`, `EF`), as
+/// Google's parser does. A line starting with those bytes is never a record anyway.
+fn strip_bom(body: &[u8]) -> &[u8] {
+    let n = body.iter().zip(BOM).take_while(|(a, b)| a == b).count();
+    &body[n..]
 }
 
 /// Cuts the body to [`MAX_ROBOTS_BYTES`], dropping a line the limit cut in two.
@@ -356,17 +378,32 @@ const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 /// Percent-encoding normalization, applied alike to patterns and paths: `%XX` of an unreserved
 /// character is decoded, other `%xx` get uppercase hex, and bytes ≥ 0x80, controls and spaces
 /// are encoded. A `%` not followed by two hex digits is kept as it is (on both sides).
-fn normalize_into(input: &[u8], out: &mut Vec<u8>) {
-    out.reserve(input.len());
+///
+/// Appends at most `limit` octets to `out` and stops reading there (every input byte or `%XX` yields
+/// at least one octet, so at most 3 × `limit` input bytes are read). Returns whether the whole
+/// input fit; if not, what was appended is the first `limit` octets of the full normalization
+/// (which may end inside a `%XX`).
+fn normalize_into(input: &[u8], out: &mut Vec<u8>, limit: usize) -> bool {
+    let end = out.len().saturating_add(limit);
+    out.reserve(input.len().min(limit));
     let mut i = 0;
-    // Bounded: every pass consumes at least one input byte.
+    // Bounded: every pass consumes at least one input byte, or returns.
     while i < input.len() {
-        let run = input[i..]
+        let room = end.saturating_sub(out.len());
+        if room == 0 {
+            out.truncate(end);
+            return false;
+        }
+        let n = (input.len() - i).min(room);
+        let run = input[i..i + n]
             .iter()
             .position(|&b| NEEDS_NORMALIZING[b as usize])
-            .unwrap_or(input.len() - i);
+            .unwrap_or(n);
         out.extend_from_slice(&input[i..i + run]);
         i += run;
+        if out.len() >= end {
+            continue;
+        }
         let Some(&b) = input.get(i) else { break };
         if b == b'%' {
             let hi = input.get(i + 1).copied().and_then(hex_val);
@@ -392,12 +429,18 @@ fn normalize_into(input: &[u8], out: &mut Vec<u8>) {
             i += 1;
         }
     }
+    // The last `%XX` written may have run past `end`.
+    if out.len() > end {
+        out.truncate(end);
+        return false;
+    }
+    true
 }
 
 fn normalize_path(path: &[u8]) -> Cow<'_, [u8]> {
     if path.iter().any(|&b| NEEDS_NORMALIZING[b as usize]) {
         let mut out = Vec::with_capacity(path.len() + 8);
-        normalize_into(path, &mut out);
+        normalize_into(path, &mut out, usize::MAX);
         Cow::Owned(out)
     } else {
         Cow::Borrowed(path)

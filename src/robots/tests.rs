@@ -232,10 +232,16 @@ fn line_of_100_kb() {
         "User-agent: *\nDisallow: /{long}\n# {long}\nUser-agent: {long}\nUser-agent: *\nDisallow: /x\n"
     );
     let r = Robots::parse(body.as_bytes(), TOKEN);
-    // The over-long pattern is dropped; the lines after it still count.
-    assert_eq!(r.rule_count(), 1);
+    // The over-long Disallow is cut to a prefix, not dropped; the lines after it still count.
+    assert_eq!(r.rule_count(), 2);
     assert!(!r.is_allowed("/x"));
-    assert!(r.is_allowed(&format!("/{long}")));
+    assert!(!r.is_allowed(&format!("/{long}")));
+    assert!(r.is_allowed("/aaa"));
+}
+
+/// `/` and then `a`s: a path or pattern of `len` octets, normalized or not.
+fn long_path(len: usize) -> String {
+    format!("/{}", "a".repeat(len - 1))
 }
 
 #[test]
@@ -249,32 +255,152 @@ fn rule_and_pattern_caps() {
         MAX_RULES
     );
 
-    let at_cap = format!(
-        "User-agent: *\nDisallow: /{}",
-        "b".repeat(MAX_PATTERN_BYTES - 1)
-    );
-    assert_eq!(Robots::parse(at_cap.as_bytes(), TOKEN).rule_count(), 1);
-    let over = format!(
-        "User-agent: *\nDisallow: /{}",
-        "b".repeat(MAX_PATTERN_BYTES)
-    );
-    assert_eq!(Robots::parse(over.as_bytes(), TOKEN).rule_count(), 0);
+    let parse = |rule: &str| Robots::parse(format!("User-agent: *\n{rule}").as_bytes(), TOKEN);
+    let at_cap = long_path(MAX_PATTERN_BYTES);
+    let over = long_path(MAX_PATTERN_BYTES + 1);
+    assert_eq!(parse(&format!("Disallow: {at_cap}")).rule_count(), 1);
+    assert_eq!(parse(&format!("Disallow: {over}")).rule_count(), 1);
+    assert_eq!(parse(&format!("Allow: {at_cap}")).rule_count(), 1);
+    assert_eq!(parse(&format!("Allow: {over}")).rule_count(), 0);
+    // The `$` counts: at the cap it still anchors; one octet over, the cut drops it.
+    let anchored_at_cap = long_path(MAX_PATTERN_BYTES - 1);
+    let r = parse(&format!("Disallow: {anchored_at_cap}$"));
+    assert!(!r.is_allowed(&anchored_at_cap));
+    assert!(r.is_allowed(&format!("{anchored_at_cap}b")));
+    let r = parse(&format!("Disallow: {at_cap}$"));
+    assert!(!r.is_allowed(&at_cap));
+    assert!(!r.is_allowed(&format!("{at_cap}b")));
+    // Length counts after normalization: `%61` is one octet, `é` six (`%C3%A9`).
+    let encoded = format!("/{}", "%61".repeat(MAX_PATTERN_BYTES - 1));
+    let r = parse(&format!("Allow: {encoded}\nDisallow: /"));
+    assert_eq!(r.rule_count(), 2);
+    assert!(r.is_allowed(&at_cap));
+    let wide = |n: usize| format!("Allow: /{}", "\u{e9}".repeat(n));
+    assert_eq!(parse(&wide(MAX_PATTERN_BYTES / 6)).rule_count(), 1);
+    assert_eq!(parse(&wide(MAX_PATTERN_BYTES / 6 + 1)).rule_count(), 0);
+}
+
+#[test]
+fn long_disallow_is_kept_or_cut_never_dropped() {
+    for len in [3_000, 20_000] {
+        let pattern = long_path(len);
+        let r = Robots::parse(
+            format!("User-agent: *\nDisallow: {pattern}\n").as_bytes(),
+            TOKEN,
+        );
+        assert_eq!(r.rule_count(), 1, "{len}");
+        assert!(!r.is_allowed(&pattern), "{len}");
+        assert!(!r.is_allowed(&format!("{pattern}/page.html?q=1")), "{len}");
+        assert!(r.is_allowed("/aa"), "{len}");
+        assert!(r.is_allowed("/b"), "{len}");
+        // Within the limit the pattern is kept whole; past it, only its first 16 KiB count, so
+        // paths that part in the rest are disallowed too (more than asked, never less).
+        let parts_early = format!("{}b", long_path(len - 1));
+        assert_eq!(
+            r.is_allowed(&parts_early),
+            len <= MAX_PATTERN_BYTES,
+            "{len}"
+        );
+    }
+}
+
+#[test]
+fn cut_disallow_is_a_prefix_match() {
+    let a = |n: usize| "a".repeat(n);
+    let cut = MAX_PATTERN_BYTES;
+    // (what, Disallow pattern over the limit, a path the full pattern covers)
+    let cases = [
+        (
+            "literal $ left at the end by the cut",
+            format!("/{}$b{}", a(cut - 2), a(100)),
+            format!("/{}$b{}", a(cut - 2), a(100)),
+        ),
+        (
+            "anchor lost in the cut",
+            format!("/{}$", a(cut + 10)),
+            format!("/{}", a(cut + 10)),
+        ),
+        (
+            "wildcards before the cut",
+            format!("/*/{}*x", a(cut + 10)),
+            format!("/dir/{}yx", a(cut + 10)),
+        ),
+        (
+            "cut inside a %XX",
+            format!("/{}{}", a(cut - 2), "\u{e9}".repeat(10)),
+            format!("/{}{}", a(cut - 2), "%c3%a9".repeat(10)),
+        ),
+    ];
+    for (what, pattern, path) in &cases {
+        let r = Robots::parse(
+            format!("User-agent: *\nDisallow: {pattern}\n").as_bytes(),
+            TOKEN,
+        );
+        assert_eq!(r.rule_count(), 1, "{what}");
+        assert!(!r.is_allowed(path), "{what}");
+        assert!(r.is_allowed("/b"), "{what}");
+    }
+}
+
+#[test]
+fn long_allow_never_opens_a_disallowed_path() {
+    let long = long_path(20_000);
+    let parse = |rules: String| Robots::parse(format!("User-agent: *\n{rules}").as_bytes(), TOKEN);
+    // Over the limit: dropped. Cut to its first 16 KiB, it would allow far more than asked.
+    let r = parse(format!("Disallow: /a\nAllow: {long}\n"));
+    assert_eq!(r.rule_count(), 1);
+    assert!(!r.is_allowed(&long));
+    assert!(!r.is_allowed(&long_path(MAX_PATTERN_BYTES)));
+    // Within it: kept, and it wins over the shorter Disallow.
+    let mid = long_path(3_000);
+    let r = parse(format!("Disallow: /a\nAllow: {mid}\n"));
+    assert_eq!(r.rule_count(), 2);
+    assert!(r.is_allowed(&mid));
+    assert!(!r.is_allowed(&long_path(2_999)));
+    // The longest Allow kept whole still loses to a longer Disallow that was cut short, as it
+    // would have to the full one.
+    let r = parse(format!(
+        "Allow: {}\nDisallow: {long}\n",
+        long_path(MAX_PATTERN_BYTES)
+    ));
+    assert_eq!(r.rule_count(), 2);
+    assert!(!r.is_allowed(&long));
+}
+
+#[test]
+fn whole_or_partial_bom_stripped() {
+    for bom in [&b"\xEF\xBB\xBF"[..], b"\xEF\xBB", b"\xEF", b""] {
+        let mut body = bom.to_vec();
+        body.extend_from_slice(b"User-agent: *\nDisallow: /a\n");
+        let r = Robots::parse(&body, TOKEN);
+        assert_eq!(r.rule_count(), 1, "{bom:x?}");
+        assert!(!r.is_allowed("/a"), "{bom:x?}");
+    }
+    // Only a start of the mark is stripped: other bytes still spoil the first line.
+    for junk in [&b"\xBB\xBF"[..], b"\xEF\xBF", b"\xEF\xBB\xBB"] {
+        let mut body = junk.to_vec();
+        body.extend_from_slice(b"User-agent: *\nDisallow: /a\n");
+        assert!(Robots::parse(&body, TOKEN).is_allowed("/a"), "{junk:x?}");
+    }
 }
 
 #[test]
 fn pathological_wildcards_finish() {
-    // Exponential for a backtracking matcher: many stars, a tail that never matches.
-    let pattern = format!("/{}b", "*a".repeat(MAX_PATTERN_BYTES / 2 - 2));
-    let mut body = String::from("User-agent: *\n");
-    // 200 such rules fit in MAX_ROBOTS_BYTES.
-    for _ in 0..100 {
-        body.push_str(&format!("Disallow: {pattern}\nDisallow: {pattern}$\n"));
+    // Exponential for a backtracking matcher: many stars, a tail that never matches. As many
+    // rules as fit in MAX_ROBOTS_BYTES, of 2 KiB and of the longest pattern kept.
+    for len in [2 * 1024, MAX_PATTERN_BYTES] {
+        let pattern = format!("/{}b", "*a".repeat(len / 2 - 2));
+        let pairs = (MAX_ROBOTS_BYTES - 20) / (2 * (pattern.len() + 16));
+        let mut body = String::from("User-agent: *\n");
+        for _ in 0..pairs {
+            body.push_str(&format!("Disallow: {pattern}\nDisallow: {pattern}$\n"));
+        }
+        let r = Robots::parse(body.as_bytes(), TOKEN);
+        assert_eq!(r.rule_count(), 2 * pairs, "{len}");
+        let path = format!("/{}", "a".repeat(20_000));
+        assert!(r.is_allowed(&path), "{len}");
+        assert!(!r.is_allowed(&format!("{path}b")), "{len}");
     }
-    let r = Robots::parse(body.as_bytes(), TOKEN);
-    assert_eq!(r.rule_count(), 200);
-    let path = format!("/{}", "a".repeat(20_000));
-    assert!(r.is_allowed(&path));
-    assert!(!r.is_allowed(&format!("{path}b")));
 }
 
 // ---- RobotsCache ----
@@ -525,6 +651,22 @@ proptest! {
             .map(|(allow, pat)| (pat.len(), *allow))
             .max();
         prop_assert_eq!(robots.is_allowed(&path), best.is_none_or(|(_, allow)| allow));
+    }
+
+    #[test]
+    fn normalize_cut_is_a_prefix_of_the_whole(
+        input in proptest::collection::vec(
+            proptest::sample::select(b"aZ%2fE9*$ \xc3\xa9".to_vec()),
+            0..24,
+        ),
+        limit in 0usize..48,
+    ) {
+        let mut whole = Vec::new();
+        prop_assert!(normalize_into(&input, &mut whole, usize::MAX));
+        let mut cut = b"x".to_vec();
+        let fit = normalize_into(&input, &mut cut, limit);
+        prop_assert_eq!(fit, whole.len() <= limit);
+        prop_assert_eq!(&cut[1..], &whole[..whole.len().min(limit)]);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! the `spinneret` binary run as a child. Everything talks to loopback servers only.
 #![allow(dead_code)]
 
+pub mod pywb;
+
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -202,4 +204,20 @@ pub fn warcio_available() -> bool {
         );
     }
     ok
+}
+
+/// `warcio check -v FILE` must pass: every record's digests verify.
+pub fn warcio_check(file: &Path) {
+    let check = Command::new("python3")
+        .args(["-m", "warcio.cli", "check", "-v"])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "warcio check {}: {}{}",
+        file.display(),
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
 }
