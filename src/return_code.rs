@@ -103,8 +103,27 @@ pub enum ReturnCode {
     DuplicateContent,
     /// Too many redirect hops from the original URL.
     TooManyRedirects,
-    /// The run was interrupted (Ctrl-C) before this fetch finished.
+    /// robots.txt could not be fetched (connection refused, DNS failure, timeout, 5xx, 429)
+    /// after every retry, so the URL was not fetched: RFC 9309 §2.3.1.4 reads an unreachable
+    /// robots.txt as "disallow everything".
+    RobotsUnreachable,
+    /// The run was stopped (Ctrl-C, or `--max-time` for a fetch in flight) before this fetch
+    /// finished.
     Interrupted,
+    /// Still queued when the run stopped at `--max-time` or `--max-pages`: never requested.
+    NotFetched,
+
+    // ---- URL filter (given URLs only: links refused by the filter are counted, not logged) ----
+    /// Outside the crawl's scope: `--scope`, `--allow-domain`, `--deny-domain` or `--max-depth`.
+    OutOfScope,
+    /// Longer than `--max-url-length`.
+    UrlTooLong,
+    /// Looks like a crawler trap: too many path segments, or too many repeated ones.
+    UrlTrap,
+    /// Its host already has `--max-pages-per-host` URLs queued or fetched.
+    HostPageLimit,
+    /// Refused by `--accept-regex`, `--reject-regex` or `--reject-ext`.
+    UrlRejected,
 }
 
 impl ReturnCode {
@@ -149,7 +168,14 @@ impl ReturnCode {
         ReturnCode::RobotsExcluded,
         ReturnCode::DuplicateContent,
         ReturnCode::TooManyRedirects,
+        ReturnCode::RobotsUnreachable,
         ReturnCode::Interrupted,
+        ReturnCode::NotFetched,
+        ReturnCode::OutOfScope,
+        ReturnCode::UrlTooLong,
+        ReturnCode::UrlTrap,
+        ReturnCode::HostPageLimit,
+        ReturnCode::UrlRejected,
     ];
 
     /// The name written to `crawl.log` and `stats.json`: the variant's name.
@@ -195,7 +221,70 @@ impl ReturnCode {
             RobotsExcluded => "RobotsExcluded",
             DuplicateContent => "DuplicateContent",
             TooManyRedirects => "TooManyRedirects",
+            RobotsUnreachable => "RobotsUnreachable",
             Interrupted => "Interrupted",
+            NotFetched => "NotFetched",
+            OutOfScope => "OutOfScope",
+            UrlTooLong => "UrlTooLong",
+            UrlTrap => "UrlTrap",
+            HostPageLimit => "HostPageLimit",
+            UrlRejected => "UrlRejected",
+        }
+    }
+
+    /// One line saying what the outcome means (`spinneret help outcomes`).
+    pub fn meaning(self) -> &'static str {
+        use ReturnCode::*;
+        match self {
+            Success => "a complete HTTP response arrived (any status; the status is logged)",
+            HttpBadUrlSyntax => "the URL does not parse, has no host, or cannot go into a request",
+            HttpUnsupportedScheme => "the scheme is neither http nor https",
+            DnsServerUnknown => "no DNS server is configured and the name is not in the hosts file",
+            DnsBadHostName => "the host name cannot be sent to DNS (bad or over-long label)",
+            DnsTimeout => "no DNS answer arrived after every retry",
+            DnsNxDomain => "the host name does not exist",
+            DnsServFail => "the DNS server answered SERVFAIL",
+            DnsRefused => "the DNS server refused the query or answered another error",
+            DnsNoAddress => "the name exists but has no A or AAAA record",
+            DnsParseError => "the DNS answer was malformed",
+            DnsUnsupportedAnswer => "the DNS answer used records or features not handled",
+            DnsCnameChain => "the CNAME chain was too long or looped",
+            PrivateAddressBlocked => {
+                "the host is loopback/private/reserved; allow with --allow-private or --allow-net"
+            }
+            HttpConnect => "the TCP connection was refused or failed",
+            HttpConnectTimeout => "the TCP connection did not complete in time",
+            HttpSend => "writing the request failed",
+            HttpReceive => "reading the response failed (reset, I/O error)",
+            HttpTimeout => "the fetch passed its overall deadline (--http-timeout-ms)",
+            TlsHandshake => "the TLS handshake failed",
+            TlsCertificate => "the server certificate did not verify",
+            TlsTruncated => "the TLS peer closed without close_notify mid-body",
+            MimePageEmpty => "the connection closed before any response byte",
+            MimeNoStatusLine => "the response does not start with an HTTP status line",
+            MimeUnsupportedHttpVersion => "the response's HTTP version is not 1.0 or 1.1",
+            MimeMissing => "the connection closed before the end of the response head",
+            MimeBadHeader => "a response header was malformed, or framing headers conflicted",
+            HttpHeadTooLarge => "the response head was too large",
+            HttpTooManyHeaders => "the response head had too many header lines",
+            MimeBadChunkEncoding => "the chunked framing was malformed",
+            HttpPageTruncated => "the connection closed before the body was complete",
+            HttpBodyTooLarge => "the body exceeded --max-body-bytes",
+            HttpDecodedTooLarge => "the decoded body exceeded its limit (decompression bomb)",
+            HttpBadContentEncoding => "the Content-Encoding could not be decoded",
+            HttpTooManyEncodings => "too many stacked content encodings",
+            SpoolFailed => "a body too large for memory could not be written to the spool (disk)",
+            RobotsExcluded => "robots.txt disallows the URL; not fetched",
+            DuplicateContent => "fetched and stored, but identical to an earlier page",
+            TooManyRedirects => "more redirect hops than --max-redirect; the target is logged",
+            RobotsUnreachable => "robots.txt could not be fetched after retries; not fetched",
+            Interrupted => "Ctrl-C (or --max-time, for a fetch in flight) ended the fetch",
+            NotFetched => "still queued when --max-time or --max-pages stopped the run",
+            OutOfScope => "outside --scope, --allow-domain, --deny-domain or --max-depth",
+            UrlTooLong => "longer than --max-url-length",
+            UrlTrap => "looks like a crawler trap (path too deep or repeating)",
+            HostPageLimit => "its host reached --max-pages-per-host",
+            UrlRejected => "refused by --accept-regex, --reject-regex or --reject-ext",
         }
     }
 
@@ -227,6 +316,7 @@ mod tests {
             assert_eq!(ReturnCode::from_name(c.name()), Some(c));
             assert!(seen.insert(c.name()), "duplicate name {}", c.name());
             assert_eq!(format!("{c:?}"), c.name());
+            assert!(!c.meaning().is_empty() && !c.meaning().contains('\n'));
         }
     }
 }

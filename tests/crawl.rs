@@ -237,7 +237,17 @@ fn crawl(web: &Web, extra: &[&str], name: &str) -> (std::path::PathBuf, String) 
     args.extend_from_slice(extra);
     let res = spinneret(&args, Duration::from_secs(120));
     let stderr = String::from_utf8_lossy(&res.stderr).to_string();
-    assert!(res.status.success(), "{stderr}");
+    // The malformed seed line is a URL that got no HTTP response: exit 4, with its own
+    // crawl.log line (HttpBadUrlSyntax).
+    assert_eq!(res.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("spinneret: exit 4"), "{stderr}");
+    let lines = common::read_log(&out);
+    let bad: Vec<_> = lines
+        .iter()
+        .filter(|l| l.outcome == ReturnCode::HttpBadUrlSyntax)
+        .collect();
+    assert_eq!(bad.len(), 1, "the malformed seed has its line");
+    assert!(bad[0].url.contains("bad"), "{:?}", bad[0].url);
     (out, stderr)
 }
 
@@ -322,7 +332,9 @@ fn crawl_fetches_exactly_the_reachable_allowed_set_once() {
     assert!(dups.iter().all(|l| l.url.contains("/dup-")));
     let fetched_lines = lines
         .iter()
-        .filter(|l| l.outcome != ReturnCode::RobotsExcluded)
+        .filter(|l| {
+            l.outcome != ReturnCode::RobotsExcluded && l.outcome != ReturnCode::HttpBadUrlSyntax
+        })
         .count();
     assert_eq!(fetched_lines, reqs.len());
     let port = web.http.port();
@@ -381,7 +393,7 @@ fn crawl_one_host(
     routes: Routes,
     extra: &[&str],
     tag: &str,
-) -> (HttpServer, std::path::PathBuf) {
+) -> (HttpServer, std::path::PathBuf, Option<i32>) {
     let http = HttpServer::start(HttpServerConfig {
         routes,
         lifetime: LIFETIME,
@@ -416,12 +428,13 @@ fn crawl_one_host(
     ];
     args.extend_from_slice(extra);
     let res = spinneret(&args, Duration::from_secs(60));
+    let code = res.status.code();
     assert!(
-        res.status.success(),
+        matches!(code, Some(0 | 8)),
         "{}",
         String::from_utf8_lossy(&res.stderr)
     );
-    (http, out)
+    (http, out, code)
 }
 
 #[test]
@@ -457,7 +470,8 @@ fn redirects_are_followed_with_a_hop_limit() {
             Script::Respond(Response::redirect(302, &format!("/chain/{}", i + 1))),
         );
     }
-    let (http, out) = crawl_one_host("r.test", routes, &[], "crawl-redirect");
+    let (http, out, code) = crawl_one_host("r.test", routes, &[], "crawl-redirect");
+    assert_eq!(code, Some(8), "too many redirects is an HTTP error");
     let targets: BTreeSet<String> = http.requests().iter().map(|r| r.target.clone()).collect();
     assert!(targets.contains("/new"), "301 followed");
     assert!(
@@ -509,7 +523,7 @@ fn robots_txt_over_the_body_limit_still_has_its_first_part_obeyed() {
         "/private/x.html",
         Script::Respond(Response::ok("no", "text/html")),
     );
-    let (http, out) = crawl_one_host(
+    let (http, out, code) = crawl_one_host(
         "big.test",
         routes,
         &["--max-body-bytes", "1M"],
@@ -521,6 +535,7 @@ fn robots_txt_over_the_body_limit_still_has_its_first_part_obeyed() {
         "{targets:?}"
     );
     assert!(!targets.contains("/private/x.html"));
+    assert_eq!(code, Some(0));
     let lines = common::read_log(&out);
     assert!(lines
         .iter()

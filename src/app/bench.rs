@@ -38,7 +38,8 @@ pub struct BenchArgs {
     /// Hosts in the test web (each on its own loopback address).
     #[arg(long, default_value_t = 500)]
     pub hosts: usize,
-    /// Pages per host.
+    /// Content pages per host (each host also serves an index, list pages and a stylesheet,
+    /// which a crawl fetches too, and robots.txt and a few robots-disallowed pages).
     #[arg(long, default_value_t = 40)]
     pub pages: usize,
     /// Approximate page size in KB.
@@ -262,7 +263,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&scratch)?;
     let urls_file = scratch.join("expected-urls.txt");
     eprintln!(
-        "bench: generating the test web: {} hosts x {} pages x ~{} KB …",
+        "bench: generating the test web: {} hosts x ({} content pages of ~{} KB + index, list pages, stylesheet) …",
         args.hosts, args.pages, args.page_kb
     );
     let web = WebChild::start(&args, &urls_file)?;
@@ -277,10 +278,11 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         .filter(|u| u.path() == "/")
         .collect();
     eprintln!(
-        "bench: test web up on port {} (DNS {}), {} pages expected; crawling …",
+        "bench: test web up on port {} (DNS {}), {} URLs expected ({} per host); crawling …",
         web.port,
         web.dns,
-        expected.len()
+        expected.len(),
+        expected.len() / args.hosts.max(1)
     );
 
     let out_dir = scratch.join("out");
@@ -320,7 +322,12 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let web_cpu_before = web.cpu();
     let (cpu_before, _) = process_usage();
-    let report = execute_crawl(setup, config, seeds, true)?;
+    let display = crate::app::run::Display {
+        progress: crate::app::report::ProgressMode::for_stderr(false),
+        verbose: false,
+        quiet: false,
+    };
+    let report = execute_crawl(setup, config, seeds, Vec::new(), display)?;
     let (cpu_after, peak_rss) = process_usage();
     let web_cpu = match (web_cpu_before, web.cpu()) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),

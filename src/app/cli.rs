@@ -5,7 +5,12 @@
 //! module turns errors into messages for people. Subcommands:
 //! - `fetch`: every given URL once, no link following;
 //! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
-//! - `bench`: crawl the built-in test web and report speed ([`crate::app::bench`]).
+//! - `bench`: crawl the built-in test web and report speed ([`crate::app::bench`]);
+//! - `help outcomes`: what each crawl.log outcome means.
+//!
+//! Flag names follow wget and curl where they have one (`-i`, `-o`, `-l`, `-w`, `-q`, `-v`,
+//! `--header`, `--max-redirect`, `--accept-regex`, `--reject-regex`); everything a run is
+//! given is validated before anything starts.
 
 use std::fmt;
 use std::io::{self, BufRead};
@@ -21,17 +26,37 @@ use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
 use crate::store::output::OutputConfig;
 
+/// The exit statuses, shown by `--help` (the one table; `run::ExitStatus` decides them).
+pub const EXIT_CODES_HELP: &str = "\
+Exit status (when several apply, the first listed wins):
+  3  output error: the WARC files, crawl.log or stats.json could not be written, or a
+     body could not be spooled to disk (SpoolFailed)
+  9  stopped before the work was done: Ctrl-C or --max-time
+  4  some URLs got no complete HTTP response: bad URL, DNS failure, blocked address
+     (PrivateAddressBlocked), connection, TLS, timeout, malformed response, robots.txt
+     unreachable
+  8  some URLs got an HTTP error status (4xx/5xx) or too many redirects
+  0  everything else: every URL fetched with a 2xx/3xx, or deliberately not fetched
+     (robots.txt, --scope and other filters, --max-pages)
+  2  usage error: bad flags or input (nothing was started)
+  1  the crawler itself failed (e.g. no sockets)
+Every URL's outcome is in OUT/crawl.log; `spinneret help outcomes` lists them.";
+
 #[derive(Parser, Debug)]
 #[command(
     name = "spinneret",
     version,
-    about = "A fast, polite web crawler writing WARC files"
+    about = "A fast, polite web crawler writing WARC files",
+    after_help = EXIT_CODES_HELP,
+    disable_help_subcommand = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
 
+// Parsed once per process: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Fetch every given URL once (no link following) and store the responses as WARC.
@@ -43,22 +68,37 @@ pub enum Command {
     /// Serve the test web for `bench` (internal).
     #[command(name = "__testweb", hide = true)]
     TestWeb(crate::app::bench::TestWebArgs),
+    /// Help on a command, or on a topic: `outcomes` (what each crawl.log outcome means).
+    Help(HelpArgs),
 }
 
 #[derive(Args, Debug)]
+pub struct HelpArgs {
+    /// `outcomes`, or a command name.
+    pub topic: Option<String>,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES_HELP)]
 pub struct CrawlArgs {
     /// Seed URLs (a missing scheme means http://).
     pub seeds: Vec<String>,
     /// A file of seed URLs, one per line (blank lines and `#` comments ignored).
-    #[arg(long = "seeds", value_name = "FILE")]
+    #[arg(
+        short = 'i',
+        long = "input-file",
+        visible_alias = "seeds",
+        value_name = "FILE"
+    )]
     pub seeds_file: Option<PathBuf>,
-    /// Stop after fetching this many pages.
+    /// Stop after fetching this many pages (URLs still queued are logged as NotFetched).
     #[arg(long, value_name = "N")]
     pub max_pages: Option<u64>,
     /// Do not follow links more than this many hops from a seed.
-    #[arg(long, value_name = "N")]
+    #[arg(short = 'l', long, value_name = "N")]
     pub max_depth: Option<u32>,
-    /// Stop issuing fetches after this many seconds.
+    /// Stop after this many seconds: fetches in flight end as Interrupted, URLs still queued
+    /// as NotFetched, and the exit status is 9.
     #[arg(long, value_name = "SECS")]
     pub max_time: Option<u64>,
     /// Which URLs to follow: the seeds' hosts, URLs under a seed's directory, or any.
@@ -70,9 +110,27 @@ pub struct CrawlArgs {
     /// Never follow hosts under this domain suffix (repeatable; beats --allow-domain).
     #[arg(long = "deny-domain", value_name = "SUFFIX")]
     pub deny_domains: Vec<String>,
-    /// Minimum gap between two requests to one host.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    pub delay_ms: u64,
+    /// Only follow links whose URL matches this regular expression (seeds are always fetched).
+    #[arg(long, value_name = "REGEX")]
+    pub accept_regex: Option<String>,
+    /// Do not follow links whose URL matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub reject_regex: Option<String>,
+    /// Do not follow links to files with these extensions (comma-separated or repeated,
+    /// e.g. `pdf,zip`).
+    #[arg(long, value_name = "EXT[,EXT…]", value_delimiter = ',')]
+    pub reject_ext: Vec<String>,
+    /// Minimum gap between two requests to one host, in seconds (default 1).
+    #[arg(
+        short = 'w',
+        long = "delay",
+        value_name = "SECS",
+        conflicts_with = "delay_ms"
+    )]
+    pub delay_secs: Option<f64>,
+    /// Minimum gap between two requests to one host, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub delay_ms: Option<u64>,
     /// Gap ≥ this × the duration of the host's last fetch.
     #[arg(long, value_name = "X", default_value_t = 5.0)]
     pub delay_factor: f64,
@@ -103,12 +161,21 @@ pub enum ScopeArg {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES_HELP)]
 pub struct FetchArgs {
     /// URLs to fetch.
     pub urls: Vec<String>,
     /// A file of URLs, one per line (blank lines and `#` comments ignored).
-    #[arg(long = "urls", value_name = "FILE")]
+    #[arg(
+        short = 'i',
+        long = "input-file",
+        visible_alias = "urls",
+        value_name = "FILE"
+    )]
     pub urls_file: Option<PathBuf>,
+    /// Log a redirect (3xx) as it is and do not fetch its Location.
+    #[arg(long)]
+    pub no_follow_redirects: bool,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -117,8 +184,20 @@ pub struct FetchArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
     /// Output directory (created if missing): WARC files, crawl.log, stats.json.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long, value_name = "DIR")]
     pub out: PathBuf,
+    /// No progress and no summary on stderr (warnings and errors still).
+    #[arg(short = 'q', long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print every crawl.log line's outcome, status and URL on stderr.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Extra request header, `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Redirect hops followed from a URL (0: none).
+    #[arg(long, value_name = "N", default_value_t = crate::crawl::MAX_REDIRECTS)]
+    pub max_redirect: u8,
     /// DNS server to query, IP or IP:PORT (repeatable; default: the nameservers of /etc/resolv.conf).
     #[arg(long = "dns-server", value_name = "IP[:PORT]")]
     pub dns_servers: Vec<String>,
@@ -206,8 +285,29 @@ pub struct Setup {
 
 impl CommonArgs {
     pub fn setup(&self) -> Result<Setup, UsageError> {
+        if let Some(ua) = &self.user_agent {
+            if let Some(c) = ua.chars().find(|c| c.is_control()) {
+                return Err(UsageError(format!(
+                    "--user-agent {}: contains the control character {c:?}",
+                    abbrev(ua, 80)
+                )));
+            }
+        }
+        let mut headers = Vec::new();
+        for h in &self.headers {
+            headers.push(parse_header(h)?);
+        }
         if self.max_conns == 0 {
             return Err(UsageError("--max-conns must be at least 1".into()));
+        }
+        for (flag, ms) in [
+            ("--dns-timeout-ms", self.dns_timeout_ms),
+            ("--http-timeout-ms", self.http_timeout_ms),
+            ("--connect-timeout-ms", self.connect_timeout_ms),
+        ] {
+            if ms == 0 {
+                return Err(UsageError(format!("{flag} must be at least 1")));
+            }
         }
         if self.conns_per_server == 0 {
             return Err(UsageError("--conns-per-server must be at least 1".into()));
@@ -271,6 +371,7 @@ impl CommonArgs {
         if let Some(ua) = &self.user_agent {
             crawler.user_agent = ua.clone();
         }
+        crawler.extra_headers = headers;
         crawler.limits = limits;
         crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
         crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
@@ -288,6 +389,65 @@ impl CommonArgs {
             },
         })
     }
+}
+
+/// Header names the fetcher writes itself: a second one would break the request's framing
+/// or contradict what the crawler does with the response.
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "connection",
+    "content-length",
+    "transfer-encoding",
+    "accept-encoding",
+    "te",
+    "upgrade",
+    "user-agent",
+];
+
+/// `Name: value` as curl and wget take it: a token name, a value without control
+/// characters (tab allowed), neither empty.
+pub fn parse_header(h: &str) -> Result<(String, String), UsageError> {
+    let bad = |why: &str| UsageError(format!("--header {}: {why}", abbrev(h, 80)));
+    let Some((name, value)) = h.split_once(':') else {
+        return Err(bad("expected `Name: value`"));
+    };
+    let value = value.trim_matches([' ', '\t']);
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    {
+        return Err(bad(
+            "the name must be a token (letters, digits, `-` …) with no spaces",
+        ));
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(bad("the value contains a control character"));
+    }
+    if RESERVED_HEADERS
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name))
+    {
+        return Err(bad(if name.eq_ignore_ascii_case("user-agent") {
+            "use --user-agent"
+        } else {
+            "this header is set by spinneret itself"
+        }));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// `s` for a message: control characters escaped, and cut to about `max` characters with
+/// the full length said (a 10 KB URL must not flood the terminal).
+pub fn abbrev(s: &str, max: usize) -> String {
+    let escaped: String = s.chars().flat_map(char::escape_debug).collect();
+    let n = escaped.chars().count();
+    if n <= max {
+        return escaped;
+    }
+    let keep = max.saturating_sub(20).max(8);
+    let head: String = escaped.chars().take(keep).collect();
+    format!("{head}… ({} bytes)", s.len())
 }
 
 fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {
@@ -350,6 +510,40 @@ mod tests {
             "[::1]:53".parse().unwrap()
         );
         assert!(parse_dns_server("localhost").is_err());
+    }
+
+    #[test]
+    fn headers() {
+        assert_eq!(
+            parse_header("X-Test:  a b\t").unwrap(),
+            ("X-Test".to_string(), "a b".to_string())
+        );
+        assert_eq!(
+            parse_header("Accept-Language: fr").unwrap().1,
+            "fr".to_string()
+        );
+        for bad in [
+            "no colon",
+            ": v",
+            "Bad Name: v",
+            "X: a\r\nY: b",
+            "X: \u{7f}",
+            "Host: evil",
+            "content-length: 5",
+            "User-Agent: x",
+        ] {
+            assert!(parse_header(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn abbreviations() {
+        assert_eq!(abbrev("http://a/", 80), "http://a/");
+        assert_eq!(abbrev("a\r\nb", 80), "a\\r\\nb");
+        let long = format!("http://a/{}", "x".repeat(10_000));
+        let a = abbrev(&long, 80);
+        assert!(a.chars().count() < 100, "{a}");
+        assert!(a.ends_with("(10009 bytes)"), "{a}");
     }
 
     #[test]

@@ -3,29 +3,82 @@
 
 pub mod bench;
 pub mod cli;
+pub mod exit;
 pub mod report;
 pub mod run;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, UsageError};
+use exit::{ExitStatus, Failure};
 
 /// The binary's entry point.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Fetch(args) => run::run_fetch(args),
-        Command::Crawl(args) => run::run_crawl(args),
-        Command::Bench(args) => bench::run(args),
-        Command::TestWeb(args) => bench::serve_test_web(args),
+    let result: Result<ExitStatus, Box<dyn std::error::Error>> = match cli.command {
+        Command::Fetch(args) => run::run_fetch(args).map_err(Into::into),
+        Command::Crawl(args) => run::run_crawl(args).map_err(Into::into),
+        Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
+        Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),
+        Command::Help(args) => help(args.topic.as_deref()),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(status) => ExitCode::from(status.code()),
         Err(e) => {
-            eprintln!("spinneret: {e}");
-            ExitCode::from(2)
+            report::eprint_line(&format!("spinneret: {e}"));
+            let status = if let Some(f) = e.downcast_ref::<Failure>() {
+                f.status()
+            } else if e.downcast_ref::<UsageError>().is_some() {
+                ExitStatus::Usage
+            } else {
+                ExitStatus::Runtime
+            };
+            ExitCode::from(status.code())
         }
     }
+}
+
+/// `spinneret help [TOPIC|COMMAND]`.
+fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let mut cmd = Cli::command();
+    let printed = match topic {
+        None => cmd.print_long_help(),
+        Some("outcomes") => std::io::stdout().lock().write_all(outcomes_help().as_bytes()),
+        Some(name) => match cmd.find_subcommand_mut(name) {
+            Some(sub) if !sub.is_hide_set() => {
+                let mut sub = sub.clone().bin_name(format!("spinneret {name}"));
+                sub.print_long_help()
+            }
+            _ => {
+                return Err(Box::new(UsageError(format!(
+                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, bench)"
+                ))))
+            }
+        },
+    };
+    match printed {
+        // `spinneret help outcomes | head` is fine.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Box::new(e)),
+        _ => Ok(ExitStatus::Ok),
+    }
+}
+
+/// Every outcome a crawl.log line can have, with its meaning.
+pub fn outcomes_help() -> String {
+    let mut s = String::from(
+        "Outcomes: the second column of crawl.log, one per URL (and per robots.txt fetch).\n\
+         A `Success` line has the HTTP status in the third column; 4xx/5xx count as HTTP errors.\n\n",
+    );
+    let width = crate::ReturnCode::ALL
+        .iter()
+        .map(|c| c.name().len())
+        .max()
+        .unwrap_or(0);
+    for c in crate::ReturnCode::ALL {
+        s.push_str(&format!("  {:width$}  {}\n", c.name(), c.meaning()));
+    }
+    s
 }

@@ -1,77 +1,292 @@
 //! What a run tells its user: the periodic progress line, the summary line and `stats.json`.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::crawl::LineTally;
 use crate::fetcher::stats::LoopStats;
 use crate::store::stats_json::JsonObject;
 use crate::ReturnCode;
 
-/// How often the progress line goes to stderr.
-const STATS_INTERVAL: Duration = Duration::from_secs(2);
+/// How often the log and WARC are flushed (and a plain progress line printed).
+const FLUSH_INTERVAL: Duration = Duration::from_secs(2);
+/// How often the in-place progress line is redrawn on a terminal.
+const REDRAW_INTERVAL: Duration = Duration::from_millis(500);
+/// The window rates are measured over.
+const RATE_WINDOW: Duration = Duration::from_secs(3);
 
-/// Prints a stats line every few seconds.
+/// Whether an in-place progress line is on the terminal now (so another message must clear it
+/// first).
+static LINE_DRAWN: AtomicBool = AtomicBool::new(false);
+/// Carriage return and "erase the whole line" (ANSI EL2).
+const CLEAR_LINE: &str = "\r\x1b[2K";
+
+/// Prints a message line on stderr, clearing the progress line first if one is drawn (it
+/// is redrawn at the next tick).
+pub fn eprint_line(msg: &str) {
+    let mut err = io::stderr().lock();
+    if LINE_DRAWN.swap(false, Ordering::Relaxed) {
+        let _ = err.write_all(CLEAR_LINE.as_bytes());
+    }
+    let _ = writeln!(err, "{msg}");
+}
+
+/// How progress is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgressMode {
+    /// Nothing (`-q`).
+    Off,
+    /// A plain line every few seconds (stderr is a file or a pipe).
+    Lines,
+    /// One line redrawn in place (stderr is a terminal).
+    Redraw,
+}
+
+impl ProgressMode {
+    /// `Off` when quiet, else `Redraw` on a terminal and `Lines` otherwise.
+    pub fn for_stderr(quiet: bool) -> ProgressMode {
+        use std::io::IsTerminal;
+        if quiet {
+            ProgressMode::Off
+        } else if io::stderr().is_terminal() {
+            ProgressMode::Redraw
+        } else {
+            ProgressMode::Lines
+        }
+    }
+}
+
+/// What the progress line shows, taken when a line is due.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Figures {
+    /// Fetches finished (pages and robots.txt).
+    pub fetched: u64,
+    /// Fetches that ended without a complete response.
+    pub errors: u64,
+    pub bytes: u64,
+    /// URLs waiting (frontier or list).
+    pub queued: u64,
+    /// Fetches in flight.
+    pub live: u64,
+    /// Response bytes held in memory, and in the spool, by live fetches.
+    pub buffered: u64,
+    pub spooled: u64,
+}
+
+impl Figures {
+    pub fn of(stats: &LoopStats, queued: u64) -> Figures {
+        Figures {
+            fetched: stats.outcomes.total(),
+            errors: stats.outcomes.failed(),
+            bytes: stats.bytes_received,
+            queued,
+            live: stats.live as u64,
+            buffered: stats.buffered_bytes as u64,
+            spooled: stats.spooled_bytes,
+        }
+    }
+}
+
+/// The progress display: a line redrawn in place on a terminal, a line every few seconds
+/// otherwise, or nothing; and the cue to flush the output every few seconds in every mode.
 pub struct Progress {
+    mode: ProgressMode,
     started: Instant,
-    next: Instant,
-    last_ok: u64,
-    last_bytes: u64,
-    last_at: Instant,
+    next_draw: Instant,
+    next_flush: Instant,
+    /// (when, fetched, bytes) samples over the rate window.
+    samples: VecDeque<(Instant, u64, u64)>,
+    /// `--max-pages`, for the ETA.
+    max_pages: Option<u64>,
 }
 
 impl Progress {
-    pub fn new(started: Instant) -> Progress {
+    pub fn new(started: Instant, mode: ProgressMode, max_pages: Option<u64>) -> Progress {
+        let first = match mode {
+            ProgressMode::Redraw => started + REDRAW_INTERVAL,
+            _ => started + FLUSH_INTERVAL,
+        };
         Progress {
+            mode,
             started,
-            next: started + STATS_INTERVAL,
-            last_ok: 0,
-            last_bytes: 0,
-            last_at: started,
+            next_draw: first,
+            next_flush: started + FLUSH_INTERVAL,
+            samples: VecDeque::from([(started, 0, 0)]),
+            max_pages,
         }
     }
 
-    /// Prints the line when it is due; returns whether it did (the caller then also flushes
-    /// the log and WARC, so `tail -f crawl.log` follows the run and a crash loses little).
+    /// Draws or prints the line when it is due; returns whether the output should be flushed
+    /// now (every few seconds, so `tail -f crawl.log` follows the run and a crash loses little).
     ///
-    /// `stats` is called only when a line is due: collecting them walks every live fetch, which
-    /// is too much to do on every loop turn.
-    pub fn maybe_print(&mut self, stats: impl FnOnce() -> LoopStats) -> bool {
+    /// `figures` is called only when a line is due: collecting the loop's stats walks every
+    /// live fetch, which is too much to do on every loop turn.
+    pub fn tick(&mut self, figures: impl FnOnce() -> Figures) -> bool {
         let now = Instant::now();
-        if now < self.next {
-            return false;
+        let flush = now >= self.next_flush;
+        if flush {
+            self.next_flush = now + FLUSH_INTERVAL;
         }
-        let s = &stats();
-        self.next = now + STATS_INTERVAL;
-        let secs = now.duration_since(self.last_at).as_secs_f64().max(1e-6);
-        let fetched = s.outcomes.total();
-        let rate = (fetched - self.last_ok) as f64 / secs;
-        let mbs = (s.bytes_received - self.last_bytes) as f64 / secs / 1e6;
-        self.last_ok = fetched;
-        self.last_bytes = s.bytes_received;
-        self.last_at = now;
-        let _ = writeln!(
-            io::stderr(),
-            "[{:>6.1}s] fetched {} | {:.0} pages/s | {:.1} MB/s | live {} (dns {}, http wait {}) | conns {} | buffered {:.1} MB, spooled {:.1} MB | errors {}",
+        if self.mode == ProgressMode::Off || now < self.next_draw {
+            return flush;
+        }
+        self.next_draw = now
+            + match self.mode {
+                ProgressMode::Redraw => REDRAW_INTERVAL,
+                _ => FLUSH_INTERVAL,
+            };
+        let f = figures();
+        let line = self.line(now, &f);
+        let mut err = io::stderr().lock();
+        match self.mode {
+            ProgressMode::Redraw => {
+                let width = terminal_width().unwrap_or(100).saturating_sub(1).max(20);
+                let shown: String = line.chars().take(width).collect();
+                let _ = write!(err, "{CLEAR_LINE}{shown}");
+                let _ = err.flush();
+                LINE_DRAWN.store(true, Ordering::Relaxed);
+            }
+            _ => {
+                let _ = writeln!(err, "{line}");
+            }
+        }
+        flush
+    }
+
+    /// Takes the in-place line off the terminal (before the summary).
+    pub fn clear(&mut self) {
+        if LINE_DRAWN.swap(false, Ordering::Relaxed) {
+            let _ = io::stderr().write_all(CLEAR_LINE.as_bytes());
+        }
+    }
+
+    fn line(&mut self, now: Instant, f: &Figures) -> String {
+        self.samples.push_back((now, f.fetched, f.bytes));
+        while self.samples.len() > 2 && now.duration_since(self.samples[0].0) > RATE_WINDOW {
+            self.samples.pop_front();
+        }
+        let (t0, fetched0, bytes0) = self.samples[0];
+        let secs = now.duration_since(t0).as_secs_f64().max(1e-3);
+        let rate = f.fetched.saturating_sub(fetched0) as f64 / secs;
+        let mbs = f.bytes.saturating_sub(bytes0) as f64 / secs / 1e6;
+        let eta = match self.max_pages {
+            Some(max) if rate > 0.0 => {
+                let left = max.saturating_sub(f.fetched) as f64 / rate;
+                format!(" | ETA {}", duration_text(left))
+            }
+            Some(_) => " | ETA -".to_string(),
+            None => String::new(),
+        };
+        format!(
+            "[{:>6.1}s] {} fetched | {:.0} pages/s | {:.1} MB/s | queue {} | live {} | errors {}{eta} | buffered {:.1} MB, spooled {:.1} MB",
             now.duration_since(self.started).as_secs_f64(),
-            fetched,
+            f.fetched,
             rate,
             mbs,
-            s.live,
-            s.waiting_dns,
-            s.waiting_http,
-            s.conns_open,
-            s.buffered_bytes as f64 / 1e6,
-            s.spooled_bytes as f64 / 1e6,
-            s.outcomes.failed(),
-        );
-        true
+            f.queued,
+            f.live,
+            f.errors,
+            f.buffered as f64 / 1e6,
+            f.spooled as f64 / 1e6,
+        )
     }
 }
 
-/// The end-of-run figures, as a stderr line and as `stats.json`.
+/// `95s` → `1m35s`.
+fn duration_text(secs: f64) -> String {
+    let s = secs.round().clamp(0.0, 1e9) as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// Columns of the terminal on stderr, if it is one.
+fn terminal_width() -> Option<usize> {
+    // SAFETY: TIOCGWINSZ writes a winsize into the zeroed struct we own; fd 2 may be anything,
+    // and a failure is reported by the return value.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
+/// What one crawl.log line counts as in the summary and the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineClass {
+    /// A complete response with a 1xx–3xx status (a duplicate too).
+    Ok,
+    /// A complete response with a 4xx/5xx status, or too many redirects.
+    HttpError,
+    /// No complete HTTP response: bad URL, DNS, blocked address, connection, TLS, timeout,
+    /// malformed response, robots.txt unreachable.
+    Failed,
+    /// Deliberately not fetched: robots.txt, scope and the other URL filters.
+    Skipped,
+    /// Not fetched because the run stopped (Ctrl-C, --max-time, --max-pages).
+    Unfinished,
+}
+
+impl LineClass {
+    /// The class of an outcome other than a complete response (whose class is by status).
+    pub fn of(code: ReturnCode) -> LineClass {
+        use ReturnCode::*;
+        match code {
+            Success | DuplicateContent => LineClass::Ok,
+            TooManyRedirects => LineClass::HttpError,
+            RobotsExcluded | OutOfScope | UrlTooLong | UrlTrap | HostPageLimit | UrlRejected => {
+                LineClass::Skipped
+            }
+            Interrupted | NotFetched => LineClass::Unfinished,
+            _ => LineClass::Failed,
+        }
+    }
+}
+
+/// Lines counted by class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClassCounts {
+    pub ok: u64,
+    pub http_errors: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub unfinished: u64,
+}
+
+impl ClassCounts {
+    pub fn of(t: &LineTally) -> ClassCounts {
+        let mut c = ClassCounts::default();
+        for &code in ReturnCode::ALL {
+            let n = t.outcomes.get(code);
+            match LineClass::of(code) {
+                LineClass::Ok => c.ok += n,
+                LineClass::HttpError => c.http_errors += n,
+                LineClass::Failed => c.failed += n,
+                LineClass::Skipped => c.skipped += n,
+                LineClass::Unfinished => c.unfinished += n,
+            }
+        }
+        // Complete responses with an error status were counted as ok above.
+        c.ok -= t.http_errors.min(c.ok);
+        c.http_errors += t.http_errors;
+        c
+    }
+
+    pub fn total(&self) -> u64 {
+        self.ok + self.http_errors + self.failed + self.skipped + self.unfinished
+    }
+}
+
+/// The end-of-run figures, as a stderr line and as `stats.json`. The counts are of crawl.log
+/// lines: `urls` are the lines of the URLs given and found; robots.txt fetches have lines of
+/// their own, counted apart; together they are every line of the log.
 pub struct Summary<'a> {
-    pub urls: u64,
+    pub urls: &'a LineTally,
+    /// The robots.txt lines (a crawl), if any.
+    pub robots: Option<&'a LineTally>,
     pub stats: &'a LoopStats,
     pub body_bytes: u64,
     pub elapsed: Duration,
@@ -83,20 +298,45 @@ impl Summary<'_> {
         self.stats.outcomes.total() as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
 
+    /// Outcomes of the failed lines, most frequent first.
+    fn failures(&self) -> Vec<(ReturnCode, u64)> {
+        let mut v: Vec<(ReturnCode, u64)> = ReturnCode::ALL
+            .iter()
+            .map(|&c| (c, self.urls.outcomes.get(c)))
+            .filter(|&(c, n)| n > 0 && LineClass::of(c) == LineClass::Failed)
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+
+    fn robots_lines(&self) -> u64 {
+        self.robots.map_or(0, LineTally::lines)
+    }
+
     pub fn json(&self, extra: &[(&str, u64)]) -> JsonObject {
         let (cpu, rss) = process_usage();
+        let c = ClassCounts::of(self.urls);
         let failures: Vec<(&str, u64)> = self
-            .stats
-            .outcomes
             .failures()
             .into_iter()
             .map(|(c, n)| (c.name(), n))
             .collect();
+        let outcomes: Vec<(&str, u64)> = ReturnCode::ALL
+            .iter()
+            .map(|&c| (c.name(), self.urls.outcomes.get(c)))
+            .filter(|&(_, n)| n > 0)
+            .collect();
         let mut j = JsonObject::new();
-        j.uint("urls", self.urls)
-            .uint("ok", self.stats.outcomes.get(ReturnCode::Success))
-            .uint("failed_total", self.stats.outcomes.failed())
+        j.uint("urls", self.urls.lines())
+            .uint("ok", c.ok)
+            .uint("http_errors", c.http_errors)
+            .uint("failed_total", c.failed)
             .counts("failed", &failures)
+            .uint("skipped", c.skipped)
+            .uint("not_fetched", c.unfinished)
+            .counts("outcomes", &outcomes)
+            .uint("robots_lines", self.robots_lines())
+            .uint("log_lines", self.urls.lines() + self.robots_lines())
             .uint("bytes", self.stats.bytes_received)
             .uint("body_bytes", self.body_bytes)
             .float("seconds", self.elapsed.as_secs_f64())
@@ -118,25 +358,37 @@ impl Summary<'_> {
         j
     }
 
+    /// `done: N URLs, …` — the counts add up to N, and N plus the robots.txt lines is the
+    /// number of lines in crawl.log.
     pub fn line(&self) -> String {
+        let c = ClassCounts::of(self.urls);
         let failures: Vec<String> = self
-            .stats
-            .outcomes
             .failures()
             .iter()
             .take(5)
             .map(|(c, n)| format!("{c} {n}"))
             .collect();
+        let robots = match self.robots {
+            Some(r) => format!(
+                "; + {} robots.txt = {} crawl.log lines",
+                r.lines(),
+                self.urls.lines() + r.lines()
+            ),
+            None => String::new(),
+        };
         format!(
-            "done: {} URLs, {} ok, {} failed{} in {:.2}s ({:.0} pages/s, {:.1} MB), {} WARC file(s)",
-            self.urls,
-            self.stats.outcomes.get(ReturnCode::Success),
-            self.stats.outcomes.failed(),
+            "done: {} URLs, {} ok, {} HTTP errors, {} failed{}, {} skipped, {} not fetched{robots}; {:.2}s ({:.0} fetches/s, {:.1} MB), {} WARC file(s)",
+            self.urls.lines(),
+            c.ok,
+            c.http_errors,
+            c.failed,
             if failures.is_empty() {
                 String::new()
             } else {
                 format!(" ({})", failures.join(", "))
             },
+            c.skipped,
+            c.unfinished,
             self.elapsed.as_secs_f64(),
             self.pages_per_sec(),
             self.stats.bytes_received as f64 / 1e6,
@@ -157,13 +409,15 @@ pub struct CrawlReport {
     pub warc_files: Vec<PathBuf>,
     pub out_dir: PathBuf,
     pub elapsed: Duration,
-    pub interrupted: bool,
+    /// How the run ended.
+    pub end: crate::app::exit::RunEnd,
 }
 
 impl CrawlReport {
     pub fn summary(&self) -> Summary<'_> {
         Summary {
-            urls: self.stats.outcomes.total(),
+            urls: &self.counters.url_lines,
+            robots: Some(&self.counters.robots_lines),
             stats: &self.stats,
             body_bytes: self.body_bytes,
             elapsed: self.elapsed,
@@ -182,6 +436,8 @@ impl CrawlReport {
             ("duplicate_urls_skipped", c.duplicate_urls),
             ("duplicate_content", c.duplicate_content),
             ("robots_excluded", c.robots_excluded),
+            ("robots_unreachable", c.robots_unreachable),
+            ("blocked_without_fetch", c.blocked_without_fetch),
             ("redirects_followed", c.redirects_followed),
             ("too_many_redirects", c.too_many_redirects),
             ("bad_links", c.bad_links),
@@ -229,6 +485,49 @@ pub fn process_usage() -> (std::time::Duration, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn classes_add_up_and_http_errors_come_from_statuses() {
+        let mut t = LineTally::default();
+        t.add(ReturnCode::Success, 200);
+        t.add(ReturnCode::Success, 301);
+        t.add(ReturnCode::Success, 404);
+        t.add(ReturnCode::Success, 503);
+        t.add(ReturnCode::DuplicateContent, 200);
+        t.add(ReturnCode::TooManyRedirects, 0);
+        t.add(ReturnCode::DnsNxDomain, 0);
+        t.add(ReturnCode::PrivateAddressBlocked, 0);
+        t.add(ReturnCode::RobotsUnreachable, 0);
+        t.add(ReturnCode::RobotsExcluded, 0);
+        t.add(ReturnCode::OutOfScope, 0);
+        t.add(ReturnCode::NotFetched, 0);
+        t.add(ReturnCode::Interrupted, 0);
+        let c = ClassCounts::of(&t);
+        assert_eq!(
+            c,
+            ClassCounts {
+                ok: 3,
+                http_errors: 3,
+                failed: 3,
+                skipped: 2,
+                unfinished: 2
+            }
+        );
+        assert_eq!(c.total(), t.lines());
+        // Every outcome has a class; only the crawl-level ones are not failures.
+        let failed = ReturnCode::ALL
+            .iter()
+            .filter(|&&c| LineClass::of(c) == LineClass::Failed)
+            .count();
+        assert_eq!(failed, ReturnCode::ALL.len() - 11);
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(duration_text(5.4), "5s");
+        assert_eq!(duration_text(95.0), "1m35s");
+        assert_eq!(duration_text(7260.0), "2h01m");
+    }
 
     #[test]
     fn process_usage_reports_something() {

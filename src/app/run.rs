@@ -1,19 +1,28 @@
-//! Running a command: set up, drive the event loop with a source, handle Ctrl-C, report.
+//! Running a command: set up, drive the event loop with a source, handle Ctrl-C and
+//! `--max-time`, report, and end with the exit status [`super::exit::ExitStatus`] decides.
 
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::app::cli::{read_url_file, CrawlArgs, FetchArgs, ScopeArg, Setup, UsageError};
-use crate::app::report::{CrawlReport, Progress, Summary};
-use crate::crawl::Crawl;
+use slab::Slab;
+use url::Url;
+
+use crate::app::cli::{abbrev, read_url_file, CommonArgs, CrawlArgs, FetchArgs, ScopeArg, Setup};
+use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
+use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode, Summary};
+use crate::crawl::sink::Sink;
+use crate::crawl::{Crawl, LineTally};
 use crate::fetcher::{
     Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn,
 };
 use crate::store::output::Output;
 use crate::store::spool::FileSpool;
 use crate::ReturnCode;
+
+/// URLs in messages are cut to about this many characters.
+const URL_IN_MESSAGES: usize = 120;
 
 // ---- Ctrl-C ----
 
@@ -41,57 +50,56 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
-// ---- the run loop ----
+// ---- the sink: crawl.log and WARC, and -v ----
 
-/// A source that stores what it fetches: the run loop needs its first storage error and its
-/// output (to flush it with each progress line).
-pub trait StoringSource: FetchSource {
-    fn take_io_error(&mut self) -> Option<io::Error>;
-    fn output(&mut self) -> &mut Output;
+/// The store's output, echoing every line on stderr under `-v`.
+pub struct AppSink {
+    pub output: Output,
+    pub verbose: bool,
 }
 
-/// Turns the loop until the source is exhausted or Ctrl-C (then every live fetch ends as
-/// `Interrupted`). Returns whether it was interrupted; a storage error stops the run.
-fn drive<S: StoringSource>(
-    crawler: &mut Crawler,
-    source: &mut S,
-    mut progress: Option<&mut Progress>,
-) -> Result<bool, Box<dyn std::error::Error>> {
-    install_interrupt_handler();
-    let mut driver = Driver::new();
-    loop {
-        if interrupted() {
-            driver.interrupt(crawler, source);
-            return match source.take_io_error() {
-                Some(e) => Err(Box::new(e)),
-                None => Ok(true),
-            };
-        }
-        if driver.turn(crawler, source)? == Turn::Finished {
-            return match source.take_io_error() {
-                Some(e) => Err(Box::new(e)),
-                None => Ok(false),
-            };
-        }
-        if let Some(e) = source.take_io_error() {
-            return Err(Box::new(e));
-        }
-        if let Some(p) = progress.as_deref_mut() {
-            if p.maybe_print(|| crawler.stats()) {
-                source.output().flush()?;
-            }
+impl AppSink {
+    fn echo(&self, outcome: ReturnCode, status: u16, url: &str) {
+        if self.verbose {
+            eprint_line(&format!(
+                "{:<22} {status:>3} {}",
+                outcome.name(),
+                abbrev(url, URL_IN_MESSAGES)
+            ));
         }
     }
 }
 
-impl StoringSource for Crawl<Output> {
-    fn take_io_error(&mut self) -> Option<io::Error> {
-        self.io_error.take()
+impl Sink for AppSink {
+    fn store(
+        &mut self,
+        done: &FetchDone<'_>,
+        referrer: Option<&str>,
+        outcome: ReturnCode,
+        digest: Option<[u8; 16]>,
+    ) -> io::Result<()> {
+        self.echo(outcome, done.status(), done.request.url.as_str());
+        self.output.record_as(done, referrer, outcome, digest)
     }
 
-    fn output(&mut self) -> &mut Output {
-        self.sink()
+    fn log_unfetched(
+        &mut self,
+        url: &str,
+        referrer: Option<&str>,
+        outcome: ReturnCode,
+    ) -> io::Result<()> {
+        self.echo(outcome, 0, url);
+        self.output.record_unfetched(url, referrer, outcome)
     }
+}
+
+/// What the app tells the user the first time a host is refused by the address policy.
+fn blocked_notice(host: &str) -> String {
+    format!(
+        "spinneret: {} is a loopback, private or reserved address, refused by default: its URLs \
+         end as PrivateAddressBlocked. Pass --allow-private (or --allow-net CIDR) to fetch it.",
+        abbrev(host, URL_IN_MESSAGES)
+    )
 }
 
 /// Gives the crawler a file spool in the output directory, so bodies too large for memory go
@@ -101,14 +109,174 @@ fn with_spool(mut config: CrawlerConfig, out_dir: &std::path::Path) -> io::Resul
     Ok(config)
 }
 
+// ---- the run loop ----
+
+/// A source that stores what it fetches: the run loop needs its first storage error, its
+/// output (to flush it now and then), its queue length and its notices for the user.
+pub trait StoringSource: FetchSource {
+    fn take_io_error(&mut self) -> Option<io::Error>;
+    fn output(&mut self) -> &mut Output;
+    /// URLs waiting to be fetched.
+    fn queued(&self) -> u64;
+    /// A message for the user, once per occasion.
+    fn take_notice(&mut self) -> Option<String>;
+}
+
+/// Why [`drive`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    Finished,
+    Interrupted,
+    Deadline,
+}
+
+/// Turns the loop until the source is exhausted, Ctrl-C, or `deadline` (in both of the last
+/// cases every live fetch ends as `Interrupted`, at once: `--max-time` is a hard bound).
+fn drive<S: StoringSource>(
+    crawler: &mut Crawler,
+    source: &mut S,
+    progress: &mut Progress,
+    deadline: Option<Instant>,
+) -> Result<Stop, Failure> {
+    install_interrupt_handler();
+    let mut driver = Driver::new();
+    let stop = loop {
+        if interrupted() {
+            driver.interrupt(crawler, source);
+            break Stop::Interrupted;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            driver.interrupt(crawler, source);
+            break Stop::Deadline;
+        }
+        let turn = driver.turn(crawler, source).map_err(Failure::runtime)?;
+        if let Some(e) = source.take_io_error() {
+            return Err(Failure::output(e));
+        }
+        if turn == Turn::Finished {
+            break Stop::Finished;
+        }
+        while let Some(notice) = source.take_notice() {
+            eprint_line(&notice);
+        }
+        let queued = source.queued();
+        if progress.tick(|| Figures::of(&crawler.stats(), queued)) {
+            source.output().flush().map_err(Failure::output)?;
+        }
+    };
+    while let Some(notice) = source.take_notice() {
+        eprint_line(&notice);
+    }
+    progress.clear();
+    match source.take_io_error() {
+        Some(e) => Err(Failure::output(e)),
+        None => Ok(stop),
+    }
+}
+
+impl StoringSource for Crawl<AppSink> {
+    fn take_io_error(&mut self) -> Option<io::Error> {
+        self.io_error.take()
+    }
+
+    fn output(&mut self) -> &mut Output {
+        &mut self.sink().output
+    }
+
+    fn queued(&self) -> u64 {
+        self.frontier_len() as u64
+    }
+
+    fn take_notice(&mut self) -> Option<String> {
+        self.take_blocked_notice().map(|h| blocked_notice(&h))
+    }
+}
+
+/// How a command shows what it does.
+#[derive(Clone, Copy, Debug)]
+pub struct Display {
+    pub progress: ProgressMode,
+    pub verbose: bool,
+    pub quiet: bool,
+}
+
+impl Display {
+    fn of(common: &CommonArgs) -> Display {
+        Display {
+            progress: ProgressMode::for_stderr(common.quiet),
+            verbose: common.verbose,
+            quiet: common.quiet,
+        }
+    }
+}
+
+/// The end of a command: stats.json, the summary and the reason for the exit status.
+fn conclude(
+    dir: &std::path::Path,
+    json: String,
+    summary: String,
+    status: ExitStatus,
+    reason: String,
+    display: Display,
+) -> Result<ExitStatus, Failure> {
+    let path = dir.join("stats.json");
+    std::fs::write(&path, json)
+        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
+    if !display.quiet {
+        eprint_line(&summary);
+    }
+    if !display.quiet || status != ExitStatus::Ok {
+        eprint_line(&format!("spinneret: {reason}"));
+    }
+    Ok(status)
+}
+
 // ---- fetch ----
 
-/// The `fetch` command's work list and sink.
+/// One URL of the `fetch` list: as given, parsed (unless it does not parse), with its
+/// redirect hop count and the URL that redirected to it.
+struct Pending {
+    text: String,
+    url: Option<Url>,
+    hops: u8,
+    referrer: Option<String>,
+}
+
+/// The `fetch` command's work list and sink: every URL once, and the Location of each
+/// redirect (up to `max_redirect` hops) right after it.
 struct FetchList {
-    urls: VecDeque<String>,
-    output: Output,
+    queue: VecDeque<Pending>,
+    /// Hop count and referrer of each request in flight, by tag.
+    inflight: Slab<(u8, Option<String>)>,
+    sink: AppSink,
+    lines: LineTally,
+    follow_redirects: bool,
+    max_redirect: u8,
     /// First storage error: the run stops and reports it (nothing is silently dropped).
     io_error: Option<io::Error>,
+    blocked_seen: bool,
+    notice: Option<String>,
+}
+
+impl FetchList {
+    fn log_unfetched(&mut self, url: &str, referrer: Option<&str>, outcome: ReturnCode) {
+        self.lines.add(outcome, 0);
+        if let Err(e) = self.sink.log_unfetched(url, referrer, outcome) {
+            self.io_error.get_or_insert(e);
+        }
+    }
+
+    /// Ctrl-C or `--max-time`: what was never issued gets its line.
+    fn finish_unfetched(&mut self, outcome: ReturnCode) {
+        while let Some(p) = self.queue.pop_front() {
+            let code = if p.url.is_some() {
+                outcome
+            } else {
+                ReturnCode::HttpBadUrlSyntax
+            };
+            self.log_unfetched(&p.text, p.referrer.as_deref(), code);
+        }
+    }
 }
 
 impl StoringSource for FetchList {
@@ -117,120 +285,233 @@ impl StoringSource for FetchList {
     }
 
     fn output(&mut self) -> &mut Output {
-        &mut self.output
+        &mut self.sink.output
+    }
+
+    fn queued(&self) -> u64 {
+        self.queue.len() as u64
+    }
+
+    fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
     }
 }
 
 impl FetchSource for FetchList {
     fn next_fetch(&mut self, _now: Instant) -> Next {
-        while let Some(u) = self.urls.pop_front() {
-            match url::Url::parse(&u) {
-                Ok(url) => return Next::Fetch(FetchRequest { url, tag: 0 }),
-                Err(_) => {
-                    if let Err(e) =
-                        self.output
-                            .record_unfetched(&u, None, ReturnCode::HttpBadUrlSyntax)
-                    {
-                        self.io_error.get_or_insert(e);
-                    }
+        while let Some(p) = self.queue.pop_front() {
+            match p.url {
+                Some(url) => {
+                    let tag = self.inflight.insert((p.hops, p.referrer)) as u64;
+                    return Next::Fetch(FetchRequest { url, tag });
                 }
+                None => self.log_unfetched(&p.text, None, ReturnCode::HttpBadUrlSyntax),
             }
         }
-        Next::Done
+        if self.inflight.is_empty() {
+            Next::Done
+        } else {
+            // A redirect may still add work.
+            Next::Idle
+        }
     }
 
     fn fetch_done(&mut self, done: &FetchDone<'_>, _now: Instant) {
-        if let Err(e) = self.output.record(done, None) {
+        let (hops, referrer) = self
+            .inflight
+            .try_remove(done.request.tag as usize)
+            .unwrap_or((0, None));
+        self.lines.add(done.outcome, done.status());
+        if let Err(e) = self.sink.store(
+            done,
+            referrer.as_deref(),
+            done.outcome,
+            done.payload_digest(),
+        ) {
             self.io_error.get_or_insert(e);
         }
-    }
-}
-
-pub fn run_fetch(args: FetchArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let setup = args.common.setup()?;
-    let mut urls: VecDeque<String> = args.urls.into_iter().collect();
-    if let Some(path) = &args.urls_file {
-        urls.extend(read_url_file(path)?.into_iter().map(|(_, u)| u));
-    }
-    if urls.is_empty() {
-        return Err(Box::new(UsageError(
-            "no URLs given (pass URLs or --urls FILE)".into(),
-        )));
-    }
-    let total = urls.len() as u64;
-    let output = Output::create(&setup.output)?;
-    let mut crawler = Crawler::new(with_spool(setup.crawler, output.dir())?)?;
-    let mut list = FetchList {
-        urls,
-        output,
-        io_error: None,
-    };
-    let started = Instant::now();
-    let mut progress = Progress::new(started);
-    if drive(&mut crawler, &mut list, Some(&mut progress))? {
-        // Every URL gets its one line: those never issued end as Interrupted too.
-        let rest: Vec<String> = list.urls.drain(..).collect();
-        for u in rest {
-            list.output
-                .record_unfetched(&u, None, ReturnCode::Interrupted)?;
+        if done.outcome == ReturnCode::PrivateAddressBlocked && !self.blocked_seen {
+            self.blocked_seen = true;
+            self.notice = Some(blocked_notice(
+                done.request.url.host_str().unwrap_or_default(),
+            ));
         }
-        eprintln!("spinneret: interrupted; live fetches ended, output flushed");
+        if !self.follow_redirects
+            || !done.outcome.is_success()
+            || !(300..400).contains(&done.status())
+        {
+            return;
+        }
+        let from = done.request.url.as_str();
+        let Some(target) = done
+            .head
+            .and_then(|h| h.location())
+            .and_then(|loc| crate::crawl::urlnorm::normalize(&done.request.url, loc).ok())
+        else {
+            return; // no usable Location: the 3xx line is the URL's outcome
+        };
+        if hops >= self.max_redirect {
+            self.log_unfetched(target.as_str(), Some(from), ReturnCode::TooManyRedirects);
+            return;
+        }
+        self.queue.push_front(Pending {
+            text: target.to_string(),
+            url: Some(target),
+            hops: hops + 1,
+            referrer: Some(from.to_string()),
+        });
     }
-    let stats = crawler.stats();
-    let dir = list.output.dir().to_path_buf();
-    let stored = list.output.stored().clone();
-    let files = list.output.finish()?;
-    let elapsed = started.elapsed();
-    let summary = Summary {
-        urls: total,
-        stats: &stats,
-        body_bytes: stored.body_bytes,
-        elapsed,
-        warc_files: files.len(),
-    };
-    std::fs::write(dir.join("stats.json"), summary.json(&[]).finish())?;
-    eprintln!("{}", summary.line());
-    Ok(())
 }
 
-// ---- crawl ----
-
-pub fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
-    use crate::crawl::url_filter::{FilterConfig, Scope};
-    use crate::crawl::CrawlConfig;
-
-    let setup = args.common.setup()?;
-    let mut seed_lines: Vec<(String, String)> = args
-        .seeds
+/// Reads the positional URLs and the `-i` file: `(place, text)` pairs.
+fn input_lines(
+    args: &[String],
+    file: Option<&std::path::Path>,
+) -> Result<Vec<(String, String)>, Failure> {
+    let mut lines: Vec<(String, String)> = args
         .iter()
         .enumerate()
         .map(|(i, s)| (format!("argument {}", i + 1), s.clone()))
         .collect();
-    if let Some(path) = &args.seeds_file {
+    if let Some(path) = file {
         for (line, s) in read_url_file(path)? {
-            seed_lines.push((format!("{}: line {line}", path.display()), s));
+            lines.push((format!("{}: line {line}", path.display()), s));
         }
     }
-    let mut seeds = Vec::new();
-    for (place, s) in &seed_lines {
-        match crate::crawl::urlnorm::parse_seed(s) {
-            Ok(u) => seeds.push(u),
-            Err(e) => eprintln!("spinneret: {place}: skipping seed `{s}`: {e:?}"),
+    Ok(lines)
+}
+
+pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
+    let setup = args.common.setup()?;
+    let display = Display::of(&args.common);
+    let given = input_lines(&args.urls, args.urls_file.as_deref())?;
+    if given.is_empty() {
+        return Err(usage("no URLs given (pass URLs or -i/--input-file FILE)"));
+    }
+    let mut queue = VecDeque::new();
+    for (place, text) in given {
+        let url = Url::parse(&text).ok();
+        if url.is_none() {
+            eprint_line(&format!(
+                "spinneret: {place}: not a URL: `{}` (logged as HttpBadUrlSyntax)",
+                abbrev(&text, URL_IN_MESSAGES)
+            ));
+        }
+        queue.push_back(Pending {
+            text,
+            url,
+            hops: 0,
+            referrer: None,
+        });
+    }
+    let output = Output::create(&setup.output).map_err(Failure::output)?;
+    let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
+    let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
+    let mut list = FetchList {
+        queue,
+        inflight: Slab::new(),
+        sink: AppSink {
+            output,
+            verbose: display.verbose,
+        },
+        lines: LineTally::default(),
+        follow_redirects: !args.no_follow_redirects,
+        max_redirect: args.common.max_redirect,
+        io_error: None,
+        blocked_seen: false,
+        notice: None,
+    };
+    let started = Instant::now();
+    let mut progress = Progress::new(started, display.progress, None);
+    let stop = drive(&mut crawler, &mut list, &mut progress, None)?;
+    let end = match stop {
+        Stop::Finished => RunEnd::Finished,
+        Stop::Interrupted => RunEnd::Interrupted,
+        Stop::Deadline => RunEnd::MaxTime,
+    };
+    if end != RunEnd::Finished {
+        list.finish_unfetched(ReturnCode::Interrupted);
+        if let Some(e) = list.io_error.take() {
+            return Err(Failure::output(e));
         }
     }
-    if seeds.is_empty() {
-        return Err(Box::new(UsageError(
-            "no usable seed URLs (pass URLs or --seeds FILE)".into(),
-        )));
+    let stats = crawler.stats();
+    let dir = list.sink.output.dir().to_path_buf();
+    let body_bytes = list.sink.output.stored().body_bytes;
+    let files = list.sink.output.finish().map_err(Failure::output)?;
+    let summary = Summary {
+        urls: &list.lines,
+        robots: None,
+        stats: &stats,
+        body_bytes,
+        elapsed: started.elapsed(),
+        warc_files: files.len(),
+    };
+    let status = ExitStatus::decide(end, &list.lines);
+    let mut json = summary.json(&[]);
+    json.uint("exit_status", u64::from(status.code()));
+    conclude(
+        &dir,
+        json.finish(),
+        summary.line(),
+        status,
+        status.reason(end, &list.lines),
+        display,
+    )
+}
+
+// ---- crawl ----
+
+/// `--reject-ext` values: without a leading dot, not empty.
+fn extensions(list: &[String]) -> Result<Vec<String>, Failure> {
+    let mut out = Vec::new();
+    for e in list {
+        let e = e.trim().trim_start_matches('.');
+        if e.is_empty() || e.contains('/') {
+            return Err(usage(format!(
+                "--reject-ext {e:?}: expected an extension such as pdf"
+            )));
+        }
+        out.push(e.to_string());
     }
-    if args.ignore_robots {
-        eprintln!("spinneret: WARNING: --ignore-robots: robots.txt is neither fetched nor obeyed");
+    Ok(out)
+}
+
+fn regex_flag(flag: &str, pattern: Option<&str>) -> Result<Option<regex::Regex>, Failure> {
+    pattern
+        .map(|p| regex::Regex::new(p).map_err(|e| usage(format!("{flag} {}: {e}", abbrev(p, 80)))))
+        .transpose()
+}
+
+pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
+    use crate::crawl::url_filter::{FilterConfig, Scope};
+    use crate::crawl::CrawlConfig;
+
+    let setup = args.common.setup()?;
+    let display = Display::of(&args.common);
+    if args.max_time == Some(0) {
+        return Err(usage("--max-time must be at least 1 second"));
+    }
+    if args.max_pages == Some(0) {
+        return Err(usage("--max-pages must be at least 1"));
+    }
+    if args.max_pages_per_host == Some(0) {
+        return Err(usage("--max-pages-per-host must be at least 1"));
+    }
+    if args.max_url_length == 0 {
+        return Err(usage("--max-url-length must be at least 1"));
     }
     if !(args.delay_factor.is_finite() && args.delay_factor >= 0.0) {
-        return Err(Box::new(UsageError(
-            "--delay-factor must be a non-negative number".into(),
-        )));
+        return Err(usage("--delay-factor must be a non-negative number"));
     }
+    let delay = match (args.delay_secs, args.delay_ms) {
+        (Some(s), _) if !(s.is_finite() && (0.0..=86_400.0).contains(&s)) => {
+            return Err(usage("-w/--delay must be between 0 and 86400 seconds"));
+        }
+        (Some(s), _) => Duration::from_secs_f64(s),
+        (None, Some(ms)) => Duration::from_millis(ms),
+        (None, None) => Duration::from_secs(1),
+    };
     let filter = FilterConfig {
         scope: match args.scope {
             ScopeArg::Host => Scope::Host,
@@ -242,54 +523,115 @@ pub fn run_crawl(args: CrawlArgs) -> Result<(), Box<dyn std::error::Error>> {
         max_url_length: args.max_url_length,
         max_pages_per_host: args.max_pages_per_host,
         max_depth: args.max_depth,
+        accept_regex: regex_flag("--accept-regex", args.accept_regex.as_deref())?,
+        reject_regex: regex_flag("--reject-regex", args.reject_regex.as_deref())?,
+        reject_ext: extensions(&args.reject_ext)?,
         ..FilterConfig::default()
     };
+    let mut seeds = Vec::new();
+    let mut bad_inputs = Vec::new();
+    for (place, s) in input_lines(&args.seeds, args.seeds_file.as_deref())? {
+        match crate::crawl::urlnorm::parse_seed(&s) {
+            Ok(u) => seeds.push(u),
+            Err(e) => {
+                eprint_line(&format!(
+                    "spinneret: {place}: not a usable URL: `{}` ({e:?}; logged as HttpBadUrlSyntax)",
+                    abbrev(&s, URL_IN_MESSAGES)
+                ));
+                bad_inputs.push(s);
+            }
+        }
+    }
+    if seeds.is_empty() {
+        return Err(usage(
+            "no usable seed URLs (pass URLs or -i/--input-file FILE)",
+        ));
+    }
+    if args.ignore_robots {
+        eprint_line(
+            "spinneret: WARNING: --ignore-robots: robots.txt is neither fetched nor obeyed",
+        );
+    }
     let config = CrawlConfig {
         max_pages: args.max_pages,
         max_time: args.max_time.map(Duration::from_secs),
-        delay: Duration::from_millis(args.delay_ms),
+        delay,
         delay_factor: args.delay_factor,
         max_crawl_delay: Duration::from_secs(args.max_crawl_delay),
         ignore_robots: args.ignore_robots,
+        max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
-    let report = execute_crawl(setup, config, seeds, true)?;
-    if report.interrupted {
-        eprintln!(
-            "spinneret: interrupted; live fetches ended, {} queued URLs not fetched, output flushed",
-            report.frontier_left
-        );
-    }
-    std::fs::write(report.out_dir.join("stats.json"), report.json().finish())?;
-    eprintln!("{}", report.line());
-    Ok(())
+    let report = execute_crawl(setup, config, seeds, bad_inputs, display)?;
+    let status = ExitStatus::decide(report.end, &report.counters.url_lines);
+    let mut json = report.json();
+    json.uint("exit_status", u64::from(status.code()));
+    conclude(
+        &report.out_dir,
+        json.finish(),
+        report.line(),
+        status,
+        status.reason(report.end, &report.counters.url_lines),
+        display,
+    )
 }
 
-/// Runs a crawl from `seeds` to completion (or Ctrl-C) and closes its output.
+/// Runs a crawl from `seeds` to completion (or Ctrl-C, or its time limit) and closes its
+/// output. `bad_inputs` are given lines that are not URLs: each gets its line first.
 pub fn execute_crawl(
     setup: Setup,
     config: crate::crawl::CrawlConfig,
-    seeds: Vec<url::Url>,
-    show_progress: bool,
-) -> Result<CrawlReport, Box<dyn std::error::Error>> {
-    let output = Output::create(&setup.output)?;
-    let mut crawler = Crawler::new(with_spool(setup.crawler, output.dir())?)?;
+    seeds: Vec<Url>,
+    bad_inputs: Vec<String>,
+    display: Display,
+) -> Result<CrawlReport, Failure> {
+    let output = Output::create(&setup.output).map_err(Failure::output)?;
+    let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
+    let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
     let started = Instant::now();
-    let mut crawl = Crawl::new(config, output, started);
-    for seed in seeds {
-        crawl.add_seed(seed);
+    let max_pages = config.max_pages;
+    let sink = AppSink {
+        output,
+        verbose: display.verbose,
+    };
+    let mut crawl = Crawl::new(config, sink, started);
+    for text in &bad_inputs {
+        crawl.log_rejected_input(text, ReturnCode::HttpBadUrlSyntax);
     }
-    let mut progress = Progress::new(started);
-    let interrupted = drive(
-        &mut crawler,
-        &mut crawl,
-        show_progress.then_some(&mut progress),
-    )?;
+    for seed in seeds {
+        let text = abbrev(seed.as_str(), URL_IN_MESSAGES);
+        if let Err(code) = crawl.add_seed(seed) {
+            eprint_line(&format!(
+                "spinneret: seed {text} not crawled: {code} ({})",
+                code.meaning()
+            ));
+        }
+    }
+    let mut progress = Progress::new(started, display.progress, max_pages);
+    let deadline = crawl.deadline();
+    let stop = drive(&mut crawler, &mut crawl, &mut progress, deadline)?;
+    let now = Instant::now();
+    let end = match stop {
+        Stop::Interrupted => RunEnd::Interrupted,
+        Stop::Deadline => RunEnd::MaxTime,
+        Stop::Finished if crawl.frontier_len() == 0 => RunEnd::Finished,
+        Stop::Finished if crawl.deadline().is_some_and(|d| now >= d) => RunEnd::MaxTime,
+        Stop::Finished if crawl.page_limit_reached() => RunEnd::MaxPages,
+        Stop::Finished => RunEnd::Finished,
+    };
+    let frontier_left = crawl.frontier_len() as u64;
+    crawl.finish_unfetched(if end == RunEnd::Interrupted {
+        ReturnCode::Interrupted
+    } else {
+        ReturnCode::NotFetched
+    });
+    if let Some(e) = crawl.io_error.take() {
+        return Err(Failure::output(e));
+    }
     let elapsed = started.elapsed();
     let stats = crawler.stats();
     let counters = crawl.counters().clone();
-    let frontier_left = crawl.frontier_len() as u64;
     let urls_seen = crawl.urls_seen() as u64;
     let seen_bytes_per_url = crawl.seen_bytes_per_url();
     let rejections = crawl
@@ -297,10 +639,10 @@ pub fn execute_crawl(
         .iter()
         .map(|&(r, n)| (r.name(), n))
         .collect();
-    let output = crawl.into_sink();
+    let output = crawl.into_sink().output;
     let out_dir = output.dir().to_path_buf();
     let body_bytes = output.stored().body_bytes;
-    let warc_files = output.finish()?;
+    let warc_files = output.finish().map_err(Failure::output)?;
     Ok(CrawlReport {
         stats,
         counters,
@@ -312,6 +654,6 @@ pub fn execute_crawl(
         warc_files,
         out_dir,
         elapsed,
-        interrupted,
+        end,
     })
 }

@@ -11,7 +11,12 @@
 //!
 //! robots.txt is checked immediately before a URL is fetched, not when it is queued; a host's
 //! robots.txt is fetched through the same loop (as the host's first request, so it is spaced
-//! like any other). The place marked *host splitter* in `Crawl::admit` is where a
+//! like any other).
+//!
+//! Every seed and every admitted URL ends in exactly one sink line: a fetch, or an outcome
+//! without one (refused seed, robots exclusion, blocked host, robots.txt unreachable, and —
+//! through [`Crawl::finish_unfetched`] — whatever is still queued when the run stops).
+//! robots.txt fetches have their own lines, counted apart ([`CrawlCounters::robots_lines`]). The place marked *host splitter* in `Crawl::admit` is where a
 //! distributed crawl will send URLs of hosts owned by other nodes.
 
 pub mod frontier;
@@ -28,6 +33,7 @@ use std::time::{Duration, Instant};
 use slab::Slab;
 use url::Url;
 
+use crate::fetcher::stats::Outcomes;
 use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
 use crate::links::{self, Links};
 use crate::robots::{Check, FetchResult, RobotsCache};
@@ -39,7 +45,7 @@ use url_filter::{FilterConfig, Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};
 use urlnorm::origin_key;
 
-/// Redirect hops followed from the URL first queued.
+/// Redirect hops followed from the URL first queued, by default (`--max-redirect`).
 pub const MAX_REDIRECTS: u8 = 10;
 /// Redirect hops followed for robots.txt (RFC 9309 asks for at least five).
 pub const MAX_ROBOTS_REDIRECTS: u8 = 5;
@@ -81,6 +87,8 @@ pub struct CrawlConfig {
     pub max_links_per_page: usize,
     /// Bytes of queued URLs the frontier keeps in memory when it has a spill store.
     pub frontier_ram: usize,
+    /// Redirect hops followed from the URL first queued.
+    pub max_redirects: u8,
 }
 
 /// Default [`CrawlConfig::frontier_ram`].
@@ -113,6 +121,7 @@ impl CrawlConfig {
             back_queues: max_conns.max(1) * BACK_QUEUES_PER_CONN,
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             frontier_ram: DEFAULT_FRONTIER_RAM,
+            max_redirects: MAX_REDIRECTS,
         }
     }
 }
@@ -162,9 +171,35 @@ enum Job {
     },
 }
 
+/// Sink lines counted by outcome, with the HTTP error statuses among the responses: what a
+/// run's summary and exit status are computed from.
+#[derive(Clone, Debug, Default)]
+pub struct LineTally {
+    pub outcomes: Outcomes,
+    /// Lines of complete responses with status 400 or more (their outcome is `Success`).
+    pub http_errors: u64,
+}
+
+impl LineTally {
+    pub fn add(&mut self, outcome: ReturnCode, status: u16) {
+        self.outcomes.add(outcome);
+        if outcome.is_success() && status >= 400 {
+            self.http_errors += 1;
+        }
+    }
+
+    pub fn lines(&self) -> u64 {
+        self.outcomes.total()
+    }
+}
+
 /// The crawl's own counters (the fetch counters live in the event loop).
 #[derive(Clone, Debug, Default)]
 pub struct CrawlCounters {
+    /// The lines of seeds and admitted URLs (robots.txt lines are not among them).
+    pub url_lines: LineTally,
+    /// The lines of robots.txt fetches (one per fetch or redirect hop).
+    pub robots_lines: LineTally,
     pub pages_fetched: u64,
     pub robots_fetched: u64,
     pub links_found: u64,
@@ -176,6 +211,10 @@ pub struct CrawlCounters {
     pub robots_excluded: u64,
     pub redirects_followed: u64,
     pub too_many_redirects: u64,
+    /// URLs ended as `PrivateAddressBlocked` without a request, their host being blocked.
+    pub blocked_without_fetch: u64,
+    /// URLs ended as `RobotsUnreachable`.
+    pub robots_unreachable: u64,
     /// Links that did not normalize (bad syntax, non-http schemes).
     pub bad_links: u64,
     /// Pages whose content was longer than the scan limit (`--max-scan-bytes`) or spilled:
@@ -210,6 +249,10 @@ pub struct Crawl<S: Sink> {
     content_seen: HashSet<[u8; 16]>,
     robots: RobotsCache,
     robots_failures: HashMap<String, u8>,
+    /// Hosts the address policy refused: their URLs end at once, without a request.
+    blocked_hosts: HashSet<String>,
+    /// The first blocked host, until the app takes it to tell the user.
+    blocked_notice: Option<String>,
     inflight: Slab<Job>,
     /// Fetches to issue before anything from the frontier (robots.txt redirect hops).
     ready: VecDeque<FetchRequest>,
@@ -269,6 +312,8 @@ impl<S: Sink> Crawl<S> {
                 ROBOTS_CACHE_CAPACITY,
             ),
             robots_failures: HashMap::new(),
+            blocked_hosts: HashSet::new(),
+            blocked_notice: None,
             inflight: Slab::new(),
             ready: VecDeque::new(),
             links: Links::new(),
@@ -283,10 +328,101 @@ impl<S: Sink> Crawl<S> {
         }
     }
 
-    /// Adds a seed: it defines the scope and enters the frontier at depth 0.
-    pub fn add_seed(&mut self, url: Url) {
+    /// Adds a seed: it defines the scope and enters the frontier at depth 0. A seed the
+    /// filter refuses (domain rules, length, trap guards) gets its line at once, and the
+    /// outcome is returned; a seed given twice is queued once.
+    pub fn add_seed(&mut self, url: Url) -> Result<(), ReturnCode> {
         self.filter.add_seed(&url);
-        self.admit(url, 0, None, 0);
+        if let Err(reason) = self.filter.check_seed(&url) {
+            let code = reason.return_code();
+            self.log_unfetched(url.as_str(), None, code);
+            return Err(code);
+        }
+        self.queue(url, 0, None, 0);
+        Ok(())
+    }
+
+    /// Logs a line for a URL the user gave that could not be used (e.g. does not parse).
+    pub fn log_rejected_input(&mut self, text: &str, outcome: ReturnCode) {
+        self.log_unfetched(text, None, outcome);
+    }
+
+    /// The instant `max_time` ends, if set.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// Whether `max_pages` fetches were issued.
+    pub fn page_limit_reached(&self) -> bool {
+        self.config
+            .max_pages
+            .is_some_and(|max| self.pages_issued >= max)
+    }
+
+    /// The first host refused by the address policy, once (the app tells the user how to
+    /// allow it).
+    pub fn take_blocked_notice(&mut self) -> Option<String> {
+        self.blocked_notice.take()
+    }
+
+    /// When the run stops with URLs still queued (`--max-time`, `--max-pages`, Ctrl-C): ends
+    /// each with its one line, as `outcome`. Call after the driver finished or interrupted,
+    /// so nothing is in flight; robots.txt redirect hops not yet issued are logged too.
+    pub fn finish_unfetched(&mut self, outcome: ReturnCode) {
+        let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        while let Some(req) = self.ready.pop_front() {
+            if let Some(Job::Robots { queue, .. }) = self.inflight.try_remove(req.tag as usize) {
+                self.frontier.done(queue, far, Duration::ZERO);
+            }
+            self.log_robots_unfetched(req.url.as_str(), outcome);
+        }
+        // Each pop takes one URL, so this ends within the frontier's length (+1 for the last
+        // look); Wait cannot happen at `far`, and Busy only if something were in flight.
+        for _ in 0..=self.frontier.len() {
+            match self.frontier.pop(far) {
+                Pop::Ready { queue, item, .. } => {
+                    // A URL whose host's robots.txt failed and waits for a retry was held
+                    // back by that, not by the stop: say so.
+                    let waiting_on_robots = !self.config.ignore_robots
+                        && self.robots_failures.contains_key(&origin_key(&item.url));
+                    let outcome = if waiting_on_robots {
+                        self.counters.robots_unreachable += 1;
+                        ReturnCode::RobotsUnreachable
+                    } else {
+                        outcome
+                    };
+                    self.log_unfetched(item.url.as_str(), item.referrer.as_deref(), outcome);
+                    self.frontier.done(queue, far, Duration::ZERO);
+                }
+                Pop::Wait(_) | Pop::Busy | Pop::Empty => break,
+            }
+        }
+    }
+
+    /// Logs a line for a URL (not robots.txt) that ended without a fetch.
+    fn log_unfetched(&mut self, url: &str, referrer: Option<&str>, outcome: ReturnCode) {
+        self.counters.url_lines.add(outcome, 0);
+        if let Err(e) = self.sink.log_unfetched(url, referrer, outcome) {
+            self.io_error.get_or_insert(e);
+        }
+    }
+
+    fn log_robots_unfetched(&mut self, url: &str, outcome: ReturnCode) {
+        self.counters.robots_lines.add(outcome, 0);
+        if let Err(e) = self.sink.log_unfetched(url, None, outcome) {
+            self.io_error.get_or_insert(e);
+        }
+    }
+
+    /// Remembers a host the address policy refused; the first one is reported.
+    fn block_host(&mut self, url: &Url) {
+        let host = url.host_str().unwrap_or_default();
+        if !self.blocked_hosts.contains(host) {
+            if self.blocked_hosts.is_empty() {
+                self.blocked_notice = Some(host.to_string());
+            }
+            self.blocked_hosts.insert(host.to_string());
+        }
     }
 
     pub fn counters(&self) -> &CrawlCounters {
@@ -317,11 +453,16 @@ impl<S: Sink> Crawl<S> {
         self.sink
     }
 
-    /// A URL found on a page (or a seed, or a redirect target): filter, de-duplicate, queue.
+    /// A URL found on a page (or a redirect target): filter, de-duplicate, queue.
     fn admit(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8) {
         if self.filter.check(&url, depth).is_err() {
             return; // counted by the filter, by reason
         }
+        self.queue(url, depth, referrer, hops);
+    }
+
+    /// De-duplicates and queues a URL the filter passed.
+    fn queue(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8) {
         // Host splitter goes here: a distributed crawl forwards URLs of hosts owned by other
         // nodes (in batches) before its own URL-seen test.
         if !self.seen.insert(url_key(&url)) {
@@ -348,10 +489,7 @@ impl<S: Sink> Crawl<S> {
     }
 
     fn limits_reached(&self, now: Instant) -> bool {
-        self.config
-            .max_pages
-            .is_some_and(|max| self.pages_issued >= max)
-            || self.deadline.is_some_and(|d| now >= d)
+        self.page_limit_reached() || self.deadline.is_some_and(|d| now >= d)
     }
 
     /// The gap before the host may be contacted again (ARCHITECTURE §8).
@@ -365,15 +503,16 @@ impl<S: Sink> Crawl<S> {
         self.config.delay.max(by_factor).max(by_robots)
     }
 
-    fn exclude(&mut self, entry: &Entry) {
-        self.counters.robots_excluded += 1;
-        let referrer = entry.referrer.as_deref();
-        if let Err(e) =
-            self.sink
-                .log_unfetched(entry.url.as_str(), referrer, ReturnCode::RobotsExcluded)
-        {
-            self.io_error.get_or_insert(e);
+    /// Ends a popped URL without a request: robots exclusion, robots.txt unreachable, or a
+    /// blocked host.
+    fn end_unfetched(&mut self, entry: &Entry, outcome: ReturnCode) {
+        match outcome {
+            ReturnCode::RobotsExcluded => self.counters.robots_excluded += 1,
+            ReturnCode::RobotsUnreachable => self.counters.robots_unreachable += 1,
+            ReturnCode::PrivateAddressBlocked => self.counters.blocked_without_fetch += 1,
+            _ => {}
         }
+        self.log_unfetched(entry.url.as_str(), entry.referrer.as_deref(), outcome);
     }
 
     fn issue(&mut self, job: Job, url: Url) -> Next {
@@ -390,9 +529,21 @@ impl<S: Sink> Crawl<S> {
         now: Instant,
     ) {
         self.counters.robots_fetched += 1;
+        self.counters.robots_lines.add(done.outcome, done.status());
         let digest = done.payload_digest();
         if let Err(e) = self.sink.store(done, None, done.outcome, digest) {
             self.io_error.get_or_insert(e);
+        }
+        if done.outcome == ReturnCode::Interrupted {
+            // The run is stopping: this says nothing about the server.
+            self.frontier.done(queue, now, Duration::ZERO);
+            return;
+        }
+        if done.outcome == ReturnCode::PrivateAddressBlocked && hops == 0 {
+            // The host itself is refused: robots.txt is not retried, and its URLs end at once.
+            self.block_host(&done.request.url);
+            self.frontier.done(queue, now, Duration::ZERO);
+            return;
         }
         let status = done.status();
         if done.outcome.is_success() && (300..400).contains(&status) && hops < MAX_ROBOTS_REDIRECTS
@@ -449,7 +600,13 @@ impl<S: Sink> Crawl<S> {
     fn page_done(&mut self, done: &FetchDone<'_>, entry: Entry, queue: BackQueueId, now: Instant) {
         self.counters.pages_fetched += 1;
         let origin = origin_key(&entry.url);
-        let gap = self.gap(done, self.robots.crawl_delay(&origin));
+        let gap = if done.outcome == ReturnCode::PrivateAddressBlocked {
+            // No request was made, and none to this host will be.
+            self.block_host(&entry.url);
+            Duration::ZERO
+        } else {
+            self.gap(done, self.robots.crawl_delay(&origin))
+        };
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
         let md5 = done.payload_digest();
@@ -466,6 +623,7 @@ impl<S: Sink> Crawl<S> {
         } else {
             done.outcome
         };
+        self.counters.url_lines.add(outcome, done.status());
         if let Err(e) = self
             .sink
             .store(done, entry.referrer.as_deref(), outcome, md5)
@@ -483,15 +641,13 @@ impl<S: Sink> Crawl<S> {
         if (300..400).contains(&head.status) {
             if let Some(loc) = head.location() {
                 match urlnorm::normalize(&entry.url, loc) {
-                    Ok(target) if entry.hops >= MAX_REDIRECTS => {
+                    Ok(target) if entry.hops >= self.config.max_redirects => {
                         self.counters.too_many_redirects += 1;
-                        if let Err(e) = self.sink.log_unfetched(
+                        self.log_unfetched(
                             target.as_str(),
                             Some(entry.url.as_str()),
                             ReturnCode::TooManyRedirects,
-                        ) {
-                            self.io_error.get_or_insert(e);
-                        }
+                        );
                     }
                     Ok(target) => {
                         self.counters.redirects_followed += 1;
@@ -563,11 +719,21 @@ impl<S: Sink> FetchSource for Crawl<S> {
         for _ in 0..MAX_POPS_PER_CALL {
             let (queue, entry) = match self.frontier.pop(now) {
                 Pop::Ready { queue, item, .. } => (queue, item),
-                Pop::Wait(t) => return Next::Wait(t),
+                // Wake at the deadline at the latest: a host waiting for a robots.txt retry
+                // must not keep the run past --max-time.
+                Pop::Wait(t) => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
                 Pop::Busy => return Next::Idle,
                 Pop::Empty if self.inflight.is_empty() => return Next::Done,
                 Pop::Empty => return Next::Idle,
             };
+            if self
+                .blocked_hosts
+                .contains(entry.url.host_str().unwrap_or_default())
+            {
+                self.end_unfetched(&entry, ReturnCode::PrivateAddressBlocked);
+                self.frontier.done(queue, now, Duration::ZERO);
+                continue;
+            }
             if self.config.ignore_robots {
                 self.pages_issued += 1;
                 let url = entry.url.clone();
@@ -575,7 +741,7 @@ impl<S: Sink> FetchSource for Crawl<S> {
             }
             let origin = origin_key(&entry.url);
             if self.robots_failures.get(&origin).copied().unwrap_or(0) >= MAX_ROBOTS_FAILURES {
-                self.exclude(&entry);
+                self.end_unfetched(&entry, ReturnCode::RobotsUnreachable);
                 self.frontier.done(queue, now, Duration::ZERO);
                 continue;
             }
@@ -589,7 +755,7 @@ impl<S: Sink> FetchSource for Crawl<S> {
                     return self.issue(Job::Page { entry, queue }, url);
                 }
                 Check::Disallowed => {
-                    self.exclude(&entry);
+                    self.end_unfetched(&entry, ReturnCode::RobotsExcluded);
                     // No request was made: the host's spacing is unchanged.
                     self.frontier.done(queue, now, Duration::ZERO);
                 }
@@ -660,3 +826,58 @@ impl<S: Sink> FetchSource for Crawl<S> {
 mod sim;
 #[cfg(test)]
 mod tests;
+
+/// Seeds' lines without a fetch, next to `add_seed` and `finish_unfetched` (the simulated
+/// crawls in `tests` cover lines of fetched URLs).
+#[cfg(test)]
+mod seed_line_tests {
+    use super::*;
+
+    #[test]
+    fn every_seed_gets_one_line_refused_or_left_in_the_queue() {
+        use sink::MemorySink;
+        let filter = FilterConfig {
+            allow_domains: vec!["a.test".into()],
+            max_url_length: 40,
+            ..FilterConfig::default()
+        };
+        let now = Instant::now();
+        let mut crawl = Crawl::new(CrawlConfig::new(filter, 4), MemorySink::default(), now);
+        let u = |s: &str| Url::parse(s).unwrap();
+        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
+        assert_eq!(crawl.add_seed(u("http://a.test/x")), Ok(()));
+        assert_eq!(
+            crawl.add_seed(u("http://b.test/")),
+            Err(ReturnCode::OutOfScope)
+        );
+        assert_eq!(
+            crawl.add_seed(u("http://a.test/0123456789012345678901234567890")),
+            Err(ReturnCode::UrlTooLong)
+        );
+        // Given twice: queued once, one line.
+        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
+        crawl.log_rejected_input("not a url", ReturnCode::HttpBadUrlSyntax);
+        assert_eq!(crawl.frontier_len(), 2);
+        crawl.finish_unfetched(ReturnCode::NotFetched);
+        assert_eq!(crawl.frontier_len(), 0);
+        let lines = &crawl.sink().lines;
+        let got: Vec<(ReturnCode, &str)> =
+            lines.iter().map(|l| (l.outcome, l.url.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (ReturnCode::OutOfScope, "http://b.test/"),
+                (
+                    ReturnCode::UrlTooLong,
+                    "http://a.test/0123456789012345678901234567890"
+                ),
+                (ReturnCode::HttpBadUrlSyntax, "not a url"),
+                (ReturnCode::NotFetched, "http://a.test/"),
+                (ReturnCode::NotFetched, "http://a.test/x"),
+            ]
+        );
+        let counted = crawl.counters().url_lines.lines();
+        assert_eq!(counted, 5, "the crawl counts every line it logs");
+        assert_eq!(crawl.counters().robots_lines.lines(), 0);
+    }
+}

@@ -148,7 +148,8 @@ impl Sim {
         let t0 = Instant::now();
         let mut crawl = Crawl::new(config, MemorySink::default(), t0);
         for s in seeds {
-            crawl.add_seed(Url::parse(s).expect("seed parses"));
+            // A seed the filter refuses has its line in the sink, where the tests look.
+            let _ = crawl.add_seed(Url::parse(s).expect("seed parses"));
         }
         Sim {
             crawl,

@@ -217,11 +217,12 @@ fn robots_failures_back_off_then_exclude() {
                 w[0].end
             );
         }
-        // Then the waiting URLs end as excluded, once each, without a request.
+        // Then the waiting URLs end, once each, without a request, as robots.txt unreachable
+        // (RFC 9309's complete disallow, named for what happened).
         for url in ["http://a.test/", "http://a.test/y"] {
             assert_eq!(
                 outcomes(&mut sim, url),
-                [ReturnCode::RobotsExcluded],
+                [ReturnCode::RobotsUnreachable],
                 "{url}"
             );
         }
@@ -539,7 +540,7 @@ fn every_admitted_url_ends_in_exactly_one_line() {
         ("http://a.test/no/1", ReturnCode::RobotsExcluded, 0),
         ("http://a.test/dup2", ReturnCode::DuplicateContent, 200),
         ("http://a.test/down", ReturnCode::HttpReceive, 0),
-        ("http://c.test/x", ReturnCode::RobotsExcluded, 0),
+        ("http://c.test/x", ReturnCode::RobotsUnreachable, 0),
         ("http://b.test/b2", ReturnCode::Success, 404),
     ];
     for (url, outcome, status) in expect {

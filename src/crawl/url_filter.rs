@@ -6,11 +6,17 @@
 //! deduplication is [`crate::crawl::url_seen`]'s job, robots.txt is checked later, just before a fetch.
 //!
 //! Checks run in a fixed order and the first failure is the one counted: link depth, URL length,
-//! denied domain, not-allowed domain, scope, path depth, repeated segments, pages per host.
+//! denied domain, not-allowed domain, scope, path depth, repeated segments, URL patterns
+//! (`--accept-regex`, `--reject-regex`, `--reject-ext`), pages per host. Seeds skip the depth
+//! and pattern checks ([`UrlFilter::check_seed`]): as in wget, the pages the user named are
+//! fetched even when the patterns are meant for the links found on them.
 
 use std::collections::{HashMap, HashSet};
 
+use regex::Regex;
 use url::{Host, Url};
+
+use crate::ReturnCode;
 
 /// Default for [`FilterConfig::max_url_length`].
 pub const DEFAULT_MAX_URL_LENGTH: usize = 2048;
@@ -51,6 +57,13 @@ pub struct FilterConfig {
     pub max_pages_per_host: Option<u64>,
     /// Greatest link depth from the seeds (seeds are depth 0).
     pub max_depth: Option<u32>,
+    /// When set, only URLs this matches (anywhere in the URL) are followed.
+    pub accept_regex: Option<Regex>,
+    /// URLs this matches are not followed (beats `accept_regex`).
+    pub reject_regex: Option<Regex>,
+    /// File extensions (without the dot, compared case-insensitively) whose URLs are not
+    /// followed: the last path segment's text after its last `.`.
+    pub reject_ext: Vec<String>,
 }
 
 impl Default for FilterConfig {
@@ -64,6 +77,9 @@ impl Default for FilterConfig {
             max_repeated_segments: DEFAULT_MAX_REPEATED_SEGMENTS,
             max_pages_per_host: None,
             max_depth: None,
+            accept_regex: None,
+            reject_regex: None,
+            reject_ext: Vec::new(),
         }
     }
 }
@@ -79,6 +95,8 @@ pub enum Reject {
     RepeatedSegments,
     TooManyPagesPerHost,
     TooDeep,
+    /// Refused by `accept_regex`, `reject_regex` or `reject_ext`.
+    Pattern,
 }
 
 impl Reject {
@@ -92,6 +110,7 @@ impl Reject {
         Reject::RepeatedSegments,
         Reject::TooManyPagesPerHost,
         Reject::TooDeep,
+        Reject::Pattern,
     ];
 
     /// The name written in stats and logs.
@@ -105,6 +124,21 @@ impl Reject {
             Reject::RepeatedSegments => "repeated_segments",
             Reject::TooManyPagesPerHost => "too_many_pages_per_host",
             Reject::TooDeep => "too_deep",
+            Reject::Pattern => "rejected_by_pattern",
+        }
+    }
+
+    /// The outcome logged when a URL the user gave (a seed) is refused for this reason.
+    pub fn return_code(self) -> ReturnCode {
+        match self {
+            Reject::OutOfScope
+            | Reject::DeniedDomain
+            | Reject::NotAllowedDomain
+            | Reject::TooDeep => ReturnCode::OutOfScope,
+            Reject::UrlTooLong => ReturnCode::UrlTooLong,
+            Reject::PathTooDeep | Reject::RepeatedSegments => ReturnCode::UrlTrap,
+            Reject::TooManyPagesPerHost => ReturnCode::HostPageLimit,
+            Reject::Pattern => ReturnCode::UrlRejected,
         }
     }
 
@@ -113,7 +147,7 @@ impl Reject {
     }
 }
 
-const REASONS: usize = 8;
+const REASONS: usize = 9;
 
 /// A seed's prefix rule, stored under its host name.
 #[derive(Debug)]
@@ -194,7 +228,15 @@ impl UrlFilter {
     /// Decides whether `url`, found at link `depth` from the seeds, may enter the frontier.
     /// Counts a refusal under its reason. Does not count the URL as admitted: see [`Self::admitted`].
     pub fn check(&mut self, url: &Url, depth: u32) -> Result<(), Reject> {
-        let verdict = self.verdict(url, depth);
+        self.count(self.verdict(url, Some(depth)))
+    }
+
+    /// As [`Self::check`] for a URL the user gave: link depth and URL patterns do not apply.
+    pub fn check_seed(&mut self, url: &Url) -> Result<(), Reject> {
+        self.count(self.verdict(url, None))
+    }
+
+    fn count(&mut self, verdict: Result<(), Reject>) -> Result<(), Reject> {
         if let Err(reason) = verdict {
             self.rejections[reason.index()].1 += 1;
         }
@@ -220,9 +262,13 @@ impl UrlFilter {
         &self.rejections
     }
 
-    fn verdict(&self, url: &Url, depth: u32) -> Result<(), Reject> {
+    /// `depth` is `None` for a seed.
+    fn verdict(&self, url: &Url, depth: Option<u32>) -> Result<(), Reject> {
         let cfg = &self.config;
-        if cfg.max_depth.is_some_and(|max| depth > max) {
+        if cfg
+            .max_depth
+            .is_some_and(|max| depth.is_some_and(|d| d > max))
+        {
             return Err(Reject::TooDeep);
         }
         if url.as_str().len() > cfg.max_url_length {
@@ -250,12 +296,35 @@ impl UrlFilter {
         if longest_repeat(path) > cfg.max_repeated_segments {
             return Err(Reject::RepeatedSegments);
         }
+        if depth.is_some() && !self.pattern_allows(url) {
+            return Err(Reject::Pattern);
+        }
         if let Some(max) = cfg.max_pages_per_host {
             if self.pages_per_host.get(host).is_some_and(|&n| n >= max) {
                 return Err(Reject::TooManyPagesPerHost);
             }
         }
         Ok(())
+    }
+
+    fn pattern_allows(&self, url: &Url) -> bool {
+        let cfg = &self.config;
+        let s = url.as_str();
+        if cfg.accept_regex.as_ref().is_some_and(|r| !r.is_match(s)) {
+            return false;
+        }
+        if cfg.reject_regex.as_ref().is_some_and(|r| r.is_match(s)) {
+            return false;
+        }
+        if !cfg.reject_ext.is_empty() {
+            let last = url.path().rsplit('/').next().unwrap_or("");
+            if let Some((_, ext)) = last.rsplit_once('.') {
+                if cfg.reject_ext.iter().any(|e| e.eq_ignore_ascii_case(ext)) {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     fn in_scope(&self, url: &Url, host: &str) -> bool {
@@ -486,6 +555,37 @@ mod tests {
         );
         assert_eq!(f.check(&u("http://b/1"), 1), Ok(()));
         assert_eq!(count(&f, Reject::TooManyPagesPerHost), 1);
+    }
+
+    #[test]
+    fn url_patterns_apply_to_links_not_seeds() {
+        let mut f = filter(Scope::Any, &[], |c| {
+            c.accept_regex = Some(Regex::new("/docs/").unwrap());
+            c.reject_regex = Some(Regex::new(r"\?print=").unwrap());
+            c.reject_ext = vec!["pdf".into(), "ZIP".into()];
+        });
+        run_table(
+            &mut f,
+            &[
+                ("http://h/docs/a.html", 1, Ok(())),
+                ("http://h/blog/a.html", 1, Err(Reject::Pattern)),
+                ("http://h/docs/a?print=1", 1, Err(Reject::Pattern)),
+                ("http://h/docs/a.PDF", 1, Err(Reject::Pattern)),
+                ("http://h/docs/a.zip?x=1", 1, Err(Reject::Pattern)),
+                ("http://h/docs/x.pdf/a", 1, Ok(())),
+            ],
+        );
+        assert_eq!(count(&f, Reject::Pattern), 4);
+        // A seed is what the user asked for: the patterns are for the links found on it.
+        assert_eq!(f.check_seed(&u("http://h/blog/")), Ok(()));
+        assert_eq!(Reject::Pattern.return_code(), ReturnCode::UrlRejected);
+        // The seed check still applies the scope and length rules.
+        let mut f = filter(Scope::Host, &["http://a.test/"], |c| c.max_url_length = 20);
+        assert_eq!(f.check_seed(&u("http://b.test/")), Err(Reject::OutOfScope));
+        assert_eq!(
+            f.check_seed(&u("http://a.test/0123456789")),
+            Err(Reject::UrlTooLong)
+        );
     }
 
     #[test]

@@ -110,6 +110,10 @@ pub struct CrawlerConfig {
     pub max_buffer_bytes: usize,
     /// Decoded content kept for link scanning and robots.txt; the rest is not scanned.
     pub max_scan_bytes: usize,
+    /// Further request headers (`--header`), sent in order after the standard ones; a name
+    /// or value `http::write_request` refuses ends each fetch as `HttpBadUrlSyntax`, so the
+    /// app validates them first.
+    pub extra_headers: Vec<(String, String)>,
 }
 
 /// Default [`CrawlerConfig::spill_threshold`].
@@ -146,6 +150,7 @@ impl CrawlerConfig {
             spill_threshold: DEFAULT_SPILL_THRESHOLD,
             max_buffer_bytes: DEFAULT_MAX_BUFFER_BYTES,
             max_scan_bytes: DEFAULT_MAX_SCAN_BYTES,
+            extra_headers: Vec::new(),
         }
     }
 }
@@ -573,6 +578,12 @@ impl Crawler {
             }
         };
         let mut request = self.take_buffer();
+        let extra: Vec<(&str, &str)> = self
+            .config
+            .extra_headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
         let written = http::write_request(
             &mut request,
             &Request {
@@ -582,7 +593,7 @@ impl Crawler {
                 user_agent: &self.config.user_agent,
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
-                extra_headers: &[],
+                extra_headers: &extra,
             },
         );
         let host = target.host.clone();
