@@ -3,6 +3,8 @@
 //! ([`stats_json`]), and [`output::Output`], the sink the crawl writes through.
 
 pub mod crawl_log;
+pub mod crc32c;
+pub mod journal;
 pub mod output;
 pub mod stats_json;
 pub mod warc;
