@@ -2,6 +2,7 @@
 //! file writer and a reader), the per-URL log ([`crawl_log`]), `stats.json`
 //! ([`stats_json`]), and [`output::Output`], the sink the crawl writes through.
 
+pub mod checkpoint;
 pub mod crawl_log;
 pub mod crc32c;
 pub mod journal;
