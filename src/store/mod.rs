@@ -7,5 +7,6 @@ pub mod crawl_log;
 pub mod crc32c;
 pub mod journal;
 pub mod output;
+pub mod recover;
 pub mod stats_json;
 pub mod warc;
