@@ -8,5 +8,6 @@ pub mod crc32c;
 pub mod journal;
 pub mod output;
 pub mod recover;
+pub mod segments;
 pub mod stats_json;
 pub mod warc;
