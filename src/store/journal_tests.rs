@@ -313,3 +313,88 @@ fn records_split_across_bad_fragment_order_are_rejected() {
     b[..4].copy_from_slice(&crc.to_le_bytes());
     assert_eq!(read_bytes(&b).damage.unwrap().kind, DamageKind::BadType(9));
 }
+
+/// Size of record `i` in the kill test: mostly small, some spanning several blocks.
+fn kill_size(i: usize) -> usize {
+    if i % 17 == 0 {
+        70_000 + i % 5000
+    } else {
+        (i * 131) % 3000
+    }
+}
+
+/// The child half of `kill_9_loses_no_flushed_record`: appends and flushes records to the
+/// journal named by `SPINNERET_JOURNAL_KILL_PATH`, printing `acked N` after each flush, until
+/// killed. Ignored so it runs only when the parent asks for it.
+#[test]
+#[ignore = "run by kill_9_loses_no_flushed_record in a child process"]
+fn kill_9_child_writer() {
+    let Some(path) = std::env::var_os("SPINNERET_JOURNAL_KILL_PATH") else {
+        return;
+    };
+    let mut w = JournalWriter::open_append(Path::new(&path)).unwrap();
+    for i in 0..5000 {
+        w.append(&payload(i, kill_size(i))).unwrap();
+        w.flush().unwrap();
+        println!("acked {i}");
+    }
+}
+
+/// A writer process killed with SIGKILL at an arbitrary point: every record it flushed reads
+/// back exactly, anything after is at most a torn tail, and appending resumes after it.
+#[test]
+fn kill_9_loses_no_flushed_record() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let dir = TempDir::new("kill9");
+    let path = dir.0.join("j.log");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "store::journal::tests::kill_9_child_writer",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SPINNERET_JOURNAL_KILL_PATH", &path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut acked = None;
+    for line in io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some(n) = line.strip_prefix("acked ") {
+            let n: usize = n.parse().unwrap();
+            acked = Some(n);
+            if n >= 300 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let acked = acked.expect("child acknowledged records") + 1;
+    assert!(acked > 300, "child ended early after {acked} records");
+    let got = JournalReader::read_all(&path).unwrap();
+    assert!(
+        got.records.len() >= acked,
+        "{} < {acked}",
+        got.records.len()
+    );
+    for (i, r) in got.records.iter().enumerate() {
+        assert!(*r == payload(i, kill_size(i)), "record {i} misread");
+    }
+    if let Some(d) = got.damage {
+        assert!(d.torn_tail, "{d:?}");
+    }
+    let n = got.records.len();
+    let mut w = JournalWriter::open_append(&path).unwrap();
+    assert_eq!(w.records_at_open(), n as u64);
+    w.append(b"after the kill").unwrap();
+    w.sync().unwrap();
+    let again = JournalReader::read_all(&path).unwrap();
+    assert_eq!(again.damage, None);
+    assert_eq!(again.records.len(), n + 1);
+    assert_eq!(again.records[n], b"after the kill");
+}
