@@ -55,6 +55,8 @@ fn real_warc(dir: &Path, n: u64) -> Vec<u8> {
             request: &req,
             response: &resp,
             payload_digest: None,
+            spooled: None,
+            truncated: None,
         })
         .unwrap();
     }
