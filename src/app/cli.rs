@@ -149,6 +149,13 @@ pub struct CrawlArgs {
     /// Links admitted from one page at most.
     #[arg(long, value_name = "N", default_value_t = crate::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
     pub max_links_per_page: usize,
+    /// Do not fetch what pages need to render (images, scripts, stylesheets, CSS url()s).
+    /// By default they are fetched, even outside --scope, so archived pages replay whole.
+    #[arg(long)]
+    pub no_page_requisites: bool,
+    /// Fetch page requisites (the default; the flag exists for symmetry with wget's -p).
+    #[arg(short = 'p', long, conflicts_with = "no_page_requisites")]
+    pub page_requisites: bool,
     #[command(flatten)]
     pub common: CommonArgs,
 }

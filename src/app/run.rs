@@ -561,6 +561,7 @@ pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
         ignore_robots: args.ignore_robots,
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
+        page_requisites: !args.no_page_requisites,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
     let report = execute_crawl(setup, config, seeds, bad_inputs, display)?;

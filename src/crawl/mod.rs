@@ -35,7 +35,7 @@ use url::Url;
 
 use crate::fetcher::stats::Outcomes;
 use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
-use crate::links::{self, Links};
+use crate::links::{self, LinkKind, Links};
 use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
@@ -89,6 +89,9 @@ pub struct CrawlConfig {
     pub frontier_ram: usize,
     /// Redirect hops followed from the URL first queued.
     pub max_redirects: u8,
+    /// Fetch what pages need to render (images, scripts, stylesheets, CSS `url()`s), even
+    /// outside the scope.
+    pub page_requisites: bool,
 }
 
 /// Default [`CrawlConfig::frontier_ram`].
@@ -122,6 +125,41 @@ impl CrawlConfig {
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             frontier_ram: DEFAULT_FRONTIER_RAM,
             max_redirects: MAX_REDIRECTS,
+            page_requisites: true,
+        }
+    }
+}
+
+/// How a URL was found: Heritrix's hop letters, written to crawl.log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// Given by the user (`S`).
+    Seed,
+    /// A link on a page (`L`).
+    Link,
+    /// Something a page needs to render: image, script, stylesheet, CSS `url()` (`E`).
+    Embed,
+    /// A redirect's target (`R`).
+    Redirect,
+}
+
+impl Hop {
+    pub fn letter(self) -> char {
+        match self {
+            Hop::Seed => 'S',
+            Hop::Link => 'L',
+            Hop::Embed => 'E',
+            Hop::Redirect => 'R',
+        }
+    }
+
+    pub fn from_letter(c: u8) -> Option<Hop> {
+        match c {
+            b'S' => Some(Hop::Seed),
+            b'L' => Some(Hop::Link),
+            b'E' => Some(Hop::Embed),
+            b'R' => Some(Hop::Redirect),
+            _ => None,
         }
     }
 }
@@ -133,6 +171,7 @@ struct Entry {
     depth: u32,
     referrer: Option<Arc<str>>,
     hops: u8,
+    hop: Hop,
 }
 
 impl Spillable for Entry {
@@ -141,6 +180,7 @@ impl Spillable for Entry {
         put_varint(out, u64::from(self.depth));
         put_bytes(out, self.referrer.as_deref().unwrap_or("").as_bytes());
         out.push(self.hops);
+        out.push(self.hop.letter() as u8);
     }
 
     fn decode(input: &mut &[u8]) -> Option<Entry> {
@@ -148,12 +188,15 @@ impl Spillable for Entry {
         let depth = u32::try_from(get_varint(input)?).ok()?;
         let referrer = std::str::from_utf8(get_bytes(input)?).ok()?;
         let (&hops, rest) = input.split_first()?;
+        let (&hop, rest) = rest.split_first()?;
         *input = rest;
+        let hop = Hop::from_letter(hop)?;
         Some(Entry {
             url,
             depth,
             referrer: (!referrer.is_empty()).then(|| Arc::from(referrer)),
             hops,
+            hop,
         })
     }
 }
@@ -338,7 +381,7 @@ impl<S: Sink> Crawl<S> {
             self.log_unfetched(url.as_str(), None, code);
             return Err(code);
         }
-        self.queue(url, 0, None, 0);
+        self.queue(url, 0, None, 0, Hop::Seed);
         Ok(())
     }
 
@@ -453,16 +496,23 @@ impl<S: Sink> Crawl<S> {
         self.sink
     }
 
-    /// A URL found on a page (or a redirect target): filter, de-duplicate, queue.
-    fn admit(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8) {
-        if self.filter.check(&url, depth).is_err() {
+    /// A URL found on a page (or a redirect target): filter, de-duplicate, queue. An embed
+    /// is fetched even outside the scope and past the depth limit (wget -p, Heritrix's embed
+    /// hops); the other filters still apply.
+    fn admit(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) {
+        let verdict = if hop == Hop::Embed {
+            self.filter.check_embed(&url)
+        } else {
+            self.filter.check(&url, depth)
+        };
+        if verdict.is_err() {
             return; // counted by the filter, by reason
         }
-        self.queue(url, depth, referrer, hops);
+        self.queue(url, depth, referrer, hops, hop);
     }
 
     /// De-duplicates and queues a URL the filter passed.
-    fn queue(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8) {
+    fn queue(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) {
         // Host splitter goes here: a distributed crawl forwards URLs of hosts owned by other
         // nodes (in batches) before its own URL-seen test.
         if !self.seen.insert(url_key(&url)) {
@@ -484,6 +534,7 @@ impl<S: Sink> Crawl<S> {
                 depth,
                 referrer,
                 hops,
+                hop,
             },
         );
     }
@@ -652,20 +703,42 @@ impl<S: Sink> Crawl<S> {
                     Ok(target) => {
                         self.counters.redirects_followed += 1;
                         let from: Arc<str> = Arc::from(entry.url.as_str());
-                        self.admit(target, entry.depth, Some(from), entry.hops + 1);
+                        // An embed that redirects is still an embed (its target is what the
+                        // page needs), and so still exempt from the scope.
+                        let hop = if entry.hop == Hop::Embed {
+                            Hop::Embed
+                        } else {
+                            Hop::Redirect
+                        };
+                        self.admit(target, entry.depth, Some(from), entry.hops + 1, hop);
                     }
                     Err(_) => self.counters.bad_links += 1,
                 }
             }
             return;
         }
-        if !ok_html || duplicate {
+        // A stylesheet's url()s and @imports are what the pages using it need.
+        let ok_css = self.config.page_requisites
+            && done.outcome.is_success()
+            && (200..300).contains(&head.status)
+            && is_css(head.content_type());
+        // Embeds are not scanned for more links (only stylesheets, above).
+        let scan = ok_html && !duplicate && entry.hop != Hop::Embed;
+        if !scan && !ok_css {
             return;
         }
         if !done.content_complete {
             self.counters.pages_scan_truncated += 1;
         }
-        self.scan_links(done.content, &entry);
+        if scan {
+            self.scan_links(done.content, &entry);
+        } else {
+            let mut found = std::mem::take(&mut self.links);
+            links::scan_css(done.content, &mut found);
+            let base = entry.url.clone();
+            self.admit_found(&found, &entry, &base);
+            self.links = found;
+        }
         self.counters.stages.scan += scan_started.elapsed();
     }
 
@@ -676,22 +749,42 @@ impl<S: Sink> Crawl<S> {
             .base()
             .and_then(|b| urlnorm::normalize(&entry.url, b).ok())
             .unwrap_or_else(|| entry.url.clone());
+        self.admit_found(&found, entry, &base);
+        self.links = found;
+    }
+
+    /// Admits the links of one page (or stylesheet), resolved against `base`: requisites as
+    /// embeds when page requisites are on; without them, only what a crawler always followed
+    /// (anchors, frames, `<link>`s) as links.
+    fn admit_found(&mut self, found: &Links, entry: &Entry, base: &Url) {
         let referrer: Arc<str> = Arc::from(entry.url.as_str());
         let admitted_before = self.counters.urls_admitted;
         let cap = self.config.max_links_per_page as u64;
-        for (_, href) in found.iter() {
+        for (kind, href) in found.iter() {
+            let hop = match kind {
+                k if k.is_requisite() && self.config.page_requisites => Hop::Embed,
+                LinkKind::Stylesheet | LinkKind::Icon | LinkKind::Preload => Hop::Link,
+                k if k.is_requisite() => continue,
+                _ => Hop::Link,
+            };
             self.counters.links_found += 1;
             if self.counters.urls_admitted - admitted_before >= cap {
                 self.counters.links_over_page_cap += 1;
                 continue;
             }
-            match urlnorm::normalize(&base, href) {
-                Ok(url) => self.admit(url, entry.depth + 1, Some(referrer.clone()), 0),
+            match urlnorm::normalize(base, href) {
+                Ok(url) => self.admit(url, entry.depth + 1, Some(referrer.clone()), 0, hop),
                 Err(_) => self.counters.bad_links += 1,
             }
         }
-        self.links = found;
     }
+}
+
+fn is_css(content_type: Option<&[u8]>) -> bool {
+    content_type.is_some_and(|ct| {
+        let ct = ct.trim_ascii_start();
+        ct.len() >= 8 && ct[..8].eq_ignore_ascii_case(b"text/css")
+    })
 }
 
 fn is_html(content_type: Option<&[u8]>) -> bool {

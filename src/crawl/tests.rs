@@ -578,3 +578,88 @@ fn duplicate_content_is_logged_and_its_links_not_followed() {
     assert!(sim.lines_for("http://a.test/d2/child").is_empty());
     assert_eq!(sim.crawl.counters().duplicate_content, 1);
 }
+
+// ---- 7. page requisites ----
+
+/// A page on a.test (host scope) using an image on a CDN, a stylesheet whose url()s point at
+/// a font elsewhere, and a script; the image is HTML-looking but must not be scanned.
+fn requisite_web() -> Web {
+    let mut web = Web::default();
+    web.html(
+        "http://a.test/",
+        r#"<html><head><link rel=stylesheet href="/s.css"><script src="http://cdn.test/app.js"></script></head>
+<body><img src="http://cdn.test/logo.png" srcset="http://cdn.test/logo2.png 2x"><a href="/next">n</a>
+<a href="http://b.test/away">away</a></body></html>"#,
+    )
+    .page("http://a.test/next", &[])
+    .reply(
+        "http://a.test/s.css",
+        Reply::Raw(super::sim::response(
+            200,
+            &[("Content-Type", "text/css")],
+            "@import url(http://fonts.test/f.css); body{background:url(bg.png)}",
+        )),
+    )
+    .reply(
+        "http://cdn.test/logo.png",
+        Reply::Raw(super::sim::response(
+            200,
+            &[("Content-Type", "text/html")],
+            "<a href=\"/never\">not scanned</a>",
+        )),
+    );
+    web
+}
+
+fn host_scope() -> CrawlConfig {
+    CrawlConfig {
+        filter: FilterConfig {
+            scope: Scope::Host,
+            ..FilterConfig::default()
+        },
+        ..config(0.0)
+    }
+}
+
+#[test]
+fn requisites_are_fetched_outside_scope_and_not_scanned() {
+    let mut sim = Sim::new(host_scope(), requisite_web(), &["http://a.test/"]);
+    sim.run(STEPS);
+    for url in [
+        "http://a.test/s.css",
+        "http://cdn.test/app.js",
+        "http://cdn.test/logo.png",
+        "http://cdn.test/logo2.png",
+        "http://fonts.test/f.css",
+        "http://a.test/bg.png",
+        "http://a.test/next",
+    ] {
+        assert_eq!(sim.times_issued(url), 1, "{url}");
+    }
+    // Out of scope as links, and links inside an embed are not followed.
+    assert_eq!(sim.times_issued("http://b.test/away"), 0);
+    assert_eq!(sim.times_issued("http://cdn.test/never"), 0);
+    // Embeds are spaced like any fetch: robots.txt first on each new host.
+    assert_eq!(sim.times_issued("http://cdn.test/robots.txt"), 1);
+}
+
+#[test]
+fn without_page_requisites_only_links_are_followed() {
+    let config = CrawlConfig {
+        page_requisites: false,
+        ..host_scope()
+    };
+    let mut sim = Sim::new(config, requisite_web(), &["http://a.test/"]);
+    sim.run(STEPS);
+    // The stylesheet is a <link>: followed in scope as before, but not scanned for url()s.
+    assert_eq!(sim.times_issued("http://a.test/s.css"), 1);
+    assert_eq!(sim.times_issued("http://a.test/next"), 1);
+    for url in [
+        "http://cdn.test/app.js",
+        "http://cdn.test/logo.png",
+        "http://fonts.test/f.css",
+        "http://a.test/bg.png",
+    ] {
+        assert_eq!(sim.times_issued(url), 0, "{url}");
+    }
+}

@@ -236,6 +236,13 @@ impl UrlFilter {
         self.count(self.verdict(url, None))
     }
 
+    /// As [`Self::check`] for a page requisite (an embed): the scope and the link depth do not
+    /// apply, so a page renders whatever host serves its images; domain rules, URL patterns,
+    /// trap guards and the per-host cap still do.
+    pub fn check_embed(&mut self, url: &Url) -> Result<(), Reject> {
+        self.count(self.verdict_with(url, Some(0), false))
+    }
+
     fn count(&mut self, verdict: Result<(), Reject>) -> Result<(), Reject> {
         if let Err(reason) = verdict {
             self.rejections[reason.index()].1 += 1;
@@ -264,6 +271,11 @@ impl UrlFilter {
 
     /// `depth` is `None` for a seed.
     fn verdict(&self, url: &Url, depth: Option<u32>) -> Result<(), Reject> {
+        self.verdict_with(url, depth, true)
+    }
+
+    /// `scoped`: whether the scope applies (not to embeds).
+    fn verdict_with(&self, url: &Url, depth: Option<u32>, scoped: bool) -> Result<(), Reject> {
         let cfg = &self.config;
         if cfg
             .max_depth
@@ -286,7 +298,7 @@ impl UrlFilter {
         if !self.allow.is_empty() && !self.allow.iter().any(|r| host_matches(host, is_domain, r)) {
             return Err(Reject::NotAllowedDomain);
         }
-        if !self.in_scope(url, host) {
+        if scoped && !self.in_scope(url, host) {
             return Err(Reject::OutOfScope);
         }
         let path = url.path();
