@@ -137,7 +137,7 @@ pub struct Crawl {
     frontier: Frontier<Entry>,
     filter: UrlFilter,
     seen: UrlSeen,
-    content_seen: HashSet<[u8; 16]>,
+    content_seen: HashSet<[u8; 20]>,
     robots: RobotsCache,
     robots_failures: HashMap<String, u8>,
     inflight: Slab<Job>,

@@ -1,7 +1,7 @@
 //! What becomes of a finished fetch on disk: WARC records, a `crawl.log` line, the counters.
 //!
 //! Both `fetch` and `crawl` write through an [`Output`], so the two commands store pages the
-//! same way. The MD5 of the content goes to `crawl.log` (and is the crawl's content-seen
+//! same way. The SHA-1 of the content goes to `crawl.log` (and is the crawl's content-seen
 //! fingerprint). warcio digests the WARC payload as the bytes after the HTTP head exactly as
 //! received (chunk framing and content coding included), so when those bytes are the content
 //! (length-delimited, no content coding: the common page) one hash serves both; otherwise the
@@ -9,7 +9,7 @@
 //!
 //! WARC records are compressed, block-digested and written on a writer thread fed by a
 //! bounded channel (DESIGN §7), so the event loop spends one copy per exchange instead of the
-//! gzip and the second MD5; byte buffers travel back to be reused. The channel bound is the
+//! gzip and the second SHA-1; byte buffers travel back to be reused. The channel bound is the
 //! backpressure: if the disk or the compressor falls behind, the loop waits rather than
 //! buffering without limit. A write error stops the writer and is returned by the next call.
 
@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::SystemTime;
 
-use md5::{Digest, Md5};
+use sha1::{Digest, Sha1};
 
 use crate::fetcher::fetch::FetchDone;
 use crate::store::crawl_log::{CrawlLog, LogLine};
@@ -74,7 +74,7 @@ struct OwnedExchange {
     ip: Option<IpAddr>,
     request: Vec<u8>,
     response: Vec<u8>,
-    payload_digest: Option<[u8; 16]>,
+    payload_digest: Option<[u8; 20]>,
 }
 
 enum ToWriter {
@@ -244,13 +244,13 @@ impl Output {
     }
 
     /// Stores one finished fetch: WARC request/response records when a response head arrived
-    /// (whatever the outcome, so nothing received is lost), and its log line. Returns the MD5
+    /// (whatever the outcome, so nothing received is lost), and its log line. Returns the SHA-1
     /// of the content when there was a response.
     pub fn record(
         &mut self,
         done: &FetchDone<'_>,
         referrer: Option<&str>,
-    ) -> io::Result<Option<[u8; 16]>> {
+    ) -> io::Result<Option<[u8; 20]>> {
         let md5 = content_digest(done);
         self.record_as(done, referrer, done.outcome, md5)?;
         Ok(md5)
@@ -263,13 +263,13 @@ impl Output {
         done: &FetchDone<'_>,
         referrer: Option<&str>,
         outcome: ReturnCode,
-        md5: Option<[u8; 16]>,
+        md5: Option<[u8; 20]>,
     ) -> io::Result<()> {
         if done.head.is_some() {
             let payload_digest = if done.payload == done.content {
                 md5
             } else {
-                Some(Md5::digest(done.payload).into())
+                Some(Sha1::digest(done.payload).into())
             };
             let ex = OwnedExchange {
                 target_uri: done.request.url.as_str().to_string(),
@@ -291,7 +291,7 @@ impl Output {
             fetch_ms: done.timings.total.as_millis() as u64,
             url: done.request.url.as_str(),
             referrer,
-            md5,
+            digest: md5,
         })?;
         self.stored.log_lines += 1;
         Ok(())
@@ -312,7 +312,7 @@ impl Output {
             fetch_ms: 0,
             url,
             referrer,
-            md5: None,
+            digest: None,
         })?;
         self.stored.log_lines += 1;
         Ok(())
@@ -330,9 +330,9 @@ impl Output {
     }
 }
 
-/// MD5 of a fetch's content, when a response head arrived.
-pub fn content_digest(done: &FetchDone<'_>) -> Option<[u8; 16]> {
-    done.head.map(|_| Md5::digest(done.content).into())
+/// SHA-1 of a fetch's content, when a response head arrived.
+pub fn content_digest(done: &FetchDone<'_>) -> Option<[u8; 20]> {
+    done.head.map(|_| Sha1::digest(done.content).into())
 }
 
 fn hostname() -> String {

@@ -4,7 +4,7 @@
 //! [`write_record`] is a pure function from byte slices to the record's uncompressed bytes; the
 //! [`WarcWriter`] gzips each record as its own gzip member (so readers can seek to any record)
 //! and appends it to the current file. What goes *into* a record (the exact request bytes sent,
-//! the exact response bytes received, the payload MD5) is decided by the fetch layer; this
+//! the exact response bytes received, the payload SHA-1) is decided by the fetch layer; this
 //! module never parses HTTP. [`reader`] reads files back for tests and fuzzing.
 //!
 //! Files are named `{prefix}-{timestamp}-{seq:05}.warc.gz` from our own clock and counter, never
@@ -16,7 +16,8 @@ use std::io::Write;
 use std::net::IpAddr;
 use std::time::SystemTime;
 
-use md5::{Digest, Md5};
+use md5::Md5;
+use sha1::{Digest as _, Sha1};
 
 use crate::datetime;
 
@@ -113,18 +114,48 @@ fn base32_into(out: &mut Vec<u8>, data: &[u8]) {
     }
 }
 
-fn push_md5_base32(out: &mut Vec<u8>, digest: &[u8; 16]) {
-    out.extend_from_slice(b"md5:");
+/// A SHA-1 digest: what `WARC-Block-Digest` and `WARC-Payload-Digest` carry, and what CDXJ
+/// indexes and deduplication compare.
+pub type Digest = [u8; 20];
+
+/// SHA-1 of `data`.
+pub fn sha1(data: &[u8]) -> Digest {
+    Sha1::digest(data).into()
+}
+
+pub(crate) fn push_sha1_base32(out: &mut Vec<u8>, digest: &Digest) {
+    out.extend_from_slice(b"sha1:");
     base32_into(out, digest);
 }
 
-/// `md5:` + RFC 4648 base32 of the digest (the form warcio verifies), e.g.
-/// `md5:2QJHVB6SOU5TRVDIBOMOYCAJ7M======`.
-pub fn md5_base32(digest: &[u8; 16]) -> String {
-    let mut out = Vec::with_capacity(36);
-    push_md5_base32(&mut out, digest);
+/// `sha1:` + RFC 4648 base32 of the digest (32 characters, no padding for 20 bytes): the form
+/// warcio verifies and pywb indexes, e.g. `sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N` for `hello`.
+pub fn sha1_base32(digest: &Digest) -> String {
+    let mut out = Vec::with_capacity(37);
+    push_sha1_base32(&mut out, digest);
     // Only base32 alphabet bytes were written.
     String::from_utf8(out).expect("base32 is ASCII")
+}
+
+/// Parses what [`sha1_base32`] writes (`sha1:` and 32 base32 characters, upper case).
+pub fn parse_sha1_base32(s: &str) -> Option<Digest> {
+    let b = s.strip_prefix("sha1:")?.as_bytes();
+    if b.len() != 32 {
+        return None;
+    }
+    let mut out = [0u8; 20];
+    // 32 characters of 5 bits = 160 bits, in four groups of 8 characters (40 bits, 5 bytes).
+    for (g, chunk) in b.chunks_exact(8).enumerate() {
+        let mut v: u64 = 0;
+        for &c in chunk {
+            let d = BASE32.iter().position(|&a| a == c)? as u64;
+            v = (v << 5) | d;
+        }
+        for i in 0..5 {
+            out[g * 5 + i] = (v >> (32 - 8 * i)) as u8;
+        }
+    }
+    Some(out)
 }
 
 /// Appends a header value, percent-encoding bytes that would break the header line (CR, LF and
@@ -148,7 +179,7 @@ fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
 
 /// Appends one uncompressed WARC/1.1 record to `out`:
 /// `WARC/1.1`, `WARC-Type`, `WARC-Record-ID`, `WARC-Date` (seconds), `extra_fields` in order,
-/// `Content-Type`, `Content-Length`, `WARC-Block-Digest` (MD5 of the block), a blank line, the
+/// `Content-Type`, `Content-Length`, `WARC-Block-Digest` (SHA-1 of the block), a blank line, the
 /// block (the concatenation of `block`), and the record end `\r\n\r\n`.
 pub fn write_record(
     out: &mut Vec<u8>,
@@ -159,13 +190,13 @@ pub fn write_record(
     content_type: &str,
     block: &[&[u8]],
 ) {
-    let mut h = Md5::new();
+    let mut h = Sha1::new();
     let mut len: u64 = 0;
     for part in block {
         h.update(part);
         len += part.len() as u64;
     }
-    let digest: [u8; 16] = h.finalize().into();
+    let digest: Digest = h.finalize().into();
 
     out.extend_from_slice(b"WARC/1.1\r\n");
     push_field(out, "WARC-Type", kind.as_str());
@@ -181,7 +212,7 @@ pub fn write_record(
     push_field(out, "Content-Type", content_type);
     write!(out, "Content-Length: {len}\r\n").expect("write to Vec");
     out.extend_from_slice(b"WARC-Block-Digest: ");
-    push_md5_base32(out, &digest);
+    push_sha1_base32(out, &digest);
     out.extend_from_slice(b"\r\n\r\n");
     for part in block {
         out.extend_from_slice(part);
@@ -230,10 +261,10 @@ pub struct Exchange<'a> {
     pub request: &'a [u8],
     /// The exact response bytes received: head and body, transfer coding intact.
     pub response: &'a [u8],
-    /// MD5 of the payload, written as `WARC-Payload-Digest` when `Some`. warcio (and the WARC
+    /// SHA-1 of the payload, written as `WARC-Payload-Digest` when `Some`. warcio (and the WARC
     /// readers built like it) check it against the bytes after the response head *as stored*:
     /// chunk framing and content coding included (see the warcio test below).
-    pub payload_digest: Option<[u8; 16]>,
+    pub payload_digest: Option<Digest>,
 }
 
 pub mod reader;

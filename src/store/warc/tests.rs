@@ -1,7 +1,6 @@
 use super::reader::{read_records, ReadError, Record};
 use super::writer::GzMember;
 use super::*;
-use md5::{Digest, Md5};
 use proptest::prelude::*;
 use std::fs;
 use std::io::Write;
@@ -11,9 +10,6 @@ use std::time::{Duration, UNIX_EPOCH};
 
 const T0: u64 = 1_795_240_484; // 2026-11-21T05:54:44Z
 
-fn md5(b: &[u8]) -> [u8; 16] {
-    Md5::digest(b).into()
-}
 
 /// A fresh, empty directory for one test (removed at the end of the test).
 fn temp_dir(tag: &str) -> PathBuf {
@@ -68,7 +64,7 @@ fn write_record_golden_bytes() {
         WARC-Target-URI: http://example.com/\r\n\
         Content-Type: application/http;msgtype=response\r\n\
         Content-Length: 5\r\n\
-        WARC-Block-Digest: md5:LVAUAKV4JMVHNOLRTWIRAF6FSI======\r\n\
+        WARC-Block-Digest: sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N\r\n\
         \r\n\
         hello\r\n\r\n";
     assert_eq!(String::from_utf8(out).unwrap(), want);
@@ -116,11 +112,23 @@ fn base32_rfc4648_vectors() {
         base32_into(&mut out, input);
         assert_eq!(String::from_utf8(out).unwrap(), want);
     }
-    // md5("hello") = 5d41402abc4b2a76b9719d911017c592; base32 from Python's base64.b32encode.
-    assert_eq!(
-        md5_base32(&md5(b"hello")),
-        "md5:LVAUAKV4JMVHNOLRTWIRAF6FSI======"
-    );
+    // sha1("hello") = aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d; base32 from Python's
+    // base64.b32encode.
+    let d = sha1(b"hello");
+    assert_eq!(d[..4], [0xaa, 0xf4, 0xc6, 0x1d]);
+    assert_eq!(sha1_base32(&d), "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N");
+    assert_eq!(parse_sha1_base32(&sha1_base32(&d)), Some(d));
+    let all: Digest = std::array::from_fn(|i| (i * 13 + 7) as u8);
+    assert_eq!(parse_sha1_base32(&sha1_base32(&all)), Some(all));
+    for bad in [
+        "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2",
+        "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2NA",
+        "sha1:vl2mmho4yxukfwv63yhtwsbm3gxksq2n",
+        "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ21",
+        "md5:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N",
+    ] {
+        assert_eq!(parse_sha1_base32(bad), None, "{bad}");
+    }
 }
 
 #[test]
@@ -191,7 +199,7 @@ fn read_dir_checked(files: &[PathBuf], dir: &Path) -> Vec<Vec<Record>> {
             assert_eq!(recs[0].header("WARC-Filename"), Some(name));
             let info_id = recs[0].header("WARC-Record-ID").unwrap();
             for r in &recs {
-                let want = md5_base32(&md5(&r.block));
+                let want = sha1_base32(&sha1(&r.block));
                 assert_eq!(r.header("WARC-Block-Digest"), Some(want.as_str()));
                 if r.header("WARC-Type") != Some("warcinfo") {
                     assert_eq!(r.header("WARC-Warcinfo-ID"), Some(info_id));
@@ -218,7 +226,7 @@ fn rotation_writes_complete_files_each_opened_by_warcinfo() {
             ip: Some(IpAddr::from([127, 0, 0, 1])),
             request: &req,
             response: &resp,
-            payload_digest: Some(md5(&resp[resp.len() - 900..])),
+            payload_digest: Some(sha1(&resp[resp.len() - 900..])),
         };
         w.write_exchange(&ex).unwrap();
         sent.push((ex.target_uri.to_string(), req, resp));
@@ -393,7 +401,7 @@ proptest! {
         prop_assert_eq!(got.len(), blocks.len());
         for (r, b) in got.iter().zip(&blocks) {
             prop_assert_eq!(&r.block, b);
-            let want = md5_base32(&md5(b));
+            let want = sha1_base32(&sha1(b));
             prop_assert_eq!(r.header("WARC-Block-Digest"), Some(want.as_str()));
             // Control bytes are escaped; everything else comes back as given (minus the
             // surrounding whitespace a header value cannot keep).
@@ -426,7 +434,7 @@ const CHUNKED_HEAD: &[u8] =
 const CHUNKED_BODY: &[u8] = b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n";
 
 /// (target URI, response bytes, payload digest)
-type TestExchange = (String, Vec<u8>, Option<[u8; 16]>);
+type TestExchange = (String, Vec<u8>, Option<Digest>);
 
 fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
     let mut w = WarcWriter::create(dir, "t", 1 << 30, 6, info(), [5; 16]).unwrap();
@@ -480,18 +488,18 @@ fn warcio_check_and_index_accept_our_files() {
     let path = write_file(
         &dir,
         &[
-            ("http://0.test/plain".into(), plain, Some(md5(&plain_body))),
+            ("http://0.test/plain".into(), plain, Some(sha1(&plain_body))),
             // Payload digest over the stored bytes after the head: chunk framing intact.
             (
                 "http://1.test/chunked".into(),
                 chunked,
-                Some(md5(CHUNKED_BODY)),
+                Some(sha1(CHUNKED_BODY)),
             ),
             // ... and content coding intact.
             (
                 "http://2.test/gzip".into(),
                 gzipped.clone(),
-                Some(md5(&gz_body)),
+                Some(sha1(&gz_body)),
             ),
             ("http://3.test/nodigest".into(), gzipped, None),
         ],
@@ -542,7 +550,7 @@ fn warcio_rejects_dechunked_payload_digest() {
         &[(
             "http://1.test/chunked".into(),
             chunked,
-            Some(md5(b"hello world")),
+            Some(sha1(b"hello world")),
         )],
     );
     let Some(check) = warcio(&["check", "-v", path.to_str().unwrap()]) else {

@@ -283,7 +283,7 @@ impl WarcWriter {
         }
         let ip_end = t.len();
         if let Some(d) = &ex.payload_digest {
-            push_md5_base32(t, d);
+            push_sha1_base32(t, d);
         }
         // Only ASCII (UUIDs, IP addresses, base32) was written, so every split is a char boundary.
         let text = std::str::from_utf8(t).expect("field text is ASCII");
