@@ -42,6 +42,7 @@ fn bench_writer(c: &mut Criterion, dir: &Path) {
         request,
         response: &response,
         payload_digest: Some(payload_digest),
+        truncated: None,
     };
     let exchange_bytes = (request.len() + response.len()) as u64;
 

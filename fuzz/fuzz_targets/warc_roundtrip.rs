@@ -16,7 +16,8 @@ use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
 use spinneret::store::warc::reader::{parse_record, read_records, Record};
 use spinneret::store::warc::{
-    sha1, sha1_base32, write_record, Exchange, RecordId, RecordType, WarcInfo, WarcWriter,
+    sha1, sha1_base32, write_record, Exchange, RecordId, RecordType, Truncated, WarcInfo,
+    WarcWriter,
 };
 
 /// What the writer makes of a field value and the reader gives back: controls percent-encoded,
@@ -117,6 +118,7 @@ fuzz_target!(|data: &[u8]| {
             request: first,
             response: second,
             payload_digest: Some([flags; 20]),
+            truncated: (flags & 4 != 0).then_some(Truncated::Disconnect),
         })
         .unwrap();
         let files = w.finish().unwrap();

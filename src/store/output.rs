@@ -111,6 +111,7 @@ impl WarcThread {
                                 request: &ex.request,
                                 response: &ex.response,
                                 payload_digest: ex.payload_digest,
+                                truncated: None,
                             });
                             let _ = back_tx.send(ex.request);
                             let _ = back_tx.send(ex.response);

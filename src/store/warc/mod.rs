@@ -251,6 +251,32 @@ impl WarcInfo {
     }
 }
 
+/// Why a response record holds less than the whole response (`WARC-Truncated`, ISO 28500
+/// §5.13): the fetch layer stopped reading at a size cap, a time limit, or the peer went away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Truncated {
+    /// The size limit was reached.
+    Length,
+    /// The time limit was reached.
+    Time,
+    /// The network connection was lost.
+    Disconnect,
+    /// Some other reason.
+    Unspecified,
+}
+
+impl Truncated {
+    /// The field value: `length`, `time`, `disconnect` or `unspecified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truncated::Length => "length",
+            Truncated::Time => "time",
+            Truncated::Disconnect => "disconnect",
+            Truncated::Unspecified => "unspecified",
+        }
+    }
+}
+
 /// One HTTP exchange as it went over the wire.
 #[derive(Clone, Copy, Debug)]
 pub struct Exchange<'a> {
@@ -265,6 +291,8 @@ pub struct Exchange<'a> {
     /// readers built like it) check it against the bytes after the response head *as stored*:
     /// chunk framing and content coding included (see the warcio test below).
     pub payload_digest: Option<Digest>,
+    /// Written as `WARC-Truncated` on the response record when the response is incomplete.
+    pub truncated: Option<Truncated>,
 }
 
 pub mod reader;

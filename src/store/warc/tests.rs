@@ -10,7 +10,6 @@ use std::time::{Duration, UNIX_EPOCH};
 
 const T0: u64 = 1_795_240_484; // 2026-11-21T05:54:44Z
 
-
 /// A fresh, empty directory for one test (removed at the end of the test).
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("spinneret-warc-{}-{tag}", std::process::id()));
@@ -227,6 +226,7 @@ fn rotation_writes_complete_files_each_opened_by_warcinfo() {
             request: &req,
             response: &resp,
             payload_digest: Some(sha1(&resp[resp.len() - 900..])),
+            truncated: None,
         };
         w.write_exchange(&ex).unwrap();
         sent.push((ex.target_uri.to_string(), req, resp));
@@ -433,12 +433,12 @@ const CHUNKED_HEAD: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
 const CHUNKED_BODY: &[u8] = b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n";
 
-/// (target URI, response bytes, payload digest)
-type TestExchange = (String, Vec<u8>, Option<Digest>);
+/// (target URI, response bytes, payload digest, truncation)
+type TestExchange = (String, Vec<u8>, Option<Digest>, Option<Truncated>);
 
 fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
     let mut w = WarcWriter::create(dir, "t", 1 << 30, 6, info(), [5; 16]).unwrap();
-    for (i, (uri, resp, digest)) in exchanges.iter().enumerate() {
+    for (i, (uri, resp, digest, truncated)) in exchanges.iter().enumerate() {
         let req = format!("GET / HTTP/1.1\r\nHost: {i}.test\r\n\r\n").into_bytes();
         w.write_exchange(&Exchange {
             target_uri: uri,
@@ -451,6 +451,7 @@ fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
             request: &req,
             response: resp,
             payload_digest: *digest,
+            truncated: *truncated,
         })
         .unwrap();
     }
@@ -485,23 +486,42 @@ fn warcio_check_and_index_accept_our_files() {
     .into_bytes();
     gzipped.extend_from_slice(&gz_body);
 
+    let cut_body = b"<p>only the first part".to_vec();
+    let mut cut =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n".to_vec();
+    cut.extend_from_slice(&cut_body);
+
     let path = write_file(
         &dir,
         &[
-            ("http://0.test/plain".into(), plain, Some(sha1(&plain_body))),
+            (
+                "http://0.test/plain".into(),
+                plain,
+                Some(sha1(&plain_body)),
+                None,
+            ),
             // Payload digest over the stored bytes after the head: chunk framing intact.
             (
                 "http://1.test/chunked".into(),
                 chunked,
                 Some(sha1(CHUNKED_BODY)),
+                None,
             ),
             // ... and content coding intact.
             (
                 "http://2.test/gzip".into(),
                 gzipped.clone(),
                 Some(sha1(&gz_body)),
+                None,
             ),
-            ("http://3.test/nodigest".into(), gzipped, None),
+            ("http://3.test/nodigest".into(), gzipped, None, None),
+            // Cut at a size cap: the stored bytes are digested, and the record says why.
+            (
+                "http://4.test/cut".into(),
+                cut,
+                Some(sha1(&cut_body)),
+                Some(Truncated::Length),
+            ),
         ],
     );
     let p = path.to_str().unwrap();
@@ -517,13 +537,14 @@ fn warcio_check_and_index_accept_our_files() {
         String::from_utf8_lossy(&check.stderr)
     );
     assert!(!out.contains("failed"), "{out}");
-    // 3 response records with a payload digest plus every block digest: all verified.
-    assert_eq!(out.matches("digest pass").count(), 9, "{out}");
+    // 4 response records with a payload digest plus 7 block digests (warcio skips the
+    // warcinfo and request blocks it does not parse as HTTP payloads): all verified.
+    assert_eq!(out.matches("digest pass").count(), 11, "{out}");
 
     let index = warcio(&[
         "index",
         "-f",
-        "warc-type,warc-target-uri,warc-payload-digest",
+        "warc-type,warc-target-uri,warc-payload-digest,warc-truncated",
         p,
     ])
     .expect("warcio was importable a moment ago");
@@ -533,9 +554,18 @@ fn warcio_check_and_index_accept_our_files() {
         "warcio index failed: {}",
         String::from_utf8_lossy(&index.stderr)
     );
-    assert_eq!(out.lines().count(), 9, "{out}");
-    assert_eq!(out.matches("\"response\"").count(), 4, "{out}");
+    assert_eq!(out.lines().count(), 11, "{out}");
+    assert_eq!(out.matches("\"response\"").count(), 5, "{out}");
     assert!(out.contains("http://1.test/chunked"), "{out}");
+    let cut_line = out
+        .lines()
+        .find(|l| l.contains("http://4.test/cut") && l.contains("\"response\""))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        cut_line.contains("\"warc-truncated\": \"length\""),
+        "{cut_line}"
+    );
+    assert_eq!(out.matches("warc-truncated").count(), 1, "{out}");
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -551,6 +581,7 @@ fn warcio_rejects_dechunked_payload_digest() {
             "http://1.test/chunked".into(),
             chunked,
             Some(sha1(b"hello world")),
+            None,
         )],
     );
     let Some(check) = warcio(&["check", "-v", path.to_str().unwrap()]) else {

@@ -292,7 +292,7 @@ impl WarcWriter {
         let ip_text = &text[resp_end..ip_end];
         let payload_text = &text[ip_end..];
 
-        let mut fields: [(&str, &str); 5] = [("", ""); 5];
+        let mut fields: [(&str, &str); 6] = [("", ""); 6];
         let mut n = 0;
         fields[n] = ("WARC-Target-URI", ex.target_uri);
         n += 1;
@@ -322,6 +322,10 @@ impl WarcWriter {
         let mut n = common;
         if ex.payload_digest.is_some() {
             fields[n] = ("WARC-Payload-Digest", payload_text);
+            n += 1;
+        }
+        if let Some(t) = ex.truncated {
+            fields[n] = ("WARC-Truncated", t.as_str());
             n += 1;
         }
         self.record_buf.clear();
