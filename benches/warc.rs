@@ -23,6 +23,7 @@ fn info() -> WarcInfo {
         hostname: "bench".into(),
         operator: None,
         description: None,
+        ..WarcInfo::default()
     }
 }
 

@@ -107,7 +107,7 @@ fuzz_target!(|data: &[u8]| {
             software: "spinneret-fuzz".into(),
             hostname: "localhost".into(),
             operator: None,
-            description: None,
+            description: None,            ..WarcInfo::default()
         };
         let mut w = WarcWriter::create(&dir, "fuzz", 1 << 30, u32::from(flags >> 4), info, [7; 16])
             .unwrap();

@@ -104,15 +104,17 @@ impl WarcThread {
                 for msg in rx {
                     let res = match msg {
                         ToWriter::Exchange(ex) => {
-                            let res = warc.write_exchange(&Exchange {
-                                target_uri: &ex.target_uri,
-                                date: ex.date,
-                                ip: ex.ip,
-                                request: &ex.request,
-                                response: &ex.response,
-                                payload_digest: ex.payload_digest,
-                                truncated: None,
-                            });
+                            let res = warc
+                                .write_exchange(&Exchange {
+                                    target_uri: &ex.target_uri,
+                                    date: ex.date,
+                                    ip: ex.ip,
+                                    request: &ex.request,
+                                    response: &ex.response,
+                                    payload_digest: ex.payload_digest,
+                                    truncated: None,
+                                })
+                                .map(drop);
                             let _ = back_tx.send(ex.request);
                             let _ = back_tx.send(ex.response);
                             res
@@ -217,6 +219,7 @@ impl Output {
             hostname: hostname(),
             operator: None,
             description: None,
+            ..WarcInfo::default()
         };
         let warc = WarcWriter::create(
             &config.dir,

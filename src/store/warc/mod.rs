@@ -14,6 +14,7 @@
 use std::fmt;
 use std::io::Write;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use md5::Md5;
@@ -29,6 +30,7 @@ pub enum RecordType {
     Response,
     Metadata,
     Resource,
+    Revisit,
 }
 
 impl RecordType {
@@ -39,6 +41,7 @@ impl RecordType {
             RecordType::Response => "response",
             RecordType::Metadata => "metadata",
             RecordType::Resource => "resource",
+            RecordType::Revisit => "revisit",
         }
     }
 }
@@ -160,7 +163,7 @@ pub fn parse_sha1_base32(s: &str) -> Option<Digest> {
 
 /// Appends a header value, percent-encoding bytes that would break the header line (CR, LF and
 /// other controls). Values we write are URLs and our own text, so this is a guard, not a codec.
-fn push_field_value(out: &mut Vec<u8>, v: &str) {
+pub(crate) fn push_field_value(out: &mut Vec<u8>, v: &str) {
     for &b in v.as_bytes() {
         if b < 0x20 || b == 0x7f {
             out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
@@ -180,7 +183,8 @@ fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
 /// Appends one uncompressed WARC/1.1 record to `out`:
 /// `WARC/1.1`, `WARC-Type`, `WARC-Record-ID`, `WARC-Date` (seconds), `extra_fields` in order,
 /// `Content-Type`, `Content-Length`, `WARC-Block-Digest` (SHA-1 of the block), a blank line, the
-/// block (the concatenation of `block`), and the record end `\r\n\r\n`.
+/// block (the concatenation of `block`), and the record end `\r\n\r\n`. Returns the block
+/// digest.
 pub fn write_record(
     out: &mut Vec<u8>,
     kind: RecordType,
@@ -189,7 +193,7 @@ pub fn write_record(
     extra_fields: &[(&str, &str)],
     content_type: &str,
     block: &[&[u8]],
-) {
+) -> Digest {
     let mut h = Sha1::new();
     let mut len: u64 = 0;
     for part in block {
@@ -218,15 +222,21 @@ pub fn write_record(
         out.extend_from_slice(part);
     }
     out.extend_from_slice(b"\r\n\r\n");
+    digest
 }
 
-/// Who wrote the file: the `warcinfo` record that opens each file.
-#[derive(Clone, Debug)]
+/// Who wrote the file, and how: the `warcinfo` record that opens each file.
+#[derive(Clone, Debug, Default)]
 pub struct WarcInfo {
     pub software: String,
     pub hostname: String,
     pub operator: Option<String>,
     pub description: Option<String>,
+    /// The command line that started the crawl, written as `command-line`.
+    pub command_line: Option<String>,
+    /// Settings in force (`max-pages`, `user-agent`, ...), one field each, in order. Names are
+    /// reduced to letters, digits, `-`, `_` and `.` so they stay field names.
+    pub options: Vec<(String, String)>,
 }
 
 impl WarcInfo {
@@ -246,6 +256,23 @@ impl WarcInfo {
         }
         if let Some(d) = &self.description {
             push_field(&mut b, "description", d);
+        }
+        if let Some(c) = &self.command_line {
+            push_field(&mut b, "command-line", c);
+        }
+        for (name, value) in &self.options {
+            let name: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            let name = if name.is_empty() { "option" } else { &name };
+            push_field(&mut b, name, value);
         }
         b
     }
@@ -295,10 +322,49 @@ pub struct Exchange<'a> {
     pub truncated: Option<Truncated>,
 }
 
+/// `WARC-Profile` of a revisit record whose payload is identical (by digest) to one stored
+/// earlier.
+pub const REVISIT_PROFILE_IDENTICAL_PAYLOAD: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// A fetch whose payload was stored before: written as a `revisit` record (profile
+/// identical-payload-digest) holding the response head only, plus the `request` record.
+#[derive(Clone, Copy, Debug)]
+pub struct Revisit<'a> {
+    pub target_uri: &'a str,
+    pub date: SystemTime,
+    pub ip: Option<IpAddr>,
+    /// The exact request bytes sent.
+    pub request: &'a [u8],
+    /// The response head as received, through its blank line.
+    pub response_head: &'a [u8],
+    /// SHA-1 of the payload (the same digest as the original's `WARC-Payload-Digest`).
+    pub payload_digest: Digest,
+    /// `WARC-Target-URI` and `WARC-Date` of the record that holds the payload.
+    pub refers_to_uri: &'a str,
+    pub refers_to_date: SystemTime,
+}
+
+/// Where one record landed: the file's final name (no directory; the file is `NAME.open`
+/// until it closes), the offset of the record's gzip member and its compressed length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordPos {
+    pub file: Arc<str>,
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// Where an exchange's two records landed (`response` is the revisit record for a revisit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub request: RecordPos,
+    pub response: RecordPos,
+}
+
 pub mod reader;
 mod writer;
 
-pub use writer::WarcWriter;
+pub use writer::{WarcWriter, WriterOptions};
 
 #[cfg(test)]
 mod tests;

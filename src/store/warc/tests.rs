@@ -6,6 +6,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 const T0: u64 = 1_795_240_484; // 2026-11-21T05:54:44Z
@@ -24,6 +25,7 @@ fn info() -> WarcInfo {
         hostname: "crawler1".into(),
         operator: Some("ops@example.org".into()),
         description: None,
+        ..WarcInfo::default()
     }
 }
 
@@ -592,5 +594,357 @@ fn warcio_rejects_dechunked_payload_digest() {
     let out = String::from_utf8_lossy(&check.stdout);
     assert!(!check.status.success(), "{out}");
     assert!(out.contains("payload digest failed"), "{out}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The one record stored at `pos` in `dir`: the bytes at the offset, of the length, are
+/// exactly one gzip member holding one record.
+fn record_at(dir: &Path, pos: &RecordPos) -> Record {
+    let bytes = fs::read(dir.join(&*pos.file)).unwrap();
+    let start = pos.offset as usize;
+    let end = start + pos.length as usize;
+    assert!(end <= bytes.len(), "{pos:?} beyond {}", bytes.len());
+    let recs = read_records(&bytes[start..end]).unwrap_or_else(|e| panic!("{pos:?}: {e:?}"));
+    assert_eq!(recs.len(), 1, "{pos:?}");
+    recs.into_iter().next().unwrap()
+}
+
+const REVISIT_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 13\r\n\r\n";
+
+/// Writes `n` exchanges, a revisit of every third, and a log record at the end, rotating
+/// often; returns the writer's files, indexes and every position it reported.
+fn write_mixed(
+    dir: &Path,
+    n: u64,
+    max: u64,
+) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<Written>, RecordPos) {
+    let opts = WriterOptions { cdxj: true };
+    let mut w = WarcWriter::create_with(dir, "ix", max, 6, info(), [6; 16], opts).unwrap();
+    let mut all = Vec::new();
+    for i in 0..n {
+        let req = format!("GET /{i} HTTP/1.1\r\nHost: www.A.test\r\n\r\n").into_bytes();
+        let body = noise(i + 100, 300 + (i as usize * 37) % 500);
+        let mut resp = format!(
+            "HTTP/1.1 {} OK\r\nContent-Type: text/html;charset=x\r\nContent-Length: {}\r\n\r\n",
+            200 + i % 3,
+            body.len()
+        )
+        .into_bytes();
+        resp.extend_from_slice(&body);
+        // URIs out of order, so sorting has work to do.
+        let uri = format!("http://www.A.test:80/p{}?z=1&a={i}", (n - i) * 7 % 11);
+        let date = UNIX_EPOCH + Duration::from_secs(T0 + i);
+        let written = w
+            .write_exchange(&Exchange {
+                target_uri: &uri,
+                date,
+                ip: Some(IpAddr::from([127, 0, 0, 1])),
+                request: &req,
+                response: &resp,
+                // Every other one leaves the index to compute the digest.
+                payload_digest: (i % 2 == 0).then(|| sha1(&body)),
+                truncated: None,
+            })
+            .unwrap();
+        all.push(written);
+        if i % 3 == 0 {
+            let revisit = w
+                .write_revisit(&Revisit {
+                    target_uri: &format!("{uri}&again"),
+                    date: date + Duration::from_secs(60),
+                    ip: None,
+                    request: &req,
+                    response_head: REVISIT_HEAD,
+                    payload_digest: sha1(&body),
+                    refers_to_uri: &uri,
+                    refers_to_date: date,
+                })
+                .unwrap();
+            all.push(revisit);
+        }
+    }
+    let log = w
+        .write_log_record(
+            "urn:x-spinneret:crawl.log",
+            "text/plain",
+            b"line 1\nline 2\n",
+        )
+        .unwrap();
+    let (files, indexes) = w.finish_indexed().unwrap();
+    (files, indexes, all, log)
+}
+
+#[test]
+fn reported_positions_hold_the_records() {
+    let dir = temp_dir("positions");
+    let (files, indexes, all, log) = write_mixed(&dir, 20, 6000);
+    assert!(files.len() >= 3, "expected rotation: {files:?}");
+    assert_eq!(indexes.len(), files.len());
+    let mut ends: std::collections::HashMap<Arc<str>, u64> = Default::default();
+    for w in &all {
+        let req = record_at(&dir, &w.request);
+        let resp = record_at(&dir, &w.response);
+        assert_eq!(w.request.file, w.response.file, "a pair never spans files");
+        assert_eq!(w.request.offset + w.request.length, w.response.offset);
+        assert_eq!(req.header("WARC-Type"), Some("request"));
+        assert_eq!(
+            req.header("WARC-Concurrent-To"),
+            resp.header("WARC-Record-ID")
+        );
+        assert!(matches!(
+            resp.header("WARC-Type"),
+            Some("response") | Some("revisit")
+        ));
+        let end = ends.entry(w.response.file.clone()).or_default();
+        assert!(w.request.offset >= *end, "positions go forward");
+        *end = w.response.offset + w.response.length;
+    }
+    let log_rec = record_at(&dir, &log);
+    assert_eq!(log_rec.header("WARC-Type"), Some("resource"));
+    assert_eq!(log_rec.block, b"line 1\nline 2\n");
+    assert_eq!(
+        log_rec.header("WARC-Target-URI"),
+        Some("urn:x-spinneret:crawl.log")
+    );
+    // The log record went at the end of the last file.
+    let last = files.last().unwrap();
+    assert_eq!(&*log.file, last.file_name().unwrap().to_str().unwrap());
+    assert_eq!(log.offset + log.length, fs::metadata(last).unwrap().len());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn revisit_records_refer_to_the_original() {
+    let dir = temp_dir("revisit");
+    let (_, _, all, _) = write_mixed(&dir, 4, 1 << 30);
+    // Exchange 0 then its revisit.
+    let orig = record_at(&dir, &all[0].response);
+    let rv = record_at(&dir, &all[1].response);
+    assert_eq!(rv.header("WARC-Type"), Some("revisit"));
+    assert_eq!(
+        rv.header("WARC-Profile"),
+        Some(REVISIT_PROFILE_IDENTICAL_PAYLOAD)
+    );
+    assert_eq!(
+        rv.header("WARC-Refers-To-Target-URI"),
+        orig.header("WARC-Target-URI")
+    );
+    assert_eq!(rv.header("WARC-Refers-To-Date"), orig.header("WARC-Date"));
+    assert_eq!(
+        rv.header("WARC-Payload-Digest"),
+        orig.header("WARC-Payload-Digest")
+    );
+    assert_eq!(
+        rv.header("Content-Type"),
+        Some("application/http;msgtype=response")
+    );
+    assert_eq!(rv.block, REVISIT_HEAD);
+    assert_eq!(
+        rv.header("WARC-Block-Digest"),
+        Some(sha1_base32(&sha1(REVISIT_HEAD)).as_str())
+    );
+    assert_eq!(rv.header("WARC-IP-Address"), None);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Index lines of one CDXJ file: (key, timestamp, json).
+fn cdxj_lines(path: &Path) -> Vec<(String, String, String)> {
+    let text = fs::read_to_string(path).unwrap();
+    assert!(text.ends_with('\n'));
+    text.lines()
+        .map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let k = it.next().unwrap().to_string();
+            let t = it.next().unwrap().to_string();
+            let j = it.next().unwrap().to_string();
+            (k, t, j)
+        })
+        .collect()
+}
+
+/// A `"name": "value"` string field of a cdxj JSON line (our values hold no quotes).
+fn json_field<'a>(json: &'a str, name: &str) -> Option<&'a str> {
+    let start = json.find(&format!("\"{name}\": \""))? + name.len() + 5;
+    Some(&json[start..start + json[start..].find('"')?])
+}
+
+#[test]
+fn cdxj_lists_every_response_revisit_and_resource_sorted() {
+    let dir = temp_dir("cdxj");
+    let (files, indexes, all, log) = write_mixed(&dir, 20, 6000);
+    let mut listed = 0;
+    for (warc, index) in files.iter().zip(&indexes) {
+        let name = warc.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            index.file_name().unwrap().to_str().unwrap(),
+            format!("{}.cdxj", name.strip_suffix(".warc.gz").unwrap())
+        );
+        let text = fs::read(index).unwrap();
+        assert_eq!(crate::store::cdxj::sort_lines(&text), text, "sorted");
+        let lines = cdxj_lines(index);
+        let mut keys: Vec<_> = lines
+            .iter()
+            .map(|l| format!("{} {} {}", l.0, l.1, l.2))
+            .collect();
+        let before = keys.clone();
+        keys.sort();
+        assert_eq!(keys, before);
+        for (key, ts, json) in &lines {
+            assert_eq!(json_field(json, "filename"), Some(name));
+            let pos = RecordPos {
+                file: name.into(),
+                offset: json_field(json, "offset").unwrap().parse().unwrap(),
+                length: json_field(json, "length").unwrap().parse().unwrap(),
+            };
+            let rec = record_at(&dir, &pos);
+            let uri = rec.header("WARC-Target-URI").unwrap();
+            assert_eq!(json_field(json, "url"), Some(uri));
+            assert_eq!(*key, crate::store::cdxj::surt(uri));
+            let date = rec.header("WARC-Date").unwrap();
+            let digits: String = date.chars().filter(char::is_ascii_digit).collect();
+            assert_eq!(*ts, digits);
+            let payload = match rec.header("WARC-Type") {
+                Some("response") => {
+                    assert_eq!(json_field(json, "mime"), Some("text/html"));
+                    let head = memchr::memmem::find(&rec.block, b"\r\n\r\n").unwrap() + 4;
+                    assert_eq!(
+                        json_field(json, "status"),
+                        Some(&rec.block[9..12]).map(|s| std::str::from_utf8(s).unwrap())
+                    );
+                    sha1(&rec.block[head..])
+                }
+                Some("revisit") => {
+                    assert_eq!(json_field(json, "mime"), Some("warc/revisit"));
+                    assert_eq!(json_field(json, "status"), Some("200"));
+                    parse_sha1_base32(rec.header("WARC-Payload-Digest").unwrap()).unwrap()
+                }
+                Some("resource") => {
+                    assert_eq!(json_field(json, "mime"), Some("text/plain"));
+                    assert_eq!(json_field(json, "status"), None);
+                    sha1(&rec.block)
+                }
+                t => panic!("indexed a {t:?} record"),
+            };
+            assert_eq!(
+                json_field(json, "digest"),
+                Some(sha1_base32(&payload).as_str())
+            );
+            listed += 1;
+        }
+    }
+    assert_eq!(
+        listed,
+        all.len() + 1,
+        "every response, revisit and the log record"
+    );
+    let names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names.len(),
+        files.len() * 2,
+        "no .open or .tmp left: {names:?}"
+    );
+    assert_eq!(
+        &*log.file,
+        files.last().unwrap().file_name().unwrap().to_str().unwrap()
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn no_index_unless_asked() {
+    let dir = temp_dir("noindex");
+    let mut w = WarcWriter::create(&dir, "n", 1 << 20, 1, info(), [1; 16]).unwrap();
+    let written = w
+        .write_exchange(&Exchange {
+            target_uri: "http://a.test/",
+            date: UNIX_EPOCH,
+            ip: None,
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response: b"HTTP/1.1 204 No Content\r\n\r\n",
+            payload_digest: None,
+            truncated: None,
+        })
+        .unwrap();
+    let (files, indexes) = w.finish_indexed().unwrap();
+    assert!(indexes.is_empty());
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+    assert_eq!(
+        record_at(&dir, &written.response).header("WARC-Type"),
+        Some("response")
+    );
+    assert_eq!(files.len(), 1);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn warcinfo_carries_command_line_and_options() {
+    let dir = temp_dir("provenance");
+    let mut i = info();
+    i.command_line = Some("spinneret crawl --max-pages 10 http://a.test/".into());
+    i.options = vec![
+        ("max-pages".into(), "10".into()),
+        (
+            "user agent".into(),
+            "spinneret/0.1 (+http://a.test/bot)".into(),
+        ),
+        ("".into(), "x".into()),
+    ];
+    let w = WarcWriter::create(&dir, "p", 1 << 20, 1, i, [1; 16]).unwrap();
+    let files = w.finish().unwrap();
+    let recs = read_records(&fs::read(&files[0]).unwrap()).unwrap();
+    let block = String::from_utf8(recs[0].block.clone()).unwrap();
+    assert!(
+        block.contains("\r\ncommand-line: spinneret crawl --max-pages 10 http://a.test/\r\n"),
+        "{block}"
+    );
+    assert!(block.contains("\r\nmax-pages: 10\r\n"), "{block}");
+    assert!(
+        block.contains("\r\nuser-agent: spinneret/0.1 (+http://a.test/bot)\r\n"),
+        "{block}"
+    );
+    assert!(block.contains("\r\noption: x\r\n"), "{block}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The reference tools on revisits, truncation and our index: `warcio check` verifies every
+/// digest, and cdxj-indexer (pywb's indexer) writes the same index as we do, byte for byte.
+#[test]
+fn warcio_and_cdxj_indexer_agree_with_our_index() {
+    let dir = temp_dir("cdxj-indexer");
+    let (files, indexes, _, _) = write_mixed(&dir, 12, 1 << 30);
+    assert_eq!(files.len(), 1);
+    let p = files[0].to_str().unwrap();
+    let Some(check) = warcio(&["check", "-v", p]) else {
+        skip("warcio_and_cdxj_indexer_agree_with_our_index");
+        let _ = fs::remove_dir_all(&dir);
+        return;
+    };
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "warcio check failed:\n{out}");
+    assert!(!out.contains("failed"), "{out}");
+    let idx = Command::new("python3")
+        .args(["-c", "from cdxj_indexer.main import main; main()", "-s", p])
+        .output()
+        .expect("run python3");
+    if !idx.status.success() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED cdxj-indexer comparison: {} (pip install cdxj-indexer)",
+            String::from_utf8_lossy(&idx.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        let _ = fs::remove_dir_all(&dir);
+        return;
+    }
+    let theirs = String::from_utf8(idx.stdout).unwrap();
+    let ours = fs::read_to_string(&indexes[0]).unwrap();
+    assert_eq!(ours.lines().count(), 12 + 4 + 1);
+    assert_eq!(ours, theirs);
     let _ = fs::remove_dir_all(&dir);
 }
