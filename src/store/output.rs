@@ -104,20 +104,18 @@ impl WarcThread {
                 for msg in rx {
                     let res = match msg {
                         ToWriter::Exchange(ex) => {
-                            let res = warc
-                                .write_exchange(&Exchange {
-                                    target_uri: &ex.target_uri,
-                                    date: ex.date,
-                                    ip: ex.ip,
-                                    request: &ex.request,
-                                    response: &ex.response,
-                                    payload_digest: ex.payload_digest,
-                                    truncated: None,
-                                })
-                                .map(drop);
+                            let res = warc.write_exchange(&Exchange {
+                                target_uri: &ex.target_uri,
+                                date: ex.date,
+                                ip: ex.ip,
+                                request: &ex.request,
+                                response: &ex.response,
+                                payload_digest: ex.payload_digest,
+                                truncated: None,
+                            });
                             let _ = back_tx.send(ex.request);
                             let _ = back_tx.send(ex.response);
-                            res
+                            res.map(drop)
                         }
                         ToWriter::Flush => warc.flush(),
                     };
