@@ -948,3 +948,50 @@ fn warcio_and_cdxj_indexer_agree_with_our_index() {
     assert_eq!(ours, theirs);
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn index_lines_are_on_disk_before_the_file_closes() {
+    let dir = temp_dir("index-open");
+    let opts = WriterOptions { cdxj: true };
+    let mut w = WarcWriter::create_with(&dir, "o", 1 << 20, 1, info(), [2; 16], opts).unwrap();
+    for uri in ["http://b.test/", "http://a.test/"] {
+        w.write_exchange(&Exchange {
+            target_uri: uri,
+            date: UNIX_EPOCH,
+            ip: None,
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response: b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+            payload_digest: None,
+            truncated: Some(Truncated::Time),
+        })
+        .unwrap();
+    }
+    w.flush().unwrap();
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].ends_with(".cdxj.open") && names[1].ends_with(".warc.gz.open"));
+    // Unsorted while open: in write order.
+    let open = fs::read_to_string(dir.join(&names[0])).unwrap();
+    let keys: Vec<&str> = open.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(keys, ["test,b)/", "test,a)/"]);
+    let (files, indexes) = w.finish_indexed().unwrap();
+    let sorted = fs::read_to_string(&indexes[0]).unwrap();
+    let keys: Vec<&str> = sorted
+        .lines()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(keys, ["test,a)/", "test,b)/"]);
+    let recs = read_records(&fs::read(&files[0]).unwrap()).unwrap();
+    assert_eq!(recs[2].header("WARC-Truncated"), Some("time"));
+    assert_eq!(
+        recs[1].header("WARC-Truncated"),
+        None,
+        "request records are whole"
+    );
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 2);
+    let _ = fs::remove_dir_all(&dir);
+}
