@@ -79,7 +79,7 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
         .all(|l| l.outcome == ReturnCode::Success && l.status == 200));
     assert!(lines
         .iter()
-        .all(|l| l.md5.is_some() && l.referrer.is_none()));
+        .all(|l| l.digest.is_some() && l.referrer.is_none()));
     let mut logged: Vec<&str> = lines.iter().map(|l| l.url.as_str()).collect();
     logged.sort();
     let mut expected: Vec<&str> = urls.iter().map(String::as_str).collect();

@@ -1,7 +1,8 @@
 //! WARC round trip: a record built by `warc::write_record` from arbitrary bytes, gzipped by hand
 //! and (when flag bits 0 and 1 are set) also through a `WarcWriter` in a temp dir, reads back with
-//! `warc::reader::read_records` with the same block, URI and digest. Then the raw input goes to
-//! the reader: no panic.
+//! `warc::reader::read_records` with the same block, URI and digest. The writer pass also writes
+//! a revisit and checks every reported record position (and, with flag bit 3, the CDXJ index).
+//! Then the raw input goes to the reader: no panic.
 //!
 //! Input: `[flags, 5 date bytes, uri bytes, 0, block bytes (split at the first 0 again)]`; the
 //! high nibble of flags is the gzip level.
@@ -14,10 +15,10 @@ use std::time::{Duration, UNIX_EPOCH};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
-use md5::{Digest, Md5};
 use spinneret::store::warc::reader::{parse_record, read_records, Record};
 use spinneret::store::warc::{
-    md5_base32, write_record, Exchange, RecordId, RecordType, WarcInfo, WarcWriter,
+    sha1, sha1_base32, write_record, Exchange, RecordId, RecordType, Revisit, Truncated, WarcInfo,
+    WarcWriter, WriterOptions,
 };
 
 /// What the writer makes of a field value and the reader gives back: controls percent-encoded,
@@ -40,10 +41,9 @@ fn check_block(rec: &Record, uri: &str, block: &[u8]) {
         rec.header("WARC-Target-URI"),
         Some(field_as_read(uri).as_str())
     );
-    let digest: [u8; 16] = Md5::digest(block).into();
     assert_eq!(
         rec.header("WARC-Block-Digest"),
-        Some(md5_base32(&digest).as_str())
+        Some(sha1_base32(&sha1(block)).as_str())
     );
     assert_eq!(rec.header("WARC-Date").map(str::len), Some(20), "WARC-Date");
 }
@@ -107,29 +107,78 @@ fuzz_target!(|data: &[u8]| {
         let info = WarcInfo {
             software: "spinneret-fuzz".into(),
             hostname: "localhost".into(),
-            operator: None,
-            description: None,
+            command_line: Some(uri.to_string()),
+            ..WarcInfo::default()
         };
-        let mut w = WarcWriter::create(&dir, "fuzz", 1 << 30, u32::from(flags >> 4), info, [7; 16])
-            .unwrap();
-        w.write_exchange(&Exchange {
-            target_uri: &uri,
-            date,
-            ip: None,
-            request: first,
-            response: second,
-            payload_digest: Some([flags; 16]),
-            spooled: None,
-            truncated: None,
-        })
+        let cdxj = flags & 8 != 0;
+        let mut w = WarcWriter::create_with(
+            &dir,
+            "fuzz",
+            1 << 30,
+            u32::from(flags >> 4),
+            info,
+            [7; 16],
+            WriterOptions { cdxj },
+        )
         .unwrap();
-        let files = w.finish().unwrap();
+        let exchange = w
+            .write_exchange(&Exchange {
+                target_uri: &uri,
+                date,
+                ip: None,
+                request: first,
+                response: second,
+                payload_digest: Some([flags; 20]),
+                spooled: None,
+                truncated: (flags & 4 != 0).then_some(Truncated::Disconnect),
+            })
+            .unwrap();
+        let revisit = w
+            .write_revisit(&Revisit {
+                target_uri: &uri,
+                date,
+                ip: None,
+                request: first,
+                response_head: second,
+                payload_digest: [flags; 20],
+                refers_to_uri: &uri,
+                refers_to_date: date,
+            })
+            .unwrap();
+        let (files, indexes) = w.finish_indexed().unwrap();
         assert_eq!(files.len(), 1);
         let bytes = std::fs::read(&files[0]).unwrap();
         std::fs::remove_file(&files[0]).unwrap();
         let records = read_records(&bytes).expect("the writer's file reads back");
-        assert_eq!(records.len(), 3, "warcinfo, request, response");
+        assert_eq!(
+            records.len(),
+            5,
+            "warcinfo, request, response, request, revisit"
+        );
         check_block(&records[1], &uri, first);
         check_block(&records[2], &uri, second);
+        check_block(&records[4], &uri, second);
+        // Every reported position is exactly one record, the one written there.
+        for (pos, want) in [
+            (&exchange.request, 1),
+            (&exchange.response, 2),
+            (&revisit.request, 3),
+            (&revisit.response, 4),
+        ] {
+            let (start, len) = (pos.offset as usize, pos.length as usize);
+            let one = read_records(&bytes[start..start + len]).expect("record at its offset");
+            assert_eq!(one, [records[want].clone()]);
+        }
+        assert_eq!(indexes.len(), usize::from(cdxj));
+        for index in indexes {
+            let text = std::fs::read(&index).unwrap();
+            std::fs::remove_file(&index).unwrap();
+            assert_eq!(
+                text.iter().filter(|&&b| b == b'\n').count(),
+                2,
+                "response, revisit"
+            );
+            assert_eq!(spinneret::store::cdxj::sort_lines(&text), text);
+        }
     }
 });

@@ -15,7 +15,7 @@ use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMo
 use crate::crawl::sink::Sink;
 use crate::crawl::{Crawl, LineTally};
 use crate::fetcher::{
-    Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, Turn,
+    Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, PayloadDigest, Turn,
 };
 use crate::store::output::Output;
 use crate::store::spool::FileSpool;
@@ -76,7 +76,7 @@ impl Sink for AppSink {
         done: &FetchDone<'_>,
         referrer: Option<&str>,
         outcome: ReturnCode,
-        digest: Option<[u8; 16]>,
+        digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
         self.echo(outcome, done.status(), done.request.url.as_str());
         self.output.record_as(done, referrer, outcome, digest)

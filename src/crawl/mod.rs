@@ -34,7 +34,7 @@ use slab::Slab;
 use url::Url;
 
 use crate::fetcher::stats::Outcomes;
-use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
+use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, PayloadDigest};
 use crate::links::{self, LinkKind, Links};
 use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
@@ -289,7 +289,7 @@ pub struct Crawl<S: Sink> {
     frontier: Frontier<Entry>,
     filter: UrlFilter,
     seen: UrlSeen,
-    content_seen: HashSet<[u8; 16]>,
+    content_seen: HashSet<PayloadDigest>,
     robots: RobotsCache,
     robots_failures: HashMap<String, u8>,
     /// Hosts the address policy refused: their URLs end at once, without a request.

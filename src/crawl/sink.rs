@@ -3,7 +3,7 @@
 
 use std::io;
 
-use crate::fetcher::FetchDone;
+use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::ReturnCode;
 
 /// Receives every URL's one outcome.
@@ -16,7 +16,7 @@ pub trait Sink {
         done: &FetchDone<'_>,
         referrer: Option<&str>,
         outcome: ReturnCode,
-        digest: Option<[u8; 16]>,
+        digest: Option<PayloadDigest>,
     ) -> io::Result<()>;
 
     /// Logs a URL that ended without a fetch (robots exclusion, too many redirects,
@@ -53,7 +53,7 @@ impl Sink for MemorySink {
         done: &FetchDone<'_>,
         referrer: Option<&str>,
         outcome: ReturnCode,
-        _digest: Option<[u8; 16]>,
+        _digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
         self.lines.push(Logged {
             url: done.request.url.to_string(),

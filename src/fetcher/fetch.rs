@@ -203,7 +203,7 @@ pub struct Completion {
     /// Whether the content is all of it (not cut at `max_scan_bytes`, not a spilled prefix).
     pub(crate) content_complete: bool,
     /// The spilled payload, and the digest taken on its way there.
-    pub(crate) spool: Option<(Arc<dyn SpoolFile>, [u8; 16])>,
+    pub(crate) spool: Option<(Arc<dyn SpoolFile>, PayloadDigest)>,
     pub peer: Option<SocketAddr>,
     pub sent_at: Option<SystemTime>,
     pub timings: Timings,
@@ -267,6 +267,9 @@ impl Completion {
     }
 }
 
+/// SHA-1 of a payload: the digest WARC, crawl.log, CDXJ and Heritrix or Common Crawl use.
+pub type PayloadDigest = [u8; 20];
+
 /// The single report for one URL, borrowed from its [`Completion`] (copy what you keep).
 pub struct FetchDone<'a> {
     pub request: &'a FetchRequest,
@@ -290,7 +293,7 @@ pub struct FetchDone<'a> {
     pub content_complete: bool,
     /// A payload that outgrew memory: the spool holding it (then `payload` and `body` are
     /// empty and `response` is the head alone), and its digest.
-    pub spooled: Option<(&'a Arc<dyn SpoolFile>, [u8; 16])>,
+    pub spooled: Option<(&'a Arc<dyn SpoolFile>, PayloadDigest)>,
     pub peer: Option<SocketAddr>,
     /// Wall-clock time the request was sent (for WARC-Date), if it was.
     pub sent_at: Option<SystemTime>,
@@ -303,15 +306,15 @@ impl FetchDone<'_> {
         self.head.map_or(0, |h| h.status)
     }
 
-    /// The payload digest (MD5 of the bytes after the head, as received), when a response
+    /// The payload digest (SHA-1 of the bytes after the head, as received), when a response
     /// head arrived: the WARC payload digest, crawl.log's digest and the crawl's content-seen
     /// fingerprint. Computed once per body: on the way to the spool, or here.
-    pub fn payload_digest(&self) -> Option<[u8; 16]> {
-        use md5::{Digest, Md5};
+    pub fn payload_digest(&self) -> Option<PayloadDigest> {
+        use sha1::{Digest, Sha1};
         self.head?;
         Some(match self.spooled {
             Some((_, digest)) => digest,
-            None => Md5::digest(self.payload).into(),
+            None => Sha1::digest(self.payload).into(),
         })
     }
 

@@ -23,4 +23,4 @@ pub mod tls;
 
 pub use driver::{Driver, FetchSource, Next, Turn};
 pub use event_loop::{default_user_agent, Crawler, CrawlerConfig};
-pub use fetch::{Completion, FetchDone, FetchRequest, Timings, Truncation};
+pub use fetch::{Completion, FetchDone, FetchRequest, PayloadDigest, Timings, Truncation};

@@ -10,7 +10,9 @@
 use std::io;
 use std::sync::Arc;
 
-use md5::{Digest, Md5};
+use sha1::{Digest as _, Sha1};
+
+use super::fetch::PayloadDigest;
 
 /// Makes spool files (implemented by the store).
 pub trait Spool: Send + Sync {
@@ -32,14 +34,14 @@ pub trait SpoolFile: Send + Sync {
 /// A spool file being filled, with the digest of what went into it.
 pub struct Spilling {
     file: Box<dyn SpoolFile>,
-    digest: Md5,
+    digest: Sha1,
 }
 
 impl Spilling {
     pub fn new(file: Box<dyn SpoolFile>) -> Spilling {
         Spilling {
             file,
-            digest: Md5::new(),
+            digest: Sha1::new(),
         }
     }
 
@@ -49,7 +51,7 @@ impl Spilling {
     }
 
     /// The finished spool, shareable with the WARC writer, and the digest of its bytes.
-    pub fn finish(self) -> (Arc<dyn SpoolFile>, [u8; 16]) {
+    pub fn finish(self) -> (Arc<dyn SpoolFile>, PayloadDigest) {
         (Arc::from(self.file), self.digest.finalize().into())
     }
 }

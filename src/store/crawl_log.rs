@@ -2,8 +2,9 @@
 //! tests and, later, resuming a crawl).
 //!
 //! Line format (after the `#` header line), always exactly 8 fields:
-//! `time outcome status bytes ms url referrer md5`, time in RFC 3339 UTC with milliseconds,
-//! outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, md5 in hex or `-`.
+//! `time outcome status bytes ms url referrer digest`, time in RFC 3339 UTC with milliseconds,
+//! outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, digest the SHA-1
+//! of the content as `sha1:` + base32 (the form of `WARC-Payload-Digest` and CDXJ) or `-`.
 //! URLs come from hostile pages, so any byte that could split a line or a field (controls, space,
 //! DEL, non-ASCII) is percent-encoded: the logged URL is an equivalent URL, and a line is always
 //! one line. What a fetch's outcome *is* is decided by the fetch layer; this module only writes.
@@ -14,10 +15,11 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::datetime;
+use crate::store::warc::{parse_sha1_base32, push_sha1_base32, Digest};
 use crate::ReturnCode;
 
 /// The first line of every crawl log.
-pub const HEADER: &str = "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\tmd5\n";
+pub const HEADER: &str = "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\tdigest\n";
 /// Fields per line.
 const FIELDS: usize = 8;
 /// Buffer of the log file writer.
@@ -51,8 +53,8 @@ pub struct LogLine<'a> {
     pub url: &'a str,
     /// Written as `-` when `None`.
     pub referrer: Option<&'a str>,
-    /// MD5 of the body, hex; `-` when `None`.
-    pub md5: Option<[u8; 16]>,
+    /// SHA-1 of the body, `sha1:` + base32; `-` when `None`.
+    pub digest: Option<Digest>,
 }
 
 /// A line read back by [`parse_line`]. URLs are as logged (percent-encoded where they held
@@ -66,7 +68,7 @@ pub struct ParsedLine {
     pub fetch_ms: u64,
     pub url: String,
     pub referrer: Option<String>,
-    pub md5: Option<[u8; 16]>,
+    pub digest: Option<Digest>,
 }
 
 /// Appends `s` with unsafe bytes percent-encoded. Runs of safe bytes are copied whole.
@@ -125,30 +127,11 @@ pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
         None => out.push(b'-'),
     }
     out.push(b'\t');
-    match &line.md5 {
-        Some(d) => {
-            for b in d {
-                out.push(HEX[usize::from(b >> 4)].to_ascii_lowercase());
-                out.push(HEX[usize::from(b & 15)].to_ascii_lowercase());
-            }
-        }
+    match &line.digest {
+        Some(d) => push_sha1_base32(out, d),
         None => out.push(b'-'),
     }
     out.push(b'\n');
-}
-
-fn parse_md5(s: &str) -> Option<[u8; 16]> {
-    let b = s.as_bytes();
-    if b.len() != 32 {
-        return None;
-    }
-    let mut d = [0u8; 16];
-    for (i, pair) in b.chunks_exact(2).enumerate() {
-        let hi = (pair[0] as char).to_digit(16)?;
-        let lo = (pair[1] as char).to_digit(16)?;
-        d[i] = (hi * 16 + lo) as u8;
-    }
-    Some(d)
 }
 
 /// Only plain decimal digits (no sign, no spaces), as `format_line` writes them.
@@ -190,9 +173,9 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
             "-" => None,
             r => Some(r.to_string()),
         },
-        md5: match f[7] {
+        digest: match f[7] {
             "-" => None,
-            m => Some(parse_md5(m)?),
+            m => Some(parse_sha1_base32(m)?),
         },
     })
 }
@@ -244,9 +227,9 @@ mod tests {
 
     #[test]
     fn formats_known_line() {
-        let mut md5 = [0u8; 16];
-        md5[0] = 0xab;
-        md5[15] = 0x01;
+        let mut digest = [0u8; 20];
+        digest[0] = 0xab;
+        digest[19] = 0x01;
         let s = line_string(&LogLine {
             time: t(1_795_240_484_123),
             outcome: ReturnCode::Success,
@@ -255,12 +238,12 @@ mod tests {
             fetch_ms: 42,
             url: "http://a.test/x?q=1",
             referrer: Some("http://a.test/"),
-            md5: Some(md5),
+            digest: Some(digest),
         });
         assert_eq!(
             s,
             "2026-11-21T05:54:44.123Z\tSuccess\t200\t15360\t42\thttp://a.test/x?q=1\t\
-             http://a.test/\tab000000000000000000000000000001\n"
+             http://a.test/\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\n"
         );
         let s = line_string(&LogLine {
             time: t(0),
@@ -270,7 +253,7 @@ mod tests {
             fetch_ms: 0,
             url: "http://nx.test/",
             referrer: None,
-            md5: None,
+            digest: None,
         });
         assert_eq!(
             s,
@@ -291,7 +274,7 @@ mod tests {
             fetch_ms: 30_000,
             url,
             referrer: Some("-"),
-            md5: None,
+            digest: None,
         });
         assert_eq!(s.matches('\n').count(), 1);
         assert!(s.ends_with('\n'));
@@ -320,7 +303,10 @@ mod tests {
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t-1\t2\thttp://a/\t-\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/ b\t-\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tabc",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t+b000000000000000000000000000001",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tVMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",
+            // The MD5 hex of earlier logs is not a SHA-1.
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tab000000000000000000000000000001",
             "yesterday\tSuccess\t200\t1\t2\thttp://a/\t-\t-",
         ] {
             assert_eq!(parse_line(bad), None, "{bad:?}");
@@ -341,7 +327,7 @@ mod tests {
                 fetch_ms: i,
                 url: &url,
                 referrer: None,
-                md5: None,
+                digest: None,
             })
             .unwrap();
         }
@@ -362,9 +348,9 @@ mod tests {
         fn format_parse_round_trip(ms in 0u64..253_402_300_799_999, code in 0usize..ReturnCode::ALL.len(),
                                    status in any::<u16>(), bytes in any::<u64>(), fetch_ms in any::<u64>(),
                                    url in "\\PC{0,40}|[\\x00-\\x7f]{0,40}", referrer in proptest::option::of(".{0,20}"),
-                                   md5 in proptest::option::of(any::<[u8; 16]>())) {
+                                   digest in proptest::option::of(any::<[u8; 20]>())) {
             let l = LogLine { time: t(ms), outcome: ReturnCode::ALL[code], status, body_bytes: bytes,
-                              fetch_ms, url: &url, referrer: referrer.as_deref(), md5 };
+                              fetch_ms, url: &url, referrer: referrer.as_deref(), digest };
             let s = line_string(&l);
             prop_assert!(s.is_ascii());
             prop_assert_eq!(s.matches('\n').count(), 1);
@@ -374,7 +360,7 @@ mod tests {
             prop_assert_eq!(p.time, l.time);
             prop_assert_eq!(p.outcome, l.outcome);
             prop_assert_eq!((p.status, p.body_bytes, p.fetch_ms), (status, bytes, fetch_ms));
-            prop_assert_eq!(p.md5, md5);
+            prop_assert_eq!(p.digest, digest);
             prop_assert_eq!(&p.url, &escaped(&url));
             prop_assert_eq!(p.referrer, referrer.as_deref().map(escaped));
             // URLs without bytes needing escape are logged unchanged.

@@ -1,7 +1,7 @@
 //! What becomes of a finished fetch on disk: WARC records, a `crawl.log` line, the counters.
 //!
 //! Both `fetch` and `crawl` write through an [`Output`], so the two commands store pages the
-//! same way. The MD5 of the content goes to `crawl.log` (and is the crawl's content-seen
+//! same way. The SHA-1 of the content goes to `crawl.log` (and is the crawl's content-seen
 //! fingerprint). warcio digests the WARC payload as the bytes after the HTTP head exactly as
 //! received (chunk framing and content coding included), so when those bytes are the content
 //! (length-delimited, no content coding: the common page) one hash serves both; otherwise the
@@ -9,7 +9,7 @@
 //!
 //! WARC records are compressed, block-digested and written on a writer thread fed by a
 //! bounded channel (ARCHITECTURE §9), so the event loop spends one copy per exchange instead of the
-//! gzip and the second MD5; byte buffers travel back to be reused. The channel bound is the
+//! gzip and the block digest; byte buffers travel back to be reused. The channel bound is the
 //! backpressure: if the disk or the compressor falls behind, the loop waits rather than
 //! buffering without limit. A write error stops the writer and is returned by the next call.
 
@@ -26,7 +26,7 @@ use super::crawl_log::{CrawlLog, LogLine};
 use super::warc::{Exchange, WarcInfo, WarcWriter};
 use crate::crawl::sink::Sink;
 use crate::fetcher::spool::SpoolFile;
-use crate::fetcher::{FetchDone, Truncation};
+use crate::fetcher::{FetchDone, PayloadDigest, Truncation};
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.
@@ -74,7 +74,7 @@ struct OwnedExchange {
     ip: Option<IpAddr>,
     request: Vec<u8>,
     response: Vec<u8>,
-    payload_digest: Option<[u8; 16]>,
+    payload_digest: Option<PayloadDigest>,
     /// A payload too large for memory: the writer streams it from here.
     spooled: Option<Arc<dyn SpoolFile>>,
     truncated: Option<Truncation>,
@@ -115,11 +115,11 @@ impl WarcThread {
                                 response: &ex.response,
                                 payload_digest: ex.payload_digest,
                                 spooled: ex.spooled.as_deref(),
-                                truncated: ex.truncated,
+                                truncated: ex.truncated.map(Into::into),
                             });
                             let _ = back_tx.send(ex.request);
                             let _ = back_tx.send(ex.response);
-                            res
+                            res.map(drop)
                         }
                         ToWriter::Flush => warc.flush(),
                     };
@@ -221,6 +221,7 @@ impl Output {
             hostname: hostname(),
             operator: None,
             description: None,
+            ..WarcInfo::default()
         };
         let warc = WarcWriter::create(
             &config.dir,
@@ -261,7 +262,7 @@ impl Output {
         done: &FetchDone<'_>,
         referrer: Option<&str>,
         outcome: ReturnCode,
-        md5: Option<[u8; 16]>,
+        md5: Option<PayloadDigest>,
     ) -> io::Result<()> {
         if done.head.is_some() {
             // The caller's digest is the payload digest (FetchDone::payload_digest).
@@ -288,7 +289,7 @@ impl Output {
             fetch_ms: done.timings.total.as_millis() as u64,
             url: done.request.url.as_str(),
             referrer,
-            md5,
+            digest: md5,
         })?;
         self.stored.log_lines += 1;
         Ok(())
@@ -309,7 +310,7 @@ impl Output {
             fetch_ms: 0,
             url,
             referrer,
-            md5: None,
+            digest: None,
         })?;
         self.stored.log_lines += 1;
         Ok(())
@@ -333,7 +334,7 @@ impl Sink for Output {
         done: &FetchDone<'_>,
         referrer: Option<&str>,
         outcome: ReturnCode,
-        digest: Option<[u8; 16]>,
+        digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
         self.record_as(done, referrer, outcome, digest)
     }

@@ -42,6 +42,7 @@ fn real_warc(dir: &Path, n: u64) -> Vec<u8> {
         hostname: "h".into(),
         operator: None,
         description: None,
+        ..WarcInfo::default()
     };
     let mut w = WarcWriter::create(dir, "rec", 1 << 30, 6, info, [3; 16]).unwrap();
     for i in 0..n {

@@ -1,10 +1,10 @@
-//! WARC/1.1 output (ISO 28500, ARCHITECTURE §9): record formatting, record IDs, digests, and the
+//! WARC/1.1 output (ISO 28500, DESIGN §7): record formatting, record IDs, digests, and the
 //! size-rotated `.warc.gz` file writer.
 //!
 //! [`write_record`] is a pure function from byte slices to the record's uncompressed bytes; the
 //! [`WarcWriter`] gzips each record as its own gzip member (so readers can seek to any record)
 //! and appends it to the current file. What goes *into* a record (the exact request bytes sent,
-//! the exact response bytes received, the payload MD5) is decided by the fetch layer; this
+//! the exact response bytes received, the payload SHA-1) is decided by the fetch layer; this
 //! module never parses HTTP. [`reader`] reads files back for tests and fuzzing.
 //!
 //! Files are named `{prefix}-{timestamp}-{seq:05}.warc.gz` from our own clock and counter, never
@@ -14,14 +14,14 @@
 use std::fmt;
 use std::io::Write;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::SystemTime;
 
-use md5::{Digest, Md5};
-
-use crate::fetcher::spool::SpoolFile;
-use crate::fetcher::Truncation;
+use md5::Md5;
+use sha1::{Digest as _, Sha1};
 
 use crate::datetime;
+use crate::fetcher::spool::SpoolFile;
 
 /// `WARC-Type` values this crate writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +31,7 @@ pub enum RecordType {
     Response,
     Metadata,
     Resource,
+    Revisit,
 }
 
 impl RecordType {
@@ -41,6 +42,7 @@ impl RecordType {
             RecordType::Response => "response",
             RecordType::Metadata => "metadata",
             RecordType::Resource => "resource",
+            RecordType::Revisit => "revisit",
         }
     }
 }
@@ -116,23 +118,53 @@ fn base32_into(out: &mut Vec<u8>, data: &[u8]) {
     }
 }
 
-fn push_md5_base32(out: &mut Vec<u8>, digest: &[u8; 16]) {
-    out.extend_from_slice(b"md5:");
+/// A SHA-1 digest: what `WARC-Block-Digest` and `WARC-Payload-Digest` carry, and what CDXJ
+/// indexes and deduplication compare.
+pub type Digest = [u8; 20];
+
+/// SHA-1 of `data`.
+pub fn sha1(data: &[u8]) -> Digest {
+    Sha1::digest(data).into()
+}
+
+pub(crate) fn push_sha1_base32(out: &mut Vec<u8>, digest: &Digest) {
+    out.extend_from_slice(b"sha1:");
     base32_into(out, digest);
 }
 
-/// `md5:` + RFC 4648 base32 of the digest (the form warcio verifies), e.g.
-/// `md5:2QJHVB6SOU5TRVDIBOMOYCAJ7M======`.
-pub fn md5_base32(digest: &[u8; 16]) -> String {
-    let mut out = Vec::with_capacity(36);
-    push_md5_base32(&mut out, digest);
+/// `sha1:` + RFC 4648 base32 of the digest (32 characters, no padding for 20 bytes): the form
+/// warcio verifies and pywb indexes, e.g. `sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N` for `hello`.
+pub fn sha1_base32(digest: &Digest) -> String {
+    let mut out = Vec::with_capacity(37);
+    push_sha1_base32(&mut out, digest);
     // Only base32 alphabet bytes were written.
     String::from_utf8(out).expect("base32 is ASCII")
 }
 
+/// Parses what [`sha1_base32`] writes (`sha1:` and 32 base32 characters, upper case).
+pub fn parse_sha1_base32(s: &str) -> Option<Digest> {
+    let b = s.strip_prefix("sha1:")?.as_bytes();
+    if b.len() != 32 {
+        return None;
+    }
+    let mut out = [0u8; 20];
+    // 32 characters of 5 bits = 160 bits, in four groups of 8 characters (40 bits, 5 bytes).
+    for (g, chunk) in b.chunks_exact(8).enumerate() {
+        let mut v: u64 = 0;
+        for &c in chunk {
+            let d = BASE32.iter().position(|&a| a == c)? as u64;
+            v = (v << 5) | d;
+        }
+        for i in 0..5 {
+            out[g * 5 + i] = (v >> (32 - 8 * i)) as u8;
+        }
+    }
+    Some(out)
+}
+
 /// Appends a header value, percent-encoding bytes that would break the header line (CR, LF and
 /// other controls). Values we write are URLs and our own text, so this is a guard, not a codec.
-fn push_field_value(out: &mut Vec<u8>, v: &str) {
+pub(crate) fn push_field_value(out: &mut Vec<u8>, v: &str) {
     for &b in v.as_bytes() {
         if b < 0x20 || b == 0x7f {
             out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
@@ -151,8 +183,9 @@ fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
 
 /// Appends one uncompressed WARC/1.1 record to `out`:
 /// `WARC/1.1`, `WARC-Type`, `WARC-Record-ID`, `WARC-Date` (seconds), `extra_fields` in order,
-/// `Content-Type`, `Content-Length`, `WARC-Block-Digest` (MD5 of the block), a blank line, the
-/// block (the concatenation of `block`), and the record end `\r\n\r\n`.
+/// `Content-Type`, `Content-Length`, `WARC-Block-Digest` (SHA-1 of the block), a blank line, the
+/// block (the concatenation of `block`), and the record end `\r\n\r\n`. Returns the block
+/// digest.
 pub fn write_record(
     out: &mut Vec<u8>,
     kind: RecordType,
@@ -161,14 +194,14 @@ pub fn write_record(
     extra_fields: &[(&str, &str)],
     content_type: &str,
     block: &[&[u8]],
-) {
-    let mut h = Md5::new();
+) -> Digest {
+    let mut h = Sha1::new();
     let mut len: u64 = 0;
     for part in block {
         h.update(part);
         len += part.len() as u64;
     }
-    let digest: [u8; 16] = h.finalize().into();
+    let digest: Digest = h.finalize().into();
     write_record_header(
         out,
         kind,
@@ -183,9 +216,10 @@ pub fn write_record(
         out.extend_from_slice(part);
     }
     out.extend_from_slice(b"\r\n\r\n");
+    digest
 }
 
-/// The header of a record whose block (`len` bytes, MD5 `block_digest`) the caller writes
+/// The header of a record whose block (`len` bytes, SHA-1 `block_digest`) the caller writes
 /// after it, followed by `\r\n\r\n`: for blocks too large to hold in memory.
 #[allow(clippy::too_many_arguments)]
 pub fn write_record_header(
@@ -196,7 +230,7 @@ pub fn write_record_header(
     extra_fields: &[(&str, &str)],
     content_type: &str,
     len: u64,
-    block_digest: &[u8; 16],
+    block_digest: &Digest,
 ) {
     out.extend_from_slice(b"WARC/1.1\r\n");
     push_field(out, "WARC-Type", kind.as_str());
@@ -212,17 +246,22 @@ pub fn write_record_header(
     push_field(out, "Content-Type", content_type);
     write!(out, "Content-Length: {len}\r\n").expect("write to Vec");
     out.extend_from_slice(b"WARC-Block-Digest: ");
-    push_md5_base32(out, block_digest);
+    push_sha1_base32(out, block_digest);
     out.extend_from_slice(b"\r\n\r\n");
 }
 
-/// Who wrote the file: the `warcinfo` record that opens each file.
-#[derive(Clone, Debug)]
+/// Who wrote the file, and how: the `warcinfo` record that opens each file.
+#[derive(Clone, Debug, Default)]
 pub struct WarcInfo {
     pub software: String,
     pub hostname: String,
     pub operator: Option<String>,
     pub description: Option<String>,
+    /// The command line that started the crawl, written as `command-line`.
+    pub command_line: Option<String>,
+    /// Settings in force (`max-pages`, `user-agent`, ...), one field each, in order. Names are
+    /// reduced to letters, digits, `-`, `_` and `.` so they stay field names.
+    pub options: Vec<(String, String)>,
 }
 
 impl WarcInfo {
@@ -243,7 +282,50 @@ impl WarcInfo {
         if let Some(d) = &self.description {
             push_field(&mut b, "description", d);
         }
+        if let Some(c) = &self.command_line {
+            push_field(&mut b, "command-line", c);
+        }
+        for (name, value) in &self.options {
+            let name: String = name
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            let name = if name.is_empty() { "option" } else { &name };
+            push_field(&mut b, name, value);
+        }
         b
+    }
+}
+
+/// Why a response record holds less than the whole response (`WARC-Truncated`, ISO 28500
+/// §5.13): the fetch layer stopped reading at a size cap, a time limit, or the peer went away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Truncated {
+    /// The size limit was reached.
+    Length,
+    /// The time limit was reached.
+    Time,
+    /// The network connection was lost.
+    Disconnect,
+    /// Some other reason.
+    Unspecified,
+}
+
+impl Truncated {
+    /// The field value: `length`, `time`, `disconnect` or `unspecified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truncated::Length => "length",
+            Truncated::Time => "time",
+            Truncated::Disconnect => "disconnect",
+            Truncated::Unspecified => "unspecified",
+        }
     }
 }
 
@@ -257,31 +339,72 @@ pub struct Exchange<'a> {
     pub request: &'a [u8],
     /// The exact response bytes received: head and body, transfer coding intact.
     pub response: &'a [u8],
-    /// MD5 of the payload, written as `WARC-Payload-Digest` when `Some`. warcio (and the WARC
+    /// SHA-1 of the payload, written as `WARC-Payload-Digest` when `Some`. warcio (and the WARC
     /// readers built like it) check it against the bytes after the response head *as stored*:
     /// chunk framing and content coding included (see the warcio test below).
-    pub payload_digest: Option<[u8; 16]>,
+    pub payload_digest: Option<Digest>,
+    /// Written as `WARC-Truncated` on the response record when the response is incomplete.
+    pub truncated: Option<Truncated>,
     /// The payload, when it is in a spool file rather than in `response` (which is then the
-    /// head alone).
+    /// head alone): the writer streams it into the record.
     pub spooled: Option<&'a dyn SpoolFile>,
-    /// Why the response is not the complete one (`WARC-Truncated`).
-    pub truncated: Option<Truncation>,
 }
 
-/// The `WARC-Truncated` value for a reason (ISO 28500 §5.10).
-pub fn truncated_value(t: Truncation) -> &'static str {
-    match t {
-        Truncation::Length => "length",
-        Truncation::Time => "time",
-        Truncation::Disconnect => "disconnect",
-        Truncation::Unspecified => "unspecified",
+impl From<crate::fetcher::Truncation> for Truncated {
+    fn from(t: crate::fetcher::Truncation) -> Truncated {
+        use crate::fetcher::Truncation;
+        match t {
+            Truncation::Length => Truncated::Length,
+            Truncation::Time => Truncated::Time,
+            Truncation::Disconnect => Truncated::Disconnect,
+            Truncation::Unspecified => Truncated::Unspecified,
+        }
     }
+}
+
+/// `WARC-Profile` of a revisit record whose payload is identical (by digest) to one stored
+/// earlier.
+pub const REVISIT_PROFILE_IDENTICAL_PAYLOAD: &str =
+    "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// A fetch whose payload was stored before: written as a `revisit` record (profile
+/// identical-payload-digest) holding the response head only, plus the `request` record.
+#[derive(Clone, Copy, Debug)]
+pub struct Revisit<'a> {
+    pub target_uri: &'a str,
+    pub date: SystemTime,
+    pub ip: Option<IpAddr>,
+    /// The exact request bytes sent.
+    pub request: &'a [u8],
+    /// The response head as received, through its blank line.
+    pub response_head: &'a [u8],
+    /// SHA-1 of the payload (the same digest as the original's `WARC-Payload-Digest`).
+    pub payload_digest: Digest,
+    /// `WARC-Target-URI` and `WARC-Date` of the record that holds the payload.
+    pub refers_to_uri: &'a str,
+    pub refers_to_date: SystemTime,
+}
+
+/// Where one record landed: the file's final name (no directory; the file is `NAME.open`
+/// until it closes), the offset of the record's gzip member and its compressed length.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordPos {
+    pub file: Arc<str>,
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// Where an exchange's two records landed (`response` is the revisit record for a revisit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub request: RecordPos,
+    pub response: RecordPos,
 }
 
 pub mod reader;
 mod writer;
 
-pub use writer::WarcWriter;
+pub use writer::{WarcWriter, WriterOptions};
 
 #[cfg(test)]
 mod tests;

@@ -1,19 +1,15 @@
 use super::reader::{read_records, ReadError, Record};
 use super::writer::GzMember;
 use super::*;
-use md5::{Digest, Md5};
 use proptest::prelude::*;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 const T0: u64 = 1_795_240_484; // 2026-11-21T05:54:44Z
-
-fn md5(b: &[u8]) -> [u8; 16] {
-    Md5::digest(b).into()
-}
 
 /// A fresh, empty directory for one test (removed at the end of the test).
 fn temp_dir(tag: &str) -> PathBuf {
@@ -29,6 +25,7 @@ fn info() -> WarcInfo {
         hostname: "crawler1".into(),
         operator: Some("ops@example.org".into()),
         description: None,
+        ..WarcInfo::default()
     }
 }
 
@@ -68,7 +65,7 @@ fn write_record_golden_bytes() {
         WARC-Target-URI: http://example.com/\r\n\
         Content-Type: application/http;msgtype=response\r\n\
         Content-Length: 5\r\n\
-        WARC-Block-Digest: md5:LVAUAKV4JMVHNOLRTWIRAF6FSI======\r\n\
+        WARC-Block-Digest: sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N\r\n\
         \r\n\
         hello\r\n\r\n";
     assert_eq!(String::from_utf8(out).unwrap(), want);
@@ -116,11 +113,23 @@ fn base32_rfc4648_vectors() {
         base32_into(&mut out, input);
         assert_eq!(String::from_utf8(out).unwrap(), want);
     }
-    // md5("hello") = 5d41402abc4b2a76b9719d911017c592; base32 from Python's base64.b32encode.
-    assert_eq!(
-        md5_base32(&md5(b"hello")),
-        "md5:LVAUAKV4JMVHNOLRTWIRAF6FSI======"
-    );
+    // sha1("hello") = aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d; base32 from Python's
+    // base64.b32encode.
+    let d = sha1(b"hello");
+    assert_eq!(d[..4], [0xaa, 0xf4, 0xc6, 0x1d]);
+    assert_eq!(sha1_base32(&d), "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N");
+    assert_eq!(parse_sha1_base32(&sha1_base32(&d)), Some(d));
+    let all: Digest = std::array::from_fn(|i| (i * 13 + 7) as u8);
+    assert_eq!(parse_sha1_base32(&sha1_base32(&all)), Some(all));
+    for bad in [
+        "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2",
+        "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2NA",
+        "sha1:vl2mmho4yxukfwv63yhtwsbm3gxksq2n",
+        "sha1:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ21",
+        "md5:VL2MMHO4YXUKFWV63YHTWSBM3GXKSQ2N",
+    ] {
+        assert_eq!(parse_sha1_base32(bad), None, "{bad}");
+    }
 }
 
 #[test]
@@ -191,7 +200,7 @@ fn read_dir_checked(files: &[PathBuf], dir: &Path) -> Vec<Vec<Record>> {
             assert_eq!(recs[0].header("WARC-Filename"), Some(name));
             let info_id = recs[0].header("WARC-Record-ID").unwrap();
             for r in &recs {
-                let want = md5_base32(&md5(&r.block));
+                let want = sha1_base32(&sha1(&r.block));
                 assert_eq!(r.header("WARC-Block-Digest"), Some(want.as_str()));
                 if r.header("WARC-Type") != Some("warcinfo") {
                     assert_eq!(r.header("WARC-Warcinfo-ID"), Some(info_id));
@@ -218,7 +227,7 @@ fn rotation_writes_complete_files_each_opened_by_warcinfo() {
             ip: Some(IpAddr::from([127, 0, 0, 1])),
             request: &req,
             response: &resp,
-            payload_digest: Some(md5(&resp[resp.len() - 900..])),
+            payload_digest: Some(sha1(&resp[resp.len() - 900..])),
             spooled: None,
             truncated: None,
         };
@@ -395,7 +404,7 @@ proptest! {
         prop_assert_eq!(got.len(), blocks.len());
         for (r, b) in got.iter().zip(&blocks) {
             prop_assert_eq!(&r.block, b);
-            let want = md5_base32(&md5(b));
+            let want = sha1_base32(&sha1(b));
             prop_assert_eq!(r.header("WARC-Block-Digest"), Some(want.as_str()));
             // Control bytes are escaped; everything else comes back as given (minus the
             // surrounding whitespace a header value cannot keep).
@@ -427,12 +436,12 @@ const CHUNKED_HEAD: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
 const CHUNKED_BODY: &[u8] = b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n";
 
-/// (target URI, response bytes, payload digest)
-type TestExchange = (String, Vec<u8>, Option<[u8; 16]>);
+/// (target URI, response bytes, payload digest, truncation)
+type TestExchange = (String, Vec<u8>, Option<Digest>, Option<Truncated>);
 
 fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
     let mut w = WarcWriter::create(dir, "t", 1 << 30, 6, info(), [5; 16]).unwrap();
-    for (i, (uri, resp, digest)) in exchanges.iter().enumerate() {
+    for (i, (uri, resp, digest, truncated)) in exchanges.iter().enumerate() {
         let req = format!("GET / HTTP/1.1\r\nHost: {i}.test\r\n\r\n").into_bytes();
         w.write_exchange(&Exchange {
             target_uri: uri,
@@ -446,7 +455,7 @@ fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
             response: resp,
             payload_digest: *digest,
             spooled: None,
-            truncated: None,
+            truncated: *truncated,
         })
         .unwrap();
     }
@@ -481,23 +490,42 @@ fn warcio_check_and_index_accept_our_files() {
     .into_bytes();
     gzipped.extend_from_slice(&gz_body);
 
+    let cut_body = b"<p>only the first part".to_vec();
+    let mut cut =
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n".to_vec();
+    cut.extend_from_slice(&cut_body);
+
     let path = write_file(
         &dir,
         &[
-            ("http://0.test/plain".into(), plain, Some(md5(&plain_body))),
+            (
+                "http://0.test/plain".into(),
+                plain,
+                Some(sha1(&plain_body)),
+                None,
+            ),
             // Payload digest over the stored bytes after the head: chunk framing intact.
             (
                 "http://1.test/chunked".into(),
                 chunked,
-                Some(md5(CHUNKED_BODY)),
+                Some(sha1(CHUNKED_BODY)),
+                None,
             ),
             // ... and content coding intact.
             (
                 "http://2.test/gzip".into(),
                 gzipped.clone(),
-                Some(md5(&gz_body)),
+                Some(sha1(&gz_body)),
+                None,
             ),
-            ("http://3.test/nodigest".into(), gzipped, None),
+            ("http://3.test/nodigest".into(), gzipped, None, None),
+            // Cut at a size cap: the stored bytes are digested, and the record says why.
+            (
+                "http://4.test/cut".into(),
+                cut,
+                Some(sha1(&cut_body)),
+                Some(Truncated::Length),
+            ),
         ],
     );
     let p = path.to_str().unwrap();
@@ -513,13 +541,14 @@ fn warcio_check_and_index_accept_our_files() {
         String::from_utf8_lossy(&check.stderr)
     );
     assert!(!out.contains("failed"), "{out}");
-    // 3 response records with a payload digest plus every block digest: all verified.
-    assert_eq!(out.matches("digest pass").count(), 9, "{out}");
+    // 4 response records with a payload digest plus 7 block digests (warcio skips the
+    // warcinfo and request blocks it does not parse as HTTP payloads): all verified.
+    assert_eq!(out.matches("digest pass").count(), 11, "{out}");
 
     let index = warcio(&[
         "index",
         "-f",
-        "warc-type,warc-target-uri,warc-payload-digest",
+        "warc-type,warc-target-uri,warc-payload-digest,warc-truncated",
         p,
     ])
     .expect("warcio was importable a moment ago");
@@ -529,9 +558,18 @@ fn warcio_check_and_index_accept_our_files() {
         "warcio index failed: {}",
         String::from_utf8_lossy(&index.stderr)
     );
-    assert_eq!(out.lines().count(), 9, "{out}");
-    assert_eq!(out.matches("\"response\"").count(), 4, "{out}");
+    assert_eq!(out.lines().count(), 11, "{out}");
+    assert_eq!(out.matches("\"response\"").count(), 5, "{out}");
     assert!(out.contains("http://1.test/chunked"), "{out}");
+    let cut_line = out
+        .lines()
+        .find(|l| l.contains("http://4.test/cut") && l.contains("\"response\""))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        cut_line.contains("\"warc-truncated\": \"length\""),
+        "{cut_line}"
+    );
+    assert_eq!(out.matches("warc-truncated").count(), 1, "{out}");
     let _ = fs::remove_dir_all(&dir);
 }
 
@@ -546,7 +584,8 @@ fn warcio_rejects_dechunked_payload_digest() {
         &[(
             "http://1.test/chunked".into(),
             chunked,
-            Some(md5(b"hello world")),
+            Some(sha1(b"hello world")),
+            None,
         )],
     );
     let Some(check) = warcio(&["check", "-v", path.to_str().unwrap()]) else {
@@ -557,5 +596,407 @@ fn warcio_rejects_dechunked_payload_digest() {
     let out = String::from_utf8_lossy(&check.stdout);
     assert!(!check.status.success(), "{out}");
     assert!(out.contains("payload digest failed"), "{out}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The one record stored at `pos` in `dir`: the bytes at the offset, of the length, are
+/// exactly one gzip member holding one record.
+fn record_at(dir: &Path, pos: &RecordPos) -> Record {
+    let bytes = fs::read(dir.join(&*pos.file)).unwrap();
+    let start = pos.offset as usize;
+    let end = start + pos.length as usize;
+    assert!(end <= bytes.len(), "{pos:?} beyond {}", bytes.len());
+    let recs = read_records(&bytes[start..end]).unwrap_or_else(|e| panic!("{pos:?}: {e:?}"));
+    assert_eq!(recs.len(), 1, "{pos:?}");
+    recs.into_iter().next().unwrap()
+}
+
+const REVISIT_HEAD: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 13\r\n\r\n";
+
+/// Writes `n` exchanges, a revisit of every third, and a log record at the end, rotating
+/// often; returns the writer's files, indexes and every position it reported.
+fn write_mixed(
+    dir: &Path,
+    n: u64,
+    max: u64,
+) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<Written>, RecordPos) {
+    let opts = WriterOptions { cdxj: true };
+    let mut w = WarcWriter::create_with(dir, "ix", max, 6, info(), [6; 16], opts).unwrap();
+    let mut all = Vec::new();
+    for i in 0..n {
+        let req = format!("GET /{i} HTTP/1.1\r\nHost: www.A.test\r\n\r\n").into_bytes();
+        let body = noise(i + 100, 300 + (i as usize * 37) % 500);
+        let mut resp = format!(
+            "HTTP/1.1 {} OK\r\nContent-Type: text/html;charset=x\r\nContent-Length: {}\r\n\r\n",
+            200 + i % 3,
+            body.len()
+        )
+        .into_bytes();
+        resp.extend_from_slice(&body);
+        // URIs out of order, so sorting has work to do.
+        let uri = format!("http://www.A.test:80/p{}?z=1&a={i}", (n - i) * 7 % 11);
+        let date = UNIX_EPOCH + Duration::from_secs(T0 + i);
+        let written = w
+            .write_exchange(&Exchange {
+                target_uri: &uri,
+                date,
+                ip: Some(IpAddr::from([127, 0, 0, 1])),
+                request: &req,
+                response: &resp,
+                // Every other one leaves the index to compute the digest.
+                payload_digest: (i % 2 == 0).then(|| sha1(&body)),
+                spooled: None,
+                truncated: None,
+            })
+            .unwrap();
+        all.push(written);
+        if i % 3 == 0 {
+            let revisit = w
+                .write_revisit(&Revisit {
+                    target_uri: &format!("{uri}&again"),
+                    date: date + Duration::from_secs(60),
+                    ip: None,
+                    request: &req,
+                    response_head: REVISIT_HEAD,
+                    payload_digest: sha1(&body),
+                    refers_to_uri: &uri,
+                    refers_to_date: date,
+                })
+                .unwrap();
+            all.push(revisit);
+        }
+    }
+    let log = w
+        .write_log_record(
+            "urn:x-spinneret:crawl.log",
+            "text/plain",
+            b"line 1\nline 2\n",
+        )
+        .unwrap();
+    let (files, indexes) = w.finish_indexed().unwrap();
+    (files, indexes, all, log)
+}
+
+#[test]
+fn reported_positions_hold_the_records() {
+    let dir = temp_dir("positions");
+    let (files, indexes, all, log) = write_mixed(&dir, 20, 6000);
+    assert!(files.len() >= 3, "expected rotation: {files:?}");
+    assert_eq!(indexes.len(), files.len());
+    let mut ends: std::collections::HashMap<Arc<str>, u64> = Default::default();
+    for w in &all {
+        let req = record_at(&dir, &w.request);
+        let resp = record_at(&dir, &w.response);
+        assert_eq!(w.request.file, w.response.file, "a pair never spans files");
+        assert_eq!(w.request.offset + w.request.length, w.response.offset);
+        assert_eq!(req.header("WARC-Type"), Some("request"));
+        assert_eq!(
+            req.header("WARC-Concurrent-To"),
+            resp.header("WARC-Record-ID")
+        );
+        assert!(matches!(
+            resp.header("WARC-Type"),
+            Some("response") | Some("revisit")
+        ));
+        let end = ends.entry(w.response.file.clone()).or_default();
+        assert!(w.request.offset >= *end, "positions go forward");
+        *end = w.response.offset + w.response.length;
+    }
+    let log_rec = record_at(&dir, &log);
+    assert_eq!(log_rec.header("WARC-Type"), Some("resource"));
+    assert_eq!(log_rec.block, b"line 1\nline 2\n");
+    assert_eq!(
+        log_rec.header("WARC-Target-URI"),
+        Some("urn:x-spinneret:crawl.log")
+    );
+    // The log record went at the end of the last file.
+    let last = files.last().unwrap();
+    assert_eq!(&*log.file, last.file_name().unwrap().to_str().unwrap());
+    assert_eq!(log.offset + log.length, fs::metadata(last).unwrap().len());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn revisit_records_refer_to_the_original() {
+    let dir = temp_dir("revisit");
+    let (_, _, all, _) = write_mixed(&dir, 4, 1 << 30);
+    // Exchange 0 then its revisit.
+    let orig = record_at(&dir, &all[0].response);
+    let rv = record_at(&dir, &all[1].response);
+    assert_eq!(rv.header("WARC-Type"), Some("revisit"));
+    assert_eq!(
+        rv.header("WARC-Profile"),
+        Some(REVISIT_PROFILE_IDENTICAL_PAYLOAD)
+    );
+    assert_eq!(
+        rv.header("WARC-Refers-To-Target-URI"),
+        orig.header("WARC-Target-URI")
+    );
+    assert_eq!(rv.header("WARC-Refers-To-Date"), orig.header("WARC-Date"));
+    assert_eq!(
+        rv.header("WARC-Payload-Digest"),
+        orig.header("WARC-Payload-Digest")
+    );
+    assert_eq!(
+        rv.header("Content-Type"),
+        Some("application/http;msgtype=response")
+    );
+    assert_eq!(rv.block, REVISIT_HEAD);
+    assert_eq!(
+        rv.header("WARC-Block-Digest"),
+        Some(sha1_base32(&sha1(REVISIT_HEAD)).as_str())
+    );
+    assert_eq!(rv.header("WARC-IP-Address"), None);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// Index lines of one CDXJ file: (key, timestamp, json).
+fn cdxj_lines(path: &Path) -> Vec<(String, String, String)> {
+    let text = fs::read_to_string(path).unwrap();
+    assert!(text.ends_with('\n'));
+    text.lines()
+        .map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let k = it.next().unwrap().to_string();
+            let t = it.next().unwrap().to_string();
+            let j = it.next().unwrap().to_string();
+            (k, t, j)
+        })
+        .collect()
+}
+
+/// A `"name": "value"` string field of a cdxj JSON line (our values hold no quotes).
+fn json_field<'a>(json: &'a str, name: &str) -> Option<&'a str> {
+    let start = json.find(&format!("\"{name}\": \""))? + name.len() + 5;
+    Some(&json[start..start + json[start..].find('"')?])
+}
+
+#[test]
+fn cdxj_lists_every_response_revisit_and_resource_sorted() {
+    let dir = temp_dir("cdxj");
+    let (files, indexes, all, log) = write_mixed(&dir, 20, 6000);
+    let mut listed = 0;
+    for (warc, index) in files.iter().zip(&indexes) {
+        let name = warc.file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            index.file_name().unwrap().to_str().unwrap(),
+            format!("{}.cdxj", name.strip_suffix(".warc.gz").unwrap())
+        );
+        let text = fs::read(index).unwrap();
+        assert_eq!(crate::store::cdxj::sort_lines(&text), text, "sorted");
+        let lines = cdxj_lines(index);
+        let mut keys: Vec<_> = lines
+            .iter()
+            .map(|l| format!("{} {} {}", l.0, l.1, l.2))
+            .collect();
+        let before = keys.clone();
+        keys.sort();
+        assert_eq!(keys, before);
+        for (key, ts, json) in &lines {
+            assert_eq!(json_field(json, "filename"), Some(name));
+            let pos = RecordPos {
+                file: name.into(),
+                offset: json_field(json, "offset").unwrap().parse().unwrap(),
+                length: json_field(json, "length").unwrap().parse().unwrap(),
+            };
+            let rec = record_at(&dir, &pos);
+            let uri = rec.header("WARC-Target-URI").unwrap();
+            assert_eq!(json_field(json, "url"), Some(uri));
+            assert_eq!(*key, crate::store::cdxj::surt(uri));
+            let date = rec.header("WARC-Date").unwrap();
+            let digits: String = date.chars().filter(char::is_ascii_digit).collect();
+            assert_eq!(*ts, digits);
+            let payload = match rec.header("WARC-Type") {
+                Some("response") => {
+                    assert_eq!(json_field(json, "mime"), Some("text/html"));
+                    let head = memchr::memmem::find(&rec.block, b"\r\n\r\n").unwrap() + 4;
+                    assert_eq!(
+                        json_field(json, "status"),
+                        Some(&rec.block[9..12]).map(|s| std::str::from_utf8(s).unwrap())
+                    );
+                    sha1(&rec.block[head..])
+                }
+                Some("revisit") => {
+                    assert_eq!(json_field(json, "mime"), Some("warc/revisit"));
+                    assert_eq!(json_field(json, "status"), Some("200"));
+                    parse_sha1_base32(rec.header("WARC-Payload-Digest").unwrap()).unwrap()
+                }
+                Some("resource") => {
+                    assert_eq!(json_field(json, "mime"), Some("text/plain"));
+                    assert_eq!(json_field(json, "status"), None);
+                    sha1(&rec.block)
+                }
+                t => panic!("indexed a {t:?} record"),
+            };
+            assert_eq!(
+                json_field(json, "digest"),
+                Some(sha1_base32(&payload).as_str())
+            );
+            listed += 1;
+        }
+    }
+    assert_eq!(
+        listed,
+        all.len() + 1,
+        "every response, revisit and the log record"
+    );
+    let names: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names.len(),
+        files.len() * 2,
+        "no .open or .tmp left: {names:?}"
+    );
+    assert_eq!(
+        &*log.file,
+        files.last().unwrap().file_name().unwrap().to_str().unwrap()
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn no_index_unless_asked() {
+    let dir = temp_dir("noindex");
+    let mut w = WarcWriter::create(&dir, "n", 1 << 20, 1, info(), [1; 16]).unwrap();
+    let written = w
+        .write_exchange(&Exchange {
+            target_uri: "http://a.test/",
+            date: UNIX_EPOCH,
+            ip: None,
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response: b"HTTP/1.1 204 No Content\r\n\r\n",
+            payload_digest: None,
+            spooled: None,
+            truncated: None,
+        })
+        .unwrap();
+    let (files, indexes) = w.finish_indexed().unwrap();
+    assert!(indexes.is_empty());
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+    assert_eq!(
+        record_at(&dir, &written.response).header("WARC-Type"),
+        Some("response")
+    );
+    assert_eq!(files.len(), 1);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn warcinfo_carries_command_line_and_options() {
+    let dir = temp_dir("provenance");
+    let mut i = info();
+    i.command_line = Some("spinneret crawl --max-pages 10 http://a.test/".into());
+    i.options = vec![
+        ("max-pages".into(), "10".into()),
+        (
+            "user agent".into(),
+            "spinneret/0.1 (+http://a.test/bot)".into(),
+        ),
+        ("".into(), "x".into()),
+    ];
+    let w = WarcWriter::create(&dir, "p", 1 << 20, 1, i, [1; 16]).unwrap();
+    let files = w.finish().unwrap();
+    let recs = read_records(&fs::read(&files[0]).unwrap()).unwrap();
+    let block = String::from_utf8(recs[0].block.clone()).unwrap();
+    assert!(
+        block.contains("\r\ncommand-line: spinneret crawl --max-pages 10 http://a.test/\r\n"),
+        "{block}"
+    );
+    assert!(block.contains("\r\nmax-pages: 10\r\n"), "{block}");
+    assert!(
+        block.contains("\r\nuser-agent: spinneret/0.1 (+http://a.test/bot)\r\n"),
+        "{block}"
+    );
+    assert!(block.contains("\r\noption: x\r\n"), "{block}");
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// The reference tools on revisits, truncation and our index: `warcio check` verifies every
+/// digest, and cdxj-indexer (pywb's indexer) writes the same index as we do, byte for byte.
+#[test]
+fn warcio_and_cdxj_indexer_agree_with_our_index() {
+    let dir = temp_dir("cdxj-indexer");
+    let (files, indexes, _, _) = write_mixed(&dir, 12, 1 << 30);
+    assert_eq!(files.len(), 1);
+    let p = files[0].to_str().unwrap();
+    let Some(check) = warcio(&["check", "-v", p]) else {
+        skip("warcio_and_cdxj_indexer_agree_with_our_index");
+        let _ = fs::remove_dir_all(&dir);
+        return;
+    };
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "warcio check failed:\n{out}");
+    assert!(!out.contains("failed"), "{out}");
+    let idx = Command::new("python3")
+        .args(["-c", "from cdxj_indexer.main import main; main()", "-s", p])
+        .output()
+        .expect("run python3");
+    if !idx.status.success() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED cdxj-indexer comparison: {} (pip install cdxj-indexer)",
+            String::from_utf8_lossy(&idx.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        );
+        let _ = fs::remove_dir_all(&dir);
+        return;
+    }
+    let theirs = String::from_utf8(idx.stdout).unwrap();
+    let ours = fs::read_to_string(&indexes[0]).unwrap();
+    assert_eq!(ours.lines().count(), 12 + 4 + 1);
+    assert_eq!(ours, theirs);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn index_lines_are_on_disk_before_the_file_closes() {
+    let dir = temp_dir("index-open");
+    let opts = WriterOptions { cdxj: true };
+    let mut w = WarcWriter::create_with(&dir, "o", 1 << 20, 1, info(), [2; 16], opts).unwrap();
+    for uri in ["http://b.test/", "http://a.test/"] {
+        w.write_exchange(&Exchange {
+            target_uri: uri,
+            date: UNIX_EPOCH,
+            ip: None,
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response: b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
+            payload_digest: None,
+            spooled: None,
+            truncated: Some(Truncated::Time),
+        })
+        .unwrap();
+    }
+    w.flush().unwrap();
+    let mut names: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names[0].ends_with(".cdxj.open") && names[1].ends_with(".warc.gz.open"));
+    // Unsorted while open: in write order.
+    let open = fs::read_to_string(dir.join(&names[0])).unwrap();
+    let keys: Vec<&str> = open.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(keys, ["test,b)/", "test,a)/"]);
+    let (files, indexes) = w.finish_indexed().unwrap();
+    let sorted = fs::read_to_string(&indexes[0]).unwrap();
+    let keys: Vec<&str> = sorted
+        .lines()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(keys, ["test,a)/", "test,b)/"]);
+    let recs = read_records(&fs::read(&files[0]).unwrap()).unwrap();
+    assert_eq!(recs[2].header("WARC-Truncated"), Some("time"));
+    assert_eq!(
+        recs[1].header("WARC-Truncated"),
+        None,
+        "request records are whole"
+    );
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 2);
     let _ = fs::remove_dir_all(&dir);
 }

@@ -4,12 +4,14 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::*;
 use crate::datetime;
+use crate::store::cdxj::{self, IndexEntry};
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
-use md5::{Digest, Md5};
+use sha1::Sha1;
 
 use crate::fetcher::spool::SpoolFile;
 
@@ -148,8 +150,68 @@ struct OpenFile {
     open_path: PathBuf,
     /// `NAME`, once closed.
     final_path: PathBuf,
+    /// The final file name (no directory): what positions and index lines name.
+    name: Arc<str>,
     bytes: u64,
     warcinfo_id: RecordId,
+    /// The file's CDXJ index, when [`WriterOptions::cdxj`] is set.
+    index: Option<IndexFile>,
+}
+
+/// `NAME.cdxj` beside `NAME.warc.gz`: lines are appended unsorted to `NAME.cdxj.open` as
+/// records are written, then sorted into `NAME.cdxj.tmp` and renamed to `NAME.cdxj` when the
+/// WARC file closes.
+struct IndexFile {
+    out: BufWriter<File>,
+    open_path: PathBuf,
+    final_path: PathBuf,
+}
+
+impl IndexFile {
+    fn create(warc_final: &Path) -> io::Result<IndexFile> {
+        let name = warc_final
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let stem = name.strip_suffix(".warc.gz").unwrap_or(name);
+        let final_path = warc_final.with_file_name(format!("{stem}.cdxj"));
+        let open_path = warc_final.with_file_name(format!("{stem}.cdxj.open"));
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&open_path)?;
+        Ok(IndexFile {
+            out: BufWriter::with_capacity(64 * 1024, file),
+            open_path,
+            final_path,
+        })
+    }
+
+    /// Sorts the lines into the final file (written whole under a temporary name, then
+    /// renamed) and removes the unsorted one.
+    fn close(self) -> io::Result<PathBuf> {
+        self.out.into_inner().map_err(|e| e.into_error())?;
+        let lines = fs::read(&self.open_path)?;
+        let sorted = cdxj::sort_lines(&lines);
+        let tmp = self.final_path.with_extension("cdxj.tmp");
+        {
+            let mut f = File::create(&tmp)?;
+            f.write_all(&sorted)?;
+            f.sync_all()?;
+        }
+        fs::rename(&tmp, &self.final_path)?;
+        fs::remove_file(&self.open_path)?;
+        Ok(self.final_path)
+    }
+}
+
+/// Optional behaviour of a [`WarcWriter`].
+#[derive(Clone, Debug, Default)]
+pub struct WriterOptions {
+    /// Write `NAME.cdxj` (pywb's CDXJ, sorted) beside each `NAME.warc.gz`, listing its
+    /// response, revisit and resource records.
+    pub cdxj: bool,
 }
 
 /// Where the writer stands. A failed write leaves a file whose end may be a partial record, so
@@ -171,8 +233,13 @@ pub struct WarcWriter {
     /// Next file sequence number.
     seq: u32,
     state: FileState,
+    options: WriterOptions,
     /// Completed (renamed) files, in order; the open one is added when it closes.
     files: Vec<PathBuf>,
+    /// Completed CDXJ indexes, in order.
+    indexes: Vec<PathBuf>,
+    /// Reused per index line.
+    index_line: Vec<u8>,
     bytes_written: u64,
     /// Reused per record: uncompressed record bytes, and the compressed members of an exchange.
     record_buf: Vec<u8>,
@@ -192,6 +259,27 @@ impl WarcWriter {
         info: WarcInfo,
         id_seed: [u8; 16],
     ) -> io::Result<Self> {
+        Self::create_with(
+            dir,
+            prefix,
+            max_file_bytes,
+            gzip_level,
+            info,
+            id_seed,
+            WriterOptions::default(),
+        )
+    }
+
+    /// As [`WarcWriter::create`], with options.
+    pub fn create_with(
+        dir: &Path,
+        prefix: &str,
+        max_file_bytes: u64,
+        gzip_level: u32,
+        info: WarcInfo,
+        id_seed: [u8; 16],
+        options: WriterOptions,
+    ) -> io::Result<Self> {
         if !fs::metadata(dir)?.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::NotADirectory,
@@ -207,7 +295,10 @@ impl WarcWriter {
             gz: GzMember::new(gzip_level),
             seq: 0,
             state: FileState::Finished,
+            options,
             files: Vec::new(),
+            indexes: Vec::new(),
+            index_line: Vec::with_capacity(512),
             bytes_written: 0,
             record_buf: Vec::with_capacity(64 * 1024),
             gz_buf: Vec::with_capacity(64 * 1024),
@@ -266,12 +357,25 @@ impl WarcWriter {
         );
         self.gz_buf.clear();
         self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
+        let index = if self.options.cdxj {
+            match IndexFile::create(&final_path) {
+                Ok(i) => Some(i),
+                Err(e) => {
+                    self.state = FileState::Failed(e.kind());
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
         let mut f = OpenFile {
             out: BufWriter::with_capacity(FILE_BUFFER_BYTES, file),
             open_path,
             final_path,
+            name: filename.into(),
             bytes: 0,
             warcinfo_id: id,
+            index,
         };
         if let Err(e) = f.out.write_all(&self.gz_buf) {
             self.state = FileState::Failed(e.kind());
@@ -293,16 +397,19 @@ impl WarcWriter {
                     .map_err(|e| e.into_error())
                     .and_then(|file| file.sync_all())
                     .and_then(|()| fs::rename(&f.open_path, &f.final_path));
-                match res {
-                    Ok(()) => {
-                        self.files.push(f.final_path);
-                        Ok(())
+                let res = res.and_then(|()| {
+                    self.files.push(f.final_path);
+                    // The WARC file is complete and named before its index: an index never
+                    // names a file that is not there.
+                    match f.index {
+                        Some(index) => {
+                            self.indexes.push(index.close()?);
+                            Ok(())
+                        }
+                        None => Ok(()),
                     }
-                    Err(e) => {
-                        self.state = FileState::Failed(e.kind());
-                        Err(e)
-                    }
-                }
+                });
+                res.inspect_err(|e| self.state = FileState::Failed(e.kind()))
             }
             FileState::Failed(k) => {
                 self.state = FileState::Failed(k);
@@ -312,9 +419,9 @@ impl WarcWriter {
         }
     }
 
-    /// Writes a `request` and a `response` record for `ex`, both in the same file. Rotates first
-    /// when the current file has reached `max_file_bytes`.
-    pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> io::Result<()> {
+    /// Rotates when the current file has reached `max_file_bytes` (or none is open), and
+    /// returns the open file's warcinfo ID.
+    fn ready_for_records(&mut self) -> io::Result<RecordId> {
         let rotate = match &self.state {
             FileState::Open(f) => f.bytes >= self.max_file_bytes,
             FileState::Failed(k) => return Err(failed(*k)),
@@ -324,112 +431,24 @@ impl WarcWriter {
             self.close_current()?;
             self.open_next()?;
         }
-        let warcinfo_id = match &self.state {
-            FileState::Open(f) => f.warcinfo_id,
-            // open_next either set Open or returned an error above.
-            _ => return Err(io::Error::other("WARC writer has no open file")),
-        };
+        self.current_warcinfo_id()
+    }
 
-        let req_id = self.ids.next_id();
-        let resp_id = self.ids.next_id();
-        // The per-exchange field values, written into one reused buffer instead of a String each.
-        let t = &mut self.field_text;
-        t.clear();
-        write!(t, "{warcinfo_id}")?;
-        let info_end = t.len();
-        write!(t, "{resp_id}")?;
-        let resp_end = t.len();
-        if let Some(ip) = ex.ip {
-            write!(t, "{ip}")?;
+    fn current_warcinfo_id(&self) -> io::Result<RecordId> {
+        match &self.state {
+            FileState::Open(f) => Ok(f.warcinfo_id),
+            FileState::Failed(k) => Err(failed(*k)),
+            FileState::Finished => Err(io::Error::other("WARC writer has no open file")),
         }
-        let ip_end = t.len();
-        if let Some(d) = &ex.payload_digest {
-            push_md5_base32(t, d);
-        }
-        // Only ASCII (UUIDs, IP addresses, base32) was written, so every split is a char boundary.
-        let text = std::str::from_utf8(t).expect("field text is ASCII");
-        let warcinfo_text = &text[..info_end];
-        let resp_text = &text[info_end..resp_end];
-        let ip_text = &text[resp_end..ip_end];
-        let payload_text = &text[ip_end..];
+    }
 
-        let mut fields: [(&str, &str); 6] = [("", ""); 6];
-        let mut n = 0;
-        fields[n] = ("WARC-Target-URI", ex.target_uri);
-        n += 1;
-        fields[n] = ("WARC-Warcinfo-ID", warcinfo_text);
-        n += 1;
-        if ex.ip.is_some() {
-            fields[n] = ("WARC-IP-Address", ip_text);
-            n += 1;
-        }
-        let common = n;
-        fields[n] = ("WARC-Concurrent-To", resp_text);
-        n += 1;
-
-        self.gz_buf.clear();
-        self.record_buf.clear();
-        write_record(
-            &mut self.record_buf,
-            RecordType::Request,
-            &req_id,
-            ex.date,
-            &fields[..n],
-            "application/http;msgtype=request",
-            &[ex.request],
-        );
-        self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
-
-        let mut n = common;
-        if ex.payload_digest.is_some() {
-            fields[n] = ("WARC-Payload-Digest", payload_text);
-            n += 1;
-        }
-        if let Some(t) = ex.truncated {
-            fields[n] = ("WARC-Truncated", truncated_value(t));
-            n += 1;
-        }
-        self.record_buf.clear();
+    /// Appends `gz_buf` (whole gzip members) to the open file; returns the file's name and the
+    /// offset at which the members start. `streamed` bytes of them were already written
+    /// straight to the file (a spooled record), ahead of what is left in `gz_buf`.
+    fn append_members(&mut self, streamed: u64) -> io::Result<(Arc<str>, u64)> {
         let FileState::Open(f) = &mut self.state else {
             return Err(io::Error::other("WARC writer has no open file"));
         };
-        let mut streamed = 0u64;
-        match ex.spooled {
-            None => {
-                write_record(
-                    &mut self.record_buf,
-                    RecordType::Response,
-                    &resp_id,
-                    ex.date,
-                    &fields[..n],
-                    "application/http;msgtype=response",
-                    &[ex.response],
-                );
-                self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
-            }
-            Some(spool) => {
-                let res = stream_spooled_record(
-                    &mut self.gz,
-                    &mut self.record_buf,
-                    &mut self.gz_buf,
-                    &mut f.out,
-                    SpooledRecord {
-                        id: &resp_id,
-                        date: ex.date,
-                        fields: &fields[..n],
-                        head: ex.response,
-                        spool,
-                    },
-                );
-                match res {
-                    Ok(written) => streamed = written,
-                    Err(e) => {
-                        self.state = FileState::Failed(e.kind());
-                        return Err(e);
-                    }
-                }
-            }
-        }
         let res = f.out.write_all(&self.gz_buf);
         let len = self.gz_buf.len() as u64 + streamed;
         self.record_buf.clear();
@@ -438,9 +457,10 @@ impl WarcWriter {
         self.gz_buf.shrink_to(RETAIN_BUFFER_BYTES);
         match res {
             Ok(()) => {
+                let start = f.bytes;
                 f.bytes += len;
                 self.bytes_written += len;
-                Ok(())
+                Ok((f.name.clone(), start))
             }
             Err(e) => {
                 self.state = FileState::Failed(e.kind());
@@ -449,12 +469,276 @@ impl WarcWriter {
         }
     }
 
+    /// Formats the request record and then a second record (response or revisit) sharing
+    /// `common` fields, gzips both into `gz_buf`, and appends them; returns where each landed.
+    #[allow(clippy::too_many_arguments)]
+    fn write_pair(
+        &mut self,
+        date: SystemTime,
+        request: &[u8],
+        common: &[(&str, &str)],
+        second_id: &RecordId,
+        second_type: RecordType,
+        second_fields: &[(&str, &str)],
+        second_block: &[u8],
+        second_spool: Option<&dyn SpoolFile>,
+    ) -> io::Result<Written> {
+        let req_id = self.ids.next_id();
+        let mut second_text = Vec::with_capacity(48);
+        write!(second_text, "{second_id}")?;
+        // A UUID URN is ASCII.
+        let second_text = std::str::from_utf8(&second_text).expect("record ID is ASCII");
+
+        let mut fields: Vec<(&str, &str)> = Vec::with_capacity(common.len() + 4);
+        fields.extend_from_slice(common);
+        fields.push(("WARC-Concurrent-To", second_text));
+
+        self.gz_buf.clear();
+        self.record_buf.clear();
+        write_record(
+            &mut self.record_buf,
+            RecordType::Request,
+            &req_id,
+            date,
+            &fields,
+            "application/http;msgtype=request",
+            &[request],
+        );
+        self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
+        let request_len = self.gz_buf.len() as u64;
+
+        fields.truncate(common.len());
+        fields.extend_from_slice(second_fields);
+        self.record_buf.clear();
+        let mut streamed = 0u64;
+        match second_spool {
+            None => {
+                write_record(
+                    &mut self.record_buf,
+                    second_type,
+                    second_id,
+                    date,
+                    &fields,
+                    "application/http;msgtype=response",
+                    &[second_block],
+                );
+                self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
+            }
+            Some(spool) => {
+                let FileState::Open(f) = &mut self.state else {
+                    return Err(io::Error::other("WARC writer has no open file"));
+                };
+                let res = stream_spooled_record(
+                    &mut self.gz,
+                    &mut self.record_buf,
+                    &mut self.gz_buf,
+                    &mut f.out,
+                    SpooledRecord {
+                        kind: second_type,
+                        id: second_id,
+                        date,
+                        fields: &fields,
+                        head: second_block,
+                        spool,
+                    },
+                );
+                match res {
+                    Ok(n) => streamed = n,
+                    Err(e) => {
+                        self.state = FileState::Failed(e.kind());
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        let total = self.gz_buf.len() as u64 + streamed;
+
+        let (file, start) = self.append_members(streamed)?;
+        let written = Written {
+            request: RecordPos {
+                file: file.clone(),
+                offset: start,
+                length: request_len,
+            },
+            response: RecordPos {
+                file,
+                offset: start + request_len,
+                length: total - request_len,
+            },
+        };
+        Ok(written)
+    }
+
+    /// Writes a `request` and a `response` record for `ex`, both in the same file, and says
+    /// where they landed. Rotates first when the current file has reached `max_file_bytes`.
+    pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> io::Result<Written> {
+        let warcinfo_id = self.ready_for_records()?;
+        let resp_id = self.ids.next_id();
+        // The per-exchange field values, written into one reused buffer instead of a String each.
+        let mut t = std::mem::take(&mut self.field_text);
+        t.clear();
+        write!(t, "{warcinfo_id}")?;
+        let info_end = t.len();
+        if let Some(ip) = ex.ip {
+            write!(t, "{ip}")?;
+        }
+        let ip_end = t.len();
+        if let Some(d) = &ex.payload_digest {
+            push_sha1_base32(&mut t, d);
+        }
+        let res = {
+            // Only ASCII (UUIDs, IP addresses, base32) was written: every split is a char
+            // boundary.
+            let text = std::str::from_utf8(&t).expect("field text is ASCII");
+            let mut common: Vec<(&str, &str)> = Vec::with_capacity(3);
+            common.push(("WARC-Target-URI", ex.target_uri));
+            common.push(("WARC-Warcinfo-ID", &text[..info_end]));
+            if ex.ip.is_some() {
+                common.push(("WARC-IP-Address", &text[info_end..ip_end]));
+            }
+            let mut resp_fields: Vec<(&str, &str)> = Vec::with_capacity(2);
+            if ex.payload_digest.is_some() {
+                resp_fields.push(("WARC-Payload-Digest", &text[ip_end..]));
+            }
+            if let Some(tr) = ex.truncated {
+                resp_fields.push(("WARC-Truncated", tr.as_str()));
+            }
+            self.write_pair(
+                ex.date,
+                ex.request,
+                &common,
+                &resp_id,
+                RecordType::Response,
+                &resp_fields,
+                ex.response,
+                ex.spooled,
+            )
+        };
+        self.field_text = t;
+        let written = res?;
+        self.index(
+            RecordType::Response,
+            ex.target_uri,
+            ex.date,
+            ex.response,
+            "",
+            ex.payload_digest,
+            &written.response,
+        )?;
+        Ok(written)
+    }
+
+    /// Writes a `revisit` record (profile identical-payload-digest: the payload was stored
+    /// before, under `refers_to_uri` at `refers_to_date`) and its `request` record, both in the
+    /// same file; the revisit's block is the response head only.
+    pub fn write_revisit(&mut self, rv: &Revisit<'_>) -> io::Result<Written> {
+        let warcinfo_id = self.ready_for_records()?;
+        let rv_id = self.ids.next_id();
+        let info_text = warcinfo_id.to_string();
+        let ip_text = rv.ip.map(|ip| ip.to_string()).unwrap_or_default();
+        let digest_text = sha1_base32(&rv.payload_digest);
+        let mut date_text = Vec::with_capacity(20);
+        datetime::write_rfc3339(&mut date_text, rv.refers_to_date, false);
+        let date_text = String::from_utf8(date_text).expect("RFC 3339 is ASCII");
+
+        let mut common: Vec<(&str, &str)> = Vec::with_capacity(3);
+        common.push(("WARC-Target-URI", rv.target_uri));
+        common.push(("WARC-Warcinfo-ID", &info_text));
+        if rv.ip.is_some() {
+            common.push(("WARC-IP-Address", &ip_text));
+        }
+        let rv_fields = [
+            ("WARC-Profile", REVISIT_PROFILE_IDENTICAL_PAYLOAD),
+            ("WARC-Refers-To-Target-URI", rv.refers_to_uri),
+            ("WARC-Refers-To-Date", &date_text),
+            ("WARC-Payload-Digest", &digest_text),
+        ];
+        let written = self.write_pair(
+            rv.date,
+            rv.request,
+            &common,
+            &rv_id,
+            RecordType::Revisit,
+            &rv_fields,
+            rv.response_head,
+            None,
+        )?;
+        self.index(
+            RecordType::Revisit,
+            rv.target_uri,
+            rv.date,
+            rv.response_head,
+            "",
+            Some(rv.payload_digest),
+            &written.response,
+        )?;
+        Ok(written)
+    }
+
+    /// Appends a `resource` record holding `bytes` (e.g. the crawl.log lines of this file's
+    /// fetches) to the *current* file, without rotating: the caller decides when, typically
+    /// just before [`WarcWriter::finish`] or when [`WarcWriter::rotation_due`] says the next
+    /// exchange would start a new file.
+    pub fn write_log_record(
+        &mut self,
+        uri: &str,
+        content_type: &str,
+        bytes: &[u8],
+    ) -> io::Result<RecordPos> {
+        let warcinfo_id = self.current_warcinfo_id()?;
+        let id = self.ids.next_id();
+        let info_text = warcinfo_id.to_string();
+        let date = SystemTime::now();
+        self.record_buf.clear();
+        self.gz_buf.clear();
+        let digest = write_record(
+            &mut self.record_buf,
+            RecordType::Resource,
+            &id,
+            date,
+            &[("WARC-Target-URI", uri), ("WARC-Warcinfo-ID", &info_text)],
+            content_type,
+            &[bytes],
+        );
+        self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
+        let length = self.gz_buf.len() as u64;
+        let (file, offset) = self.append_members(0)?;
+        let pos = RecordPos {
+            file,
+            offset,
+            length,
+        };
+        self.index(
+            RecordType::Resource,
+            uri,
+            date,
+            bytes,
+            content_type,
+            Some(digest),
+            &pos,
+        )?;
+        Ok(pos)
+    }
+
+    /// Whether the next exchange or revisit will close the current file and open a new one.
+    pub fn rotation_due(&self) -> bool {
+        match &self.state {
+            FileState::Open(f) => f.bytes >= self.max_file_bytes,
+            _ => false,
+        }
+    }
+
     /// Pushes buffered bytes to the OS (not a rename: the file stays `.open`).
     pub fn flush(&mut self) -> io::Result<()> {
         match &mut self.state {
-            FileState::Open(f) => f.out.flush().inspect_err(|e| {
-                self.state = FileState::Failed(e.kind());
-            }),
+            FileState::Open(f) => {
+                let res = f.out.flush();
+                let res = match &mut f.index {
+                    Some(index) => res.and_then(|()| index.out.flush()),
+                    None => res,
+                };
+                res.inspect_err(|e| self.state = FileState::Failed(e.kind()))
+            }
             FileState::Failed(k) => Err(failed(*k)),
             FileState::Finished => Ok(()),
         }
@@ -466,6 +750,16 @@ impl WarcWriter {
         Ok(std::mem::take(&mut self.files))
     }
 
+    /// As [`WarcWriter::finish`], also returning the CDXJ indexes written (empty unless
+    /// [`WriterOptions::cdxj`] is set).
+    pub fn finish_indexed(mut self) -> io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+        self.close_current()?;
+        Ok((
+            std::mem::take(&mut self.files),
+            std::mem::take(&mut self.indexes),
+        ))
+    }
+
     /// Compressed bytes written so far, over all files.
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
@@ -474,6 +768,49 @@ impl WarcWriter {
     /// Files completed so far (the open one is not listed until it closes).
     pub fn files(&self) -> &[PathBuf] {
         &self.files
+    }
+
+    /// CDXJ indexes completed so far, one per completed file when [`WriterOptions::cdxj`] is
+    /// set.
+    pub fn indexes(&self) -> &[PathBuf] {
+        &self.indexes
+    }
+
+    /// Appends the index line of a record just written, when this file has an index.
+    #[allow(clippy::too_many_arguments)]
+    fn index(
+        &mut self,
+        kind: RecordType,
+        target_uri: &str,
+        date: SystemTime,
+        block: &[u8],
+        content_type: &str,
+        payload_digest: Option<Digest>,
+        pos: &RecordPos,
+    ) -> io::Result<()> {
+        let FileState::Open(f) = &mut self.state else {
+            return Ok(());
+        };
+        let Some(index) = &mut f.index else {
+            return Ok(());
+        };
+        self.index_line.clear();
+        cdxj::format_line(
+            &mut self.index_line,
+            &IndexEntry {
+                kind,
+                target_uri,
+                date,
+                block,
+                content_type,
+                payload_digest,
+                filename: &pos.file,
+                offset: pos.offset,
+                length: pos.length,
+            },
+        );
+        let res = index.out.write_all(&self.index_line);
+        res.inspect_err(|e| self.state = FileState::Failed(e.kind()))
     }
 }
 
@@ -485,8 +822,13 @@ impl Drop for WarcWriter {
     }
 }
 
+fn failed(kind: io::ErrorKind) -> io::Error {
+    io::Error::new(kind, "WARC writer failed earlier; file left as .open")
+}
+
 /// A response record whose payload is in a spool file.
 struct SpooledRecord<'a> {
+    kind: RecordType,
     id: &'a RecordId,
     date: SystemTime,
     fields: &'a [(&'a str, &'a str)],
@@ -507,17 +849,18 @@ fn stream_spooled_record(
     r: SpooledRecord<'_>,
 ) -> io::Result<u64> {
     let mut chunk = vec![0u8; SPOOL_CHUNK];
-    let mut block = Md5::new();
+    let mut block = Sha1::new();
     block.update(r.head);
     for_each_chunk(r.spool, &mut chunk, |part| {
         block.update(part);
         Ok(())
     })?;
-    let digest: [u8; 16] = block.finalize().into();
+    let digest: Digest = block.finalize().into();
     let len = r.head.len() as u64 + r.spool.len();
+    header.clear();
     write_record_header(
         header,
-        RecordType::Response,
+        r.kind,
         r.id,
         r.date,
         r.fields,
@@ -563,8 +906,4 @@ fn for_each_chunk(
         offset += n as u64;
     }
     Ok(())
-}
-
-fn failed(kind: io::ErrorKind) -> io::Error {
-    io::Error::new(kind, "WARC writer failed earlier; file left as .open")
 }
