@@ -336,10 +336,14 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
     );
     let records =
         spinneret::store::warc::reader::read_records(&std::fs::read(&files[0]).unwrap()).unwrap();
+    let types: Vec<&str> = records
+        .iter()
+        .map(|r| r.header("WARC-Type").unwrap_or(""))
+        .collect();
     assert_eq!(
-        records.len(),
-        3,
-        "warcinfo + request + response of the fetched page"
+        types,
+        ["warcinfo", "request", "response", "resource"],
+        "warcinfo, the fetched page's request and response, and the file's crawl.log lines"
     );
     assert!(out.join("stats.json").exists());
 }

@@ -300,11 +300,8 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     let setup = Setup {
         crawler,
         output: OutputConfig {
-            dir: out_dir.clone(),
-            warc_prefix: "bench".into(),
-            warc_max_size: 1 << 30,
             gzip_level: args.warc_gzip_level,
-            software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
+            ..OutputConfig::new(out_dir.clone(), "bench")
         },
     };
     // Politeness stays one connection per server, without delays: the test web is ours.

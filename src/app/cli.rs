@@ -385,17 +385,62 @@ impl CommonArgs {
         crawler.addr_policy = AddrPolicy::new(self.allow_private, allow_nets);
         crawler.max_scan_bytes = usize::try_from(self.max_scan_bytes).unwrap_or(usize::MAX);
         crawler.max_buffer_bytes = usize::try_from(self.max_buffer_bytes).unwrap_or(usize::MAX);
-        Ok(Setup {
-            crawler,
-            output: OutputConfig {
-                dir: self.out.clone(),
-                warc_prefix: "spinneret".into(),
-                warc_max_size: self.warc_max_size,
-                gzip_level: self.warc_gzip_level,
-                software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
-            },
-        })
+        let mut output = OutputConfig::new(self.out.clone(), "spinneret");
+        output.warc_max_size = self.warc_max_size;
+        output.gzip_level = self.warc_gzip_level;
+        output.command_line = Some(command_line());
+        output.options = self.options(&crawler);
+        Ok(Setup { crawler, output })
     }
+
+    /// The effective settings of these flags, for the warcinfo record (provenance: what a
+    /// reader of the archive needs to know of how it was made).
+    fn options(&self, crawler: &CrawlerConfig) -> Vec<(String, String)> {
+        let mut o: Vec<(String, String)> = vec![
+            ("user-agent".into(), crawler.user_agent.clone()),
+            ("max-conns".into(), self.max_conns.to_string()),
+            ("conns-per-server".into(), self.conns_per_server.to_string()),
+            ("max-body-bytes".into(), self.max_body_bytes.to_string()),
+            ("max-scan-bytes".into(), self.max_scan_bytes.to_string()),
+            ("max-redirect".into(), self.max_redirect.to_string()),
+            ("http-timeout-ms".into(), self.http_timeout_ms.to_string()),
+            (
+                "connect-timeout-ms".into(),
+                self.connect_timeout_ms.to_string(),
+            ),
+            ("dns-timeout-ms".into(), self.dns_timeout_ms.to_string()),
+            ("allow-private".into(), self.allow_private.to_string()),
+        ];
+        for h in &self.headers {
+            o.push(("header".into(), h.clone()));
+        }
+        for n in &self.allow_nets {
+            o.push(("allow-net".into(), n.clone()));
+        }
+        o
+    }
+}
+
+/// This process's command line, arguments quoted where a shell would need it.
+pub fn command_line() -> String {
+    let mut out = String::new();
+    for (i, arg) in std::env::args().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let plain = !arg.is_empty()
+            && arg
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@%+".contains(&b));
+        if plain {
+            out.push_str(&arg);
+        } else {
+            out.push('\'');
+            out.push_str(&arg.replace('\'', "'\\''"));
+            out.push('\'');
+        }
+    }
+    out
 }
 
 /// Header names the fetcher writes itself: a second one would break the request's framing

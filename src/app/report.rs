@@ -406,7 +406,11 @@ pub struct CrawlReport {
     pub seen_bytes_per_url: f64,
     pub rejections: Vec<(&'static str, u64)>,
     pub body_bytes: u64,
+    /// Revisit records written (payloads stored before).
+    pub revisits: u64,
     pub warc_files: Vec<PathBuf>,
+    /// CDXJ indexes, one per WARC file.
+    pub indexes: Vec<PathBuf>,
     pub out_dir: PathBuf,
     pub elapsed: Duration,
     /// How the run ended.
@@ -435,6 +439,7 @@ impl CrawlReport {
             ("links_found", c.links_found),
             ("duplicate_urls_skipped", c.duplicate_urls),
             ("duplicate_content", c.duplicate_content),
+            ("revisit_records", self.revisits),
             ("robots_excluded", c.robots_excluded),
             ("robots_unreachable", c.robots_unreachable),
             ("blocked_without_fetch", c.blocked_without_fetch),

@@ -12,12 +12,12 @@ use url::Url;
 use crate::app::cli::{abbrev, read_url_file, CommonArgs, CrawlArgs, FetchArgs, ScopeArg, Setup};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
 use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode, Summary};
-use crate::crawl::sink::Sink;
+use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::{Crawl, LineTally};
 use crate::fetcher::{
     Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, PayloadDigest, Turn,
 };
-use crate::store::output::Output;
+use crate::store::output::{Output, Written};
 use crate::store::spool::FileSpool;
 use crate::ReturnCode;
 
@@ -74,23 +74,24 @@ impl Sink for AppSink {
     fn store(
         &mut self,
         done: &FetchDone<'_>,
-        referrer: Option<&str>,
+        via: Via<'_>,
         outcome: ReturnCode,
         digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
         self.echo(outcome, done.status(), done.request.url.as_str());
-        self.output.record_as(done, referrer, outcome, digest)
+        self.output.record_as(done, via, outcome, digest)
     }
 
-    fn log_unfetched(
-        &mut self,
-        url: &str,
-        referrer: Option<&str>,
-        outcome: ReturnCode,
-    ) -> io::Result<()> {
+    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()> {
         self.echo(outcome, 0, url);
-        self.output.record_unfetched(url, referrer, outcome)
+        self.output.record_unfetched(url, via, outcome)
     }
+}
+
+/// How a URL of the `fetch` list was found: given, or a redirect's target.
+fn fetch_via(hops: u8, referrer: Option<&str>) -> Via<'_> {
+    let hop = if hops == 0 { Hop::Seed } else { Hop::Redirect };
+    Via::new(referrer, hop)
 }
 
 /// What the app tells the user the first time a host is refused by the address policy.
@@ -217,6 +218,7 @@ fn conclude(
     summary: String,
     status: ExitStatus,
     reason: String,
+    written: &Written,
     display: Display,
 ) -> Result<ExitStatus, Failure> {
     let path = dir.join("stats.json");
@@ -224,11 +226,35 @@ fn conclude(
         .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
     if !display.quiet {
         eprint_line(&summary);
+        if let Some(hint) = replay_hint(dir, written) {
+            eprint_line(&hint);
+        }
     }
     if !display.quiet || status != ExitStatus::Ok {
         eprint_line(&format!("spinneret: {reason}"));
     }
     Ok(status)
+}
+
+/// Where the archive is and how to replay it with pywb.
+fn replay_hint(dir: &std::path::Path, written: &Written) -> Option<String> {
+    let first = written.warc_files.first()?;
+    let n = written.warc_files.len();
+    let files = if n == 1 {
+        first.display().to_string()
+    } else {
+        format!("{} (and {} more)", first.display(), n - 1)
+    };
+    let index = if written.indexes.is_empty() {
+        String::new()
+    } else {
+        format!(", CDXJ index beside each ({})", written.indexes.len())
+    };
+    Some(format!(
+        "spinneret: WARC: {files}{index}\n  replay: wb-manager init mycoll && wb-manager add \
+         mycoll {}/*.warc.gz && wayback  (then http://localhost:8080/mycoll/)",
+        dir.display()
+    ))
 }
 
 // ---- fetch ----
@@ -259,9 +285,9 @@ struct FetchList {
 }
 
 impl FetchList {
-    fn log_unfetched(&mut self, url: &str, referrer: Option<&str>, outcome: ReturnCode) {
+    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) {
         self.lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, referrer, outcome) {
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -274,7 +300,7 @@ impl FetchList {
             } else {
                 ReturnCode::HttpBadUrlSyntax
             };
-            self.log_unfetched(&p.text, p.referrer.as_deref(), code);
+            self.log_unfetched(&p.text, fetch_via(p.hops, p.referrer.as_deref()), code);
         }
     }
 }
@@ -305,7 +331,7 @@ impl FetchSource for FetchList {
                     let tag = self.inflight.insert((p.hops, p.referrer)) as u64;
                     return Next::Fetch(FetchRequest { url, tag });
                 }
-                None => self.log_unfetched(&p.text, None, ReturnCode::HttpBadUrlSyntax),
+                None => self.log_unfetched(&p.text, Via::seed(), ReturnCode::HttpBadUrlSyntax),
             }
         }
         if self.inflight.is_empty() {
@@ -324,7 +350,7 @@ impl FetchSource for FetchList {
         self.lines.add(done.outcome, done.status());
         if let Err(e) = self.sink.store(
             done,
-            referrer.as_deref(),
+            fetch_via(hops, referrer.as_deref()),
             done.outcome,
             done.payload_digest(),
         ) {
@@ -351,7 +377,8 @@ impl FetchSource for FetchList {
             return; // no usable Location: the 3xx line is the URL's outcome
         };
         if hops >= self.max_redirect {
-            self.log_unfetched(target.as_str(), Some(from), ReturnCode::TooManyRedirects);
+            let via = Via::new(Some(from), Hop::Redirect);
+            self.log_unfetched(target.as_str(), via, ReturnCode::TooManyRedirects);
             return;
         }
         self.queue.push_front(Pending {
@@ -438,14 +465,14 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let stats = crawler.stats();
     let dir = list.sink.output.dir().to_path_buf();
     let body_bytes = list.sink.output.stored().body_bytes;
-    let files = list.sink.output.finish().map_err(Failure::output)?;
+    let written = list.sink.output.finish().map_err(Failure::output)?;
     let summary = Summary {
         urls: &list.lines,
         robots: None,
         stats: &stats,
         body_bytes,
         elapsed: started.elapsed(),
-        warc_files: files.len(),
+        warc_files: written.warc_files.len(),
     };
     let status = ExitStatus::decide(end, &list.lines);
     let mut json = summary.json(&[]);
@@ -456,6 +483,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         summary.line(),
         status,
         status.reason(end, &list.lines),
+        &written,
         display,
     )
 }
@@ -483,11 +511,68 @@ fn regex_flag(flag: &str, pattern: Option<&str>) -> Result<Option<regex::Regex>,
         .transpose()
 }
 
+/// The crawl's own settings, for the warcinfo record.
+fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+    let mut o: Vec<(String, String)> = vec![
+        ("scope".into(), format!("{:?}", args.scope).to_lowercase()),
+        (
+            "max-depth".into(),
+            opt(args.max_depth.map(|v| v.to_string())),
+        ),
+        (
+            "max-pages".into(),
+            opt(args.max_pages.map(|v| v.to_string())),
+        ),
+        ("max-time".into(), opt(args.max_time.map(|v| v.to_string()))),
+        (
+            "max-pages-per-host".into(),
+            opt(args.max_pages_per_host.map(|v| v.to_string())),
+        ),
+        ("delay-factor".into(), args.delay_factor.to_string()),
+        ("max-crawl-delay".into(), args.max_crawl_delay.to_string()),
+        ("ignore-robots".into(), args.ignore_robots.to_string()),
+        (
+            "page-requisites".into(),
+            (!args.no_page_requisites).to_string(),
+        ),
+        (
+            "max-links-per-page".into(),
+            args.max_links_per_page.to_string(),
+        ),
+        ("max-url-length".into(), args.max_url_length.to_string()),
+    ];
+    if let Some(s) = args.delay_secs {
+        o.push(("delay".into(), format!("{s}s")));
+    } else if let Some(ms) = args.delay_ms {
+        o.push(("delay".into(), format!("{ms}ms")));
+    }
+    for (name, list) in [
+        ("allow-domain", &args.allow_domains),
+        ("deny-domain", &args.deny_domains),
+        ("reject-ext", &args.reject_ext),
+    ] {
+        for v in list {
+            o.push((name.into(), v.clone()));
+        }
+    }
+    for (name, v) in [
+        ("accept-regex", &args.accept_regex),
+        ("reject-regex", &args.reject_regex),
+    ] {
+        if let Some(v) = v {
+            o.push((name.into(), v.clone()));
+        }
+    }
+    o
+}
+
 pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
     use crate::crawl::url_filter::{FilterConfig, Scope};
     use crate::crawl::CrawlConfig;
 
-    let setup = args.common.setup()?;
+    let mut setup = args.common.setup()?;
+    setup.output.options.extend(crawl_options(&args));
     let display = Display::of(&args.common);
     if args.max_time == Some(0) {
         return Err(usage("--max-time must be at least 1 second"));
@@ -574,6 +659,10 @@ pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
         report.line(),
         status,
         status.reason(report.end, &report.counters.url_lines),
+        &Written {
+            warc_files: report.warc_files.clone(),
+            indexes: report.indexes.clone(),
+        },
         display,
     )
 }
@@ -643,7 +732,8 @@ pub fn execute_crawl(
     let output = crawl.into_sink().output;
     let out_dir = output.dir().to_path_buf();
     let body_bytes = output.stored().body_bytes;
-    let warc_files = output.finish().map_err(Failure::output)?;
+    let revisits = output.stored().revisits;
+    let written = output.finish().map_err(Failure::output)?;
     Ok(CrawlReport {
         stats,
         counters,
@@ -652,7 +742,9 @@ pub fn execute_crawl(
         seen_bytes_per_url,
         rejections,
         body_bytes,
-        warc_files,
+        revisits,
+        warc_files: written.warc_files,
+        indexes: written.indexes,
         out_dir,
         elapsed,
         end,

@@ -39,7 +39,7 @@ use crate::links::{self, LinkKind, Links};
 use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
-use sink::Sink;
+use sink::{Hop, Sink, Via};
 use spill::{get_bytes, get_varint, put_bytes, put_varint, SpillStore, Spillable};
 use url_filter::{FilterConfig, Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};
@@ -130,40 +130,6 @@ impl CrawlConfig {
     }
 }
 
-/// How a URL was found: Heritrix's hop letters, written to crawl.log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hop {
-    /// Given by the user (`S`).
-    Seed,
-    /// A link on a page (`L`).
-    Link,
-    /// Something a page needs to render: image, script, stylesheet, CSS `url()` (`E`).
-    Embed,
-    /// A redirect's target (`R`).
-    Redirect,
-}
-
-impl Hop {
-    pub fn letter(self) -> char {
-        match self {
-            Hop::Seed => 'S',
-            Hop::Link => 'L',
-            Hop::Embed => 'E',
-            Hop::Redirect => 'R',
-        }
-    }
-
-    pub fn from_letter(c: u8) -> Option<Hop> {
-        match c {
-            b'S' => Some(Hop::Seed),
-            b'L' => Some(Hop::Link),
-            b'E' => Some(Hop::Embed),
-            b'R' => Some(Hop::Redirect),
-            _ => None,
-        }
-    }
-}
-
 /// A URL waiting in the frontier.
 #[derive(Clone, Debug)]
 struct Entry {
@@ -198,6 +164,12 @@ impl Spillable for Entry {
             hops,
             hop,
         })
+    }
+}
+
+impl Entry {
+    fn via(&self) -> Via<'_> {
+        Via::new(self.referrer.as_deref(), self.hop)
     }
 }
 
@@ -378,7 +350,7 @@ impl<S: Sink> Crawl<S> {
         self.filter.add_seed(&url);
         if let Err(reason) = self.filter.check_seed(&url) {
             let code = reason.return_code();
-            self.log_unfetched(url.as_str(), None, code);
+            self.log_unfetched(url.as_str(), Via::seed(), code);
             return Err(code);
         }
         self.queue(url, 0, None, 0, Hop::Seed);
@@ -387,7 +359,7 @@ impl<S: Sink> Crawl<S> {
 
     /// Logs a line for a URL the user gave that could not be used (e.g. does not parse).
     pub fn log_rejected_input(&mut self, text: &str, outcome: ReturnCode) {
-        self.log_unfetched(text, None, outcome);
+        self.log_unfetched(text, Via::seed(), outcome);
     }
 
     /// The instant `max_time` ends, if set.
@@ -434,7 +406,7 @@ impl<S: Sink> Crawl<S> {
                     } else {
                         outcome
                     };
-                    self.log_unfetched(item.url.as_str(), item.referrer.as_deref(), outcome);
+                    self.log_unfetched(item.url.as_str(), item.via(), outcome);
                     self.frontier.done(queue, far, Duration::ZERO);
                 }
                 Pop::Wait(_) | Pop::Busy | Pop::Empty => break,
@@ -443,16 +415,17 @@ impl<S: Sink> Crawl<S> {
     }
 
     /// Logs a line for a URL (not robots.txt) that ended without a fetch.
-    fn log_unfetched(&mut self, url: &str, referrer: Option<&str>, outcome: ReturnCode) {
+    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) {
         self.counters.url_lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, referrer, outcome) {
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome) {
             self.io_error.get_or_insert(e);
         }
     }
 
     fn log_robots_unfetched(&mut self, url: &str, outcome: ReturnCode) {
         self.counters.robots_lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, None, outcome) {
+        let via = Via::new(None, Hop::Prerequisite);
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -563,7 +536,7 @@ impl<S: Sink> Crawl<S> {
             ReturnCode::PrivateAddressBlocked => self.counters.blocked_without_fetch += 1,
             _ => {}
         }
-        self.log_unfetched(entry.url.as_str(), entry.referrer.as_deref(), outcome);
+        self.log_unfetched(entry.url.as_str(), entry.via(), outcome);
     }
 
     fn issue(&mut self, job: Job, url: Url) -> Next {
@@ -582,7 +555,8 @@ impl<S: Sink> Crawl<S> {
         self.counters.robots_fetched += 1;
         self.counters.robots_lines.add(done.outcome, done.status());
         let digest = done.payload_digest();
-        if let Err(e) = self.sink.store(done, None, done.outcome, digest) {
+        let via = Via::new(None, Hop::Prerequisite);
+        if let Err(e) = self.sink.store(done, via, done.outcome, digest) {
             self.io_error.get_or_insert(e);
         }
         if done.outcome == ReturnCode::Interrupted {
@@ -675,10 +649,7 @@ impl<S: Sink> Crawl<S> {
             done.outcome
         };
         self.counters.url_lines.add(outcome, done.status());
-        if let Err(e) = self
-            .sink
-            .store(done, entry.referrer.as_deref(), outcome, md5)
-        {
+        if let Err(e) = self.sink.store(done, entry.via(), outcome, md5) {
             self.io_error.get_or_insert(e);
         }
         let scan_started = Instant::now();
@@ -696,7 +667,7 @@ impl<S: Sink> Crawl<S> {
                         self.counters.too_many_redirects += 1;
                         self.log_unfetched(
                             target.as_str(),
-                            Some(entry.url.as_str()),
+                            Via::new(Some(entry.url.as_str()), Hop::Redirect),
                             ReturnCode::TooManyRedirects,
                         );
                     }

@@ -6,6 +6,65 @@ use std::io;
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::ReturnCode;
 
+/// How a URL was found: Heritrix's hop letters, written to crawl.log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hop {
+    /// Given by the user (`S`).
+    Seed,
+    /// A link on a page (`L`).
+    Link,
+    /// Something a page needs to render: image, script, stylesheet, CSS `url()` (`E`).
+    Embed,
+    /// A redirect's target (`R`).
+    Redirect,
+    /// What a fetch needs first: robots.txt (`P`).
+    Prerequisite,
+}
+
+impl Hop {
+    pub fn letter(self) -> char {
+        match self {
+            Hop::Seed => 'S',
+            Hop::Link => 'L',
+            Hop::Embed => 'E',
+            Hop::Redirect => 'R',
+            Hop::Prerequisite => 'P',
+        }
+    }
+
+    pub fn from_letter(c: u8) -> Option<Hop> {
+        match c {
+            b'S' => Some(Hop::Seed),
+            b'L' => Some(Hop::Link),
+            b'E' => Some(Hop::Embed),
+            b'R' => Some(Hop::Redirect),
+            b'P' => Some(Hop::Prerequisite),
+            _ => None,
+        }
+    }
+}
+
+/// How a URL came to be fetched: the page it was found on and the hop that led there.
+#[derive(Clone, Copy, Debug)]
+pub struct Via<'a> {
+    pub referrer: Option<&'a str>,
+    pub hop: Hop,
+}
+
+impl<'a> Via<'a> {
+    pub fn new(referrer: Option<&'a str>, hop: Hop) -> Via<'a> {
+        Via { referrer, hop }
+    }
+
+    /// A URL the user gave.
+    pub fn seed() -> Via<'static> {
+        Via {
+            referrer: None,
+            hop: Hop::Seed,
+        }
+    }
+}
+
 /// Receives every URL's one outcome.
 pub trait Sink {
     /// Stores a finished fetch (its WARC records, when a response head arrived) and logs it
@@ -14,19 +73,14 @@ pub trait Sink {
     fn store(
         &mut self,
         done: &FetchDone<'_>,
-        referrer: Option<&str>,
+        via: Via<'_>,
         outcome: ReturnCode,
         digest: Option<PayloadDigest>,
     ) -> io::Result<()>;
 
     /// Logs a URL that ended without a fetch (robots exclusion, too many redirects,
     /// interrupted in the queue).
-    fn log_unfetched(
-        &mut self,
-        url: &str,
-        referrer: Option<&str>,
-        outcome: ReturnCode,
-    ) -> io::Result<()>;
+    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()>;
 }
 
 /// One line of what a [`MemorySink`] was told.
@@ -34,6 +88,7 @@ pub trait Sink {
 pub struct Logged {
     pub url: String,
     pub referrer: Option<String>,
+    pub hop: Hop,
     pub outcome: ReturnCode,
     /// HTTP status, 0 without a response.
     pub status: u16,
@@ -51,13 +106,14 @@ impl Sink for MemorySink {
     fn store(
         &mut self,
         done: &FetchDone<'_>,
-        referrer: Option<&str>,
+        via: Via<'_>,
         outcome: ReturnCode,
         _digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
         self.lines.push(Logged {
             url: done.request.url.to_string(),
-            referrer: referrer.map(str::to_string),
+            referrer: via.referrer.map(str::to_string),
+            hop: via.hop,
             outcome,
             status: done.status(),
             stored: done.head.is_some(),
@@ -65,15 +121,11 @@ impl Sink for MemorySink {
         Ok(())
     }
 
-    fn log_unfetched(
-        &mut self,
-        url: &str,
-        referrer: Option<&str>,
-        outcome: ReturnCode,
-    ) -> io::Result<()> {
+    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()> {
         self.lines.push(Logged {
             url: url.to_string(),
-            referrer: referrer.map(str::to_string),
+            referrer: via.referrer.map(str::to_string),
+            hop: via.hop,
             outcome,
             status: 0,
             stored: false,

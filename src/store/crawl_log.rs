@@ -1,10 +1,12 @@
 //! `crawl.log`: one tab-separated line per finished fetch (ARCHITECTURE §9), and the parse back (for
 //! tests and, later, resuming a crawl).
 //!
-//! Line format (after the `#` header line), always exactly 8 fields:
-//! `time outcome status bytes ms url referrer digest`, time in RFC 3339 UTC with milliseconds,
-//! outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, digest the SHA-1
-//! of the content as `sha1:` + base32 (the form of `WARC-Payload-Digest` and CDXJ) or `-`.
+//! Line format (after the `#` header line), always exactly 9 fields:
+//! `time outcome status bytes ms url referrer hop digest`, time in RFC 3339 UTC with
+//! milliseconds, outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, hop
+//! how the URL was found (Heritrix's letters: `S` seed, `L` link, `E` embed, `R` redirect, `P`
+//! prerequisite such as robots.txt; `-` unknown), digest the SHA-1 of the payload as `sha1:` +
+//! base32 (the form of `WARC-Payload-Digest` and CDXJ) or `-`.
 //! URLs come from hostile pages, so any byte that could split a line or a field (controls, space,
 //! DEL, non-ASCII) is percent-encoded: the logged URL is an equivalent URL, and a line is always
 //! one line. What a fetch's outcome *is* is decided by the fetch layer; this module only writes.
@@ -14,14 +16,15 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
+use crate::crawl::sink::Hop;
 use crate::datetime;
 use crate::store::warc::{parse_sha1_base32, push_sha1_base32, Digest};
 use crate::ReturnCode;
 
 /// The first line of every crawl log.
-pub const HEADER: &str = "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\tdigest\n";
+pub const HEADER: &str = "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\n";
 /// Fields per line.
-const FIELDS: usize = 8;
+const FIELDS: usize = 9;
 /// Buffer of the log file writer.
 const FILE_BUFFER_BYTES: usize = 64 * 1024;
 /// Longest line `parse_line` accepts (URLs are capped far below this by the trap guards).
@@ -53,6 +56,8 @@ pub struct LogLine<'a> {
     pub url: &'a str,
     /// Written as `-` when `None`.
     pub referrer: Option<&'a str>,
+    /// How the URL was found; `-` when `None`.
+    pub hop: Option<Hop>,
     /// SHA-1 of the body, `sha1:` + base32; `-` when `None`.
     pub digest: Option<Digest>,
 }
@@ -68,6 +73,7 @@ pub struct ParsedLine {
     pub fetch_ms: u64,
     pub url: String,
     pub referrer: Option<String>,
+    pub hop: Option<Hop>,
     pub digest: Option<Digest>,
 }
 
@@ -127,6 +133,11 @@ pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
         None => out.push(b'-'),
     }
     out.push(b'\t');
+    match line.hop {
+        Some(h) => out.push(h.letter() as u8),
+        None => out.push(b'-'),
+    }
+    out.push(b'\t');
     match &line.digest {
         Some(d) => push_sha1_base32(out, d),
         None => out.push(b'-'),
@@ -173,7 +184,12 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
             "-" => None,
             r => Some(r.to_string()),
         },
-        digest: match f[7] {
+        hop: match f[7].as_bytes() {
+            b"-" => None,
+            [c] => Some(Hop::from_letter(*c)?),
+            _ => return None,
+        },
+        digest: match f[8] {
             "-" => None,
             m => Some(parse_sha1_base32(m)?),
         },
@@ -202,6 +218,11 @@ impl CrawlLog {
         self.buf.clear();
         format_line(&mut self.buf, line);
         self.out.write_all(&self.buf)
+    }
+
+    /// Writes a line already formatted by [`format_line`].
+    pub fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
+        self.out.write_all(line)
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -238,13 +259,15 @@ mod tests {
             fetch_ms: 42,
             url: "http://a.test/x?q=1",
             referrer: Some("http://a.test/"),
+            hop: Some(Hop::Embed),
             digest: Some(digest),
         });
         assert_eq!(
             s,
             "2026-11-21T05:54:44.123Z\tSuccess\t200\t15360\t42\thttp://a.test/x?q=1\t\
-             http://a.test/\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\n"
+             http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\n"
         );
+        assert_eq!(parse_line(&s).unwrap().hop, Some(Hop::Embed));
         let s = line_string(&LogLine {
             time: t(0),
             outcome: ReturnCode::DnsNxDomain,
@@ -253,18 +276,19 @@ mod tests {
             fetch_ms: 0,
             url: "http://nx.test/",
             referrer: None,
+            hop: None,
             digest: None,
         });
         assert_eq!(
             s,
-            "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\n"
+            "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\n"
         );
         assert_eq!(HEADER.matches('\t').count(), FIELDS - 1);
         assert_eq!(parse_line(HEADER), None);
     }
 
     #[test]
-    fn hostile_urls_stay_on_one_line_with_eight_fields() {
+    fn hostile_urls_stay_on_one_line_with_nine_fields() {
         let url = "http://a.test/\tx\r\ny z\x00\x7f\u{85}\u{2028}é";
         let s = line_string(&LogLine {
             time: t(5),
@@ -274,6 +298,7 @@ mod tests {
             fetch_ms: 30_000,
             url,
             referrer: Some("-"),
+            hop: Some(Hop::Link),
             digest: None,
         });
         assert_eq!(s.matches('\n').count(), 1);
@@ -291,23 +316,25 @@ mod tests {
 
     #[test]
     fn parse_rejects_malformed() {
-        let good = "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t-";
+        let good = "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-";
         assert!(parse_line(good).is_some());
         for bad in [
             "",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t-\textra",
-            "1970-01-01T00:00:00.000Z\tNoSuchCode\t200\t1\t2\thttp://a/\t-\t-",
-            "1970-01-01T00:00:00.000Z\tSuccess\t70000\t1\t2\thttp://a/\t-\t-",
-            "1970-01-01T00:00:00.000Z\tSuccess\t+200\t1\t2\thttp://a/\t-\t-",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t-1\t2\thttp://a/\t-\t-",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/ b\t-\t-",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tabc",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tVMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tX\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tLL\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\textra",
+            "1970-01-01T00:00:00.000Z\tNoSuchCode\t200\t1\t2\thttp://a/\t-\tL\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t70000\t1\t2\thttp://a/\t-\tL\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t+200\t1\t2\thttp://a/\t-\tL\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t-1\t2\thttp://a/\t-\tL\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/ b\t-\tL\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\tabc",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\tVMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",
             // The MD5 hex of earlier logs is not a SHA-1.
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tab000000000000000000000000000001",
-            "yesterday\tSuccess\t200\t1\t2\thttp://a/\t-\t-",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\tab000000000000000000000000000001",
+            "yesterday\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-",
         ] {
             assert_eq!(parse_line(bad), None, "{bad:?}");
         }
@@ -327,6 +354,7 @@ mod tests {
                 fetch_ms: i,
                 url: &url,
                 referrer: None,
+                hop: Some(Hop::Seed),
                 digest: None,
             })
             .unwrap();
@@ -350,7 +378,7 @@ mod tests {
                                    url in "\\PC{0,40}|[\\x00-\\x7f]{0,40}", referrer in proptest::option::of(".{0,20}"),
                                    digest in proptest::option::of(any::<[u8; 20]>())) {
             let l = LogLine { time: t(ms), outcome: ReturnCode::ALL[code], status, body_bytes: bytes,
-                              fetch_ms, url: &url, referrer: referrer.as_deref(), digest };
+                              fetch_ms, url: &url, referrer: referrer.as_deref(), hop: Some(Hop::Redirect), digest };
             let s = line_string(&l);
             prop_assert!(s.is_ascii());
             prop_assert_eq!(s.matches('\n').count(), 1);
@@ -361,6 +389,7 @@ mod tests {
             prop_assert_eq!(p.outcome, l.outcome);
             prop_assert_eq!((p.status, p.body_bytes, p.fetch_ms), (status, bytes, fetch_ms));
             prop_assert_eq!(p.digest, digest);
+            prop_assert_eq!(p.hop, Some(Hop::Redirect));
             prop_assert_eq!(&p.url, &escaped(&url));
             prop_assert_eq!(p.referrer, referrer.as_deref().map(escaped));
             // URLs without bytes needing escape are logged unchanged.

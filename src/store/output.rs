@@ -13,6 +13,7 @@
 //! backpressure: if the disk or the compressor falls behind, the loop waits rather than
 //! buffering without limit. A write error stops the writer and is returned by the next call.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::net::IpAddr;
@@ -22,9 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::SystemTime;
 
-use super::crawl_log::{CrawlLog, LogLine};
-use super::warc::{Exchange, WarcInfo, WarcWriter};
-use crate::crawl::sink::Sink;
+use super::crawl_log::{self, CrawlLog, LogLine};
+use super::warc::{Exchange, Revisit, WarcInfo, WarcWriter, WriterOptions};
+use crate::crawl::sink::{Sink, Via};
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{FetchDone, PayloadDigest, Truncation};
 use crate::ReturnCode;
@@ -52,13 +53,49 @@ pub struct OutputConfig {
     pub warc_max_size: u64,
     pub gzip_level: u32,
     pub software: String,
+    /// Write `NAME.cdxj` (pywb's index) beside each WARC file.
+    pub cdxj: bool,
+    /// Close each WARC file with a `resource` record of the crawl.log lines of its records.
+    pub log_records: bool,
+    /// The command line, for the warcinfo record.
+    pub command_line: Option<String>,
+    /// The effective options (name, value), for the warcinfo record.
+    pub options: Vec<(String, String)>,
+}
+
+impl OutputConfig {
+    /// The defaults every command uses: CDXJ indexes and log records on.
+    pub fn new(dir: PathBuf, warc_prefix: &str) -> OutputConfig {
+        OutputConfig {
+            dir,
+            warc_prefix: warc_prefix.to_string(),
+            warc_max_size: 1 << 30,
+            gzip_level: 1,
+            software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
+            cdxj: true,
+            log_records: true,
+            command_line: None,
+            options: Vec::new(),
+        }
+    }
+}
+
+/// What a finished [`Output`] wrote.
+#[derive(Clone, Debug, Default)]
+pub struct Written {
+    /// WARC files, in order.
+    pub warc_files: Vec<PathBuf>,
+    /// Their CDXJ indexes (empty when [`OutputConfig::cdxj`] is off).
+    pub indexes: Vec<PathBuf>,
 }
 
 /// Running totals of what was stored.
 #[derive(Clone, Debug, Default)]
 pub struct Stored {
-    /// Exchanges written to WARC.
+    /// Exchanges written to WARC (full responses and revisits).
     pub records: u64,
+    /// Of those, revisit records: payloads stored before, written as the HTTP head only.
+    pub revisits: u64,
     /// Content bytes of finished fetches.
     pub body_bytes: u64,
     pub log_lines: u64,
@@ -78,7 +115,23 @@ struct OwnedExchange {
     /// A payload too large for memory: the writer streams it from here.
     spooled: Option<Arc<dyn SpoolFile>>,
     truncated: Option<Truncation>,
+    /// Set for a revisit: `response` is the HTTP head only, and this is the response that
+    /// holds the payload (its URI and date).
+    refers_to: Option<(Arc<str>, SystemTime)>,
+    /// The exchange's crawl.log line, for the file's log record.
+    log_line: Vec<u8>,
 }
+
+/// The URI of the `resource` record holding a WARC file's crawl.log lines (the form wget
+/// uses for its log).
+pub const LOG_RECORD_URI: &str = "metadata://spinneret/crawl.log";
+/// Log lines gathered before they are written as a record mid-file: bounds the writer's
+/// memory when one file holds very many records.
+const MAX_LOG_RECORD_BYTES: usize = 8 << 20;
+/// Payload digests remembered for revisit records. Past this many stored payloads, a
+/// duplicate of a payload not remembered is stored in full: memory stays bounded (about
+/// 150 bytes an entry) and nothing is lost.
+const MAX_REVISIT_DIGESTS: usize = 500_000;
 
 enum ToWriter {
     Exchange(OwnedExchange),
@@ -90,13 +143,13 @@ struct WarcThread {
     tx: Option<SyncSender<ToWriter>>,
     /// Byte buffers coming back for reuse.
     recycled: Receiver<Vec<u8>>,
-    handle: Option<JoinHandle<io::Result<Vec<PathBuf>>>>,
+    handle: Option<JoinHandle<io::Result<Written>>>,
     /// The writer's first error, kept for the caller once the thread has stopped.
     error: Arc<Mutex<Option<io::Error>>>,
 }
 
 impl WarcThread {
-    fn start(mut warc: WarcWriter) -> io::Result<WarcThread> {
+    fn start(mut warc: WarcWriter, log_records: bool) -> io::Result<WarcThread> {
         let (tx, rx) = mpsc::sync_channel::<ToWriter>(WRITER_QUEUE);
         let (back_tx, recycled) = mpsc::channel::<Vec<u8>>();
         let error = Arc::new(Mutex::new(None));
@@ -104,22 +157,16 @@ impl WarcThread {
         let handle = std::thread::Builder::new()
             .name("warc-writer".into())
             .spawn(move || {
+                // The crawl.log lines of the open file's records, with the log's header.
+                let mut log = Vec::new();
                 for msg in rx {
                     let res = match msg {
                         ToWriter::Exchange(ex) => {
-                            let res = warc.write_exchange(&Exchange {
-                                target_uri: &ex.target_uri,
-                                date: ex.date,
-                                ip: ex.ip,
-                                request: &ex.request,
-                                response: &ex.response,
-                                payload_digest: ex.payload_digest,
-                                spooled: ex.spooled.as_deref(),
-                                truncated: ex.truncated.map(Into::into),
-                            });
+                            let res = write_exchange(&mut warc, &mut log, log_records, &ex);
                             let _ = back_tx.send(ex.request);
                             let _ = back_tx.send(ex.response);
-                            res.map(drop)
+                            let _ = back_tx.send(ex.log_line);
+                            res
                         }
                         ToWriter::Flush => warc.flush(),
                     };
@@ -130,7 +177,14 @@ impl WarcThread {
                         return Err(io::Error::new(kind, "WARC writer stopped"));
                     }
                 }
-                warc.finish()
+                if !log.is_empty() {
+                    warc.write_log_record(LOG_RECORD_URI, "text/plain", &log)?;
+                }
+                let (warc_files, indexes) = warc.finish_indexed()?;
+                Ok(Written {
+                    warc_files,
+                    indexes,
+                })
             })?;
         Ok(WarcThread {
             tx: Some(tx),
@@ -167,7 +221,7 @@ impl WarcThread {
             .unwrap_or_else(|| io::Error::other("WARC writer stopped"))
     }
 
-    fn finish(&mut self) -> io::Result<Vec<PathBuf>> {
+    fn finish(&mut self) -> io::Result<Written> {
         drop(self.tx.take());
         let Some(handle) = self.handle.take() else {
             return Err(io::Error::other("WARC writer already finished"));
@@ -189,11 +243,60 @@ impl Drop for WarcThread {
     }
 }
 
+/// Writes one exchange (or revisit), after closing the open file's log record when the
+/// exchange will start a new file.
+fn write_exchange(
+    warc: &mut WarcWriter,
+    log: &mut Vec<u8>,
+    log_records: bool,
+    ex: &OwnedExchange,
+) -> io::Result<()> {
+    if log_records && !log.is_empty() && (warc.rotation_due() || log.len() >= MAX_LOG_RECORD_BYTES)
+    {
+        warc.write_log_record(LOG_RECORD_URI, "text/plain", log)?;
+        log.clear();
+    }
+    match &ex.refers_to {
+        None => warc.write_exchange(&Exchange {
+            target_uri: &ex.target_uri,
+            date: ex.date,
+            ip: ex.ip,
+            request: &ex.request,
+            response: &ex.response,
+            payload_digest: ex.payload_digest,
+            spooled: ex.spooled.as_deref(),
+            truncated: ex.truncated.map(Into::into),
+        })?,
+        Some((uri, date)) => warc.write_revisit(&Revisit {
+            target_uri: &ex.target_uri,
+            date: ex.date,
+            ip: ex.ip,
+            request: &ex.request,
+            response_head: &ex.response,
+            payload_digest: ex.payload_digest.unwrap_or_default(),
+            refers_to_uri: uri,
+            refers_to_date: *date,
+        })?,
+    };
+    if log_records {
+        if log.is_empty() {
+            log.extend_from_slice(crawl_log::HEADER.as_bytes());
+        }
+        log.extend_from_slice(&ex.log_line);
+    }
+    Ok(())
+}
+
 pub struct Output {
     warc: WarcThread,
     log: CrawlLog,
     dir: PathBuf,
     stored: Stored,
+    log_records: bool,
+    /// Payload digest → the URI and date of the response record that holds it.
+    stored_payloads: HashMap<PayloadDigest, (Arc<str>, SystemTime)>,
+    /// Reused: one crawl.log line.
+    line: Vec<u8>,
 }
 
 impl Output {
@@ -221,23 +324,28 @@ impl Output {
             hostname: hostname(),
             operator: None,
             description: None,
-            ..WarcInfo::default()
+            command_line: config.command_line.clone(),
+            options: config.options.clone(),
         };
-        let warc = WarcWriter::create(
+        let warc = WarcWriter::create_with(
             &config.dir,
             &config.warc_prefix,
             config.warc_max_size,
             config.gzip_level,
             info,
             seed,
+            WriterOptions { cdxj: config.cdxj },
         )
         .map_err(|e| err(&config.dir, e))?;
-        let warc = WarcThread::start(warc).map_err(|e| err(&config.dir, e))?;
+        let warc = WarcThread::start(warc, config.log_records).map_err(|e| err(&config.dir, e))?;
         Ok(Output {
             warc,
             log,
             dir: config.dir.clone(),
             stored: Stored::default(),
+            log_records: config.log_records,
+            stored_payloads: HashMap::new(),
+            line: Vec::with_capacity(512),
         })
     }
 
@@ -249,57 +357,105 @@ impl Output {
         &self.stored
     }
 
-    /// Stores one finished fetch: WARC request/response records when a response head arrived
-    /// (whatever the outcome, so nothing received is lost), and its log line.
-    pub fn record(&mut self, done: &FetchDone<'_>, referrer: Option<&str>) -> io::Result<()> {
-        self.record_as(done, referrer, done.outcome, done.payload_digest())
-    }
-
-    /// As [`Output::record`], with the outcome to log and the content digest decided by the
-    /// caller (the crawl logs a content duplicate as `DuplicateContent`).
+    /// Stores one finished fetch: WARC records when a response head arrived (whatever the
+    /// outcome, so nothing received is lost), and its log line. The caller gives the outcome
+    /// to log (the crawl logs a content duplicate as `DuplicateContent`) and the payload
+    /// digest ([`FetchDone::payload_digest`]).
+    ///
+    /// A complete 2xx response whose payload digest matches one already stored becomes a
+    /// `revisit` record (identical-payload-digest profile) holding only the HTTP head.
     pub fn record_as(
         &mut self,
         done: &FetchDone<'_>,
-        referrer: Option<&str>,
+        via: Via<'_>,
         outcome: ReturnCode,
-        md5: Option<PayloadDigest>,
+        digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
+        self.line.clear();
+        crawl_log::format_line(
+            &mut self.line,
+            &LogLine {
+                time: SystemTime::now(),
+                outcome,
+                status: done.status(),
+                body_bytes: done.payload_len(),
+                fetch_ms: done.timings.total.as_millis() as u64,
+                url: done.request.url.as_str(),
+                referrer: via.referrer,
+                hop: Some(via.hop),
+                digest,
+            },
+        );
         if done.head.is_some() {
-            // The caller's digest is the payload digest (FetchDone::payload_digest).
-            let payload_digest = md5;
+            let date = done.sent_at.unwrap_or_else(SystemTime::now);
+            let refers_to = self.refers_to(done, digest, date);
+            let response = if refers_to.is_some() {
+                // The head alone: the payload is in the record referred to.
+                let head_len = done.response.len() - done.payload.len();
+                &done.response[..head_len]
+            } else {
+                done.response
+            };
             let ex = OwnedExchange {
                 target_uri: done.request.url.as_str().to_string(),
-                date: done.sent_at.unwrap_or_else(SystemTime::now),
+                date,
                 ip: done.peer.map(|p| p.ip()),
                 request: self.warc.buffer(done.request_bytes),
-                response: self.warc.buffer(done.response),
-                payload_digest,
-                spooled: done.spooled.map(|(spool, _)| spool.clone()),
+                response: self.warc.buffer(response),
+                payload_digest: digest,
+                spooled: match refers_to {
+                    None => done.spooled.map(|(spool, _)| spool.clone()),
+                    Some(_) => None,
+                },
                 truncated: done.truncation(),
+                log_line: if self.log_records {
+                    self.warc.buffer(&self.line)
+                } else {
+                    Vec::new()
+                },
+                refers_to,
             };
+            self.stored.revisits += u64::from(ex.refers_to.is_some());
             self.warc.send(ToWriter::Exchange(ex))?;
             self.stored.records += 1;
         }
         self.stored.body_bytes += done.payload_len();
-        self.log.write(&LogLine {
-            time: SystemTime::now(),
-            outcome,
-            status: done.status(),
-            body_bytes: done.payload_len(),
-            fetch_ms: done.timings.total.as_millis() as u64,
-            url: done.request.url.as_str(),
-            referrer,
-            digest: md5,
-        })?;
+        self.log.write_line(&self.line)?;
         self.stored.log_lines += 1;
         Ok(())
+    }
+
+    /// For a complete 2xx payload stored before: where. Otherwise remembers this one (up to
+    /// [`MAX_REVISIT_DIGESTS`]) and returns `None`.
+    fn refers_to(
+        &mut self,
+        done: &FetchDone<'_>,
+        digest: Option<PayloadDigest>,
+        date: SystemTime,
+    ) -> Option<(Arc<str>, SystemTime)> {
+        let digest = digest?;
+        let complete_ok = done.outcome.is_success()
+            && (200..300).contains(&done.status())
+            && done.truncation().is_none()
+            && done.payload_len() > 0;
+        if !complete_ok {
+            return None;
+        }
+        if let Some(original) = self.stored_payloads.get(&digest) {
+            return Some(original.clone());
+        }
+        if self.stored_payloads.len() < MAX_REVISIT_DIGESTS {
+            self.stored_payloads
+                .insert(digest, (Arc::from(done.request.url.as_str()), date));
+        }
+        None
     }
 
     /// Logs a URL that never became a fetch (unparsable seed, interrupted before issue).
     pub fn record_unfetched(
         &mut self,
         url: &str,
-        referrer: Option<&str>,
+        via: Via<'_>,
         outcome: ReturnCode,
     ) -> io::Result<()> {
         self.log.write(&LogLine {
@@ -309,7 +465,8 @@ impl Output {
             body_bytes: 0,
             fetch_ms: 0,
             url,
-            referrer,
+            referrer: via.referrer,
+            hop: Some(via.hop),
             digest: None,
         })?;
         self.stored.log_lines += 1;
@@ -321,8 +478,8 @@ impl Output {
         self.log.flush()
     }
 
-    /// Closes the current WARC file and flushes the log; returns the WARC files written.
-    pub fn finish(mut self) -> io::Result<Vec<PathBuf>> {
+    /// Closes the current WARC file and flushes the log; says what was written.
+    pub fn finish(mut self) -> io::Result<Written> {
         self.log.flush()?;
         self.warc.finish()
     }
@@ -332,20 +489,15 @@ impl Sink for Output {
     fn store(
         &mut self,
         done: &FetchDone<'_>,
-        referrer: Option<&str>,
+        via: Via<'_>,
         outcome: ReturnCode,
         digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
-        self.record_as(done, referrer, outcome, digest)
+        self.record_as(done, via, outcome, digest)
     }
 
-    fn log_unfetched(
-        &mut self,
-        url: &str,
-        referrer: Option<&str>,
-        outcome: ReturnCode,
-    ) -> io::Result<()> {
-        self.record_unfetched(url, referrer, outcome)
+    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()> {
+        self.record_unfetched(url, via, outcome)
     }
 }
 

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod pywb;
+pub mod static_site;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
