@@ -118,7 +118,10 @@ fuzz_target!(|data: &[u8]| {
             u32::from(flags >> 4),
             info,
             [7; 16],
-            WriterOptions { cdxj },
+            WriterOptions {
+                cdxj,
+                ..WriterOptions::default()
+            },
         )
         .unwrap();
         let exchange = w

@@ -63,6 +63,8 @@ pub enum Command {
     Fetch(FetchArgs),
     /// Crawl from seed URLs, following links politely, and store every page as WARC.
     Crawl(CrawlArgs),
+    /// Continue a crawl stopped by Ctrl-C, --max-time, a kill or a power cut.
+    Resume(ResumeArgs),
     /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
     Bench(crate::app::bench::BenchArgs),
     /// Serve the test web for `bench` (internal).
@@ -91,14 +93,14 @@ pub struct CrawlArgs {
         value_name = "FILE"
     )]
     pub seeds_file: Option<PathBuf>,
-    /// Stop after fetching this many pages (URLs still queued are logged as NotFetched).
+    /// Stop after fetching this many pages (URLs still queued stay queued for `resume`).
     #[arg(long, value_name = "N")]
     pub max_pages: Option<u64>,
     /// Do not follow links more than this many hops from a seed.
     #[arg(short = 'l', long, value_name = "N")]
     pub max_depth: Option<u32>,
     /// Stop after this many seconds: fetches in flight end as Interrupted, URLs still queued
-    /// as NotFetched, and the exit status is 9.
+    /// stay queued for `spinneret resume`, and the exit status is 9.
     #[arg(long, value_name = "SECS")]
     pub max_time: Option<u64>,
     /// Which URLs to follow: the seeds' hosts, URLs under a seed's directory, or any.
@@ -156,8 +158,49 @@ pub struct CrawlArgs {
     /// Fetch page requisites (the default; the flag exists for symmetry with wget's -p).
     #[arg(short = 'p', long, conflicts_with = "no_page_requisites")]
     pub page_requisites: bool,
+    /// How often WARC files, crawl.log and the crawl's journal are fsynced (what a power cut
+    /// can lose; a kill or Ctrl-C loses nothing either way).
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub checkpoint_secs: u64,
+    /// Memory for queued URLs; past it the frontier spills to segment files in OUT.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64M")]
+    pub frontier_ram: u64,
     #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// `spinneret resume DIR`: the crawl recorded in DIR, with a few settings changed.
+#[derive(Args, Debug)]
+#[command(after_help = EXIT_CODES_HELP)]
+pub struct ResumeArgs {
+    /// The crawl's output directory (its `--out`).
+    pub dir: PathBuf,
+    /// Stop after this many more seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<u64>,
+    /// Stop after fetching this many more pages.
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+    /// Open HTTP connections in total.
+    #[arg(long, value_name = "N")]
+    pub max_conns: Option<usize>,
+    /// Minimum gap between two requests to one host, in seconds.
+    #[arg(
+        short = 'w',
+        long = "delay",
+        value_name = "SECS",
+        conflicts_with = "delay_ms"
+    )]
+    pub delay_secs: Option<f64>,
+    /// Minimum gap between two requests to one host, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub delay_ms: Option<u64>,
+    /// Gap ≥ this × the duration of the host's last fetch.
+    #[arg(long, value_name = "X")]
+    pub delay_factor: Option<f64>,
+    /// No progress or summary on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]

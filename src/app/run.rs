@@ -6,10 +6,14 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use slab::Slab;
 use url::Url;
 
-use crate::app::cli::{abbrev, read_url_file, CommonArgs, CrawlArgs, FetchArgs, ScopeArg, Setup};
+use crate::app::cli::{
+    abbrev, read_url_file, Cli, Command, CommonArgs, CrawlArgs, FetchArgs, ResumeArgs, ScopeArg,
+    Setup,
+};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
 use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode, Summary};
 use crate::crawl::sink::{Hop, Sink, Via};
@@ -17,6 +21,7 @@ use crate::crawl::{Crawl, LineTally};
 use crate::fetcher::{
     Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, PayloadDigest, Turn,
 };
+use crate::store::crawl_state;
 use crate::store::output::{Output, Written};
 use crate::store::spool::FileSpool;
 use crate::ReturnCode;
@@ -85,6 +90,10 @@ impl Sink for AppSink {
     fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()> {
         self.echo(outcome, 0, url);
         self.output.record_unfetched(url, via, outcome)
+    }
+
+    fn admitted(&mut self, url: &str, entry: &[u8]) {
+        self.output.record_admitted(url, entry);
     }
 }
 
@@ -568,6 +577,109 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
 }
 
 pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
+    // The arguments after the program name, recorded for `resume`.
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    run_crawl_as(args, Start::New(argv))
+}
+
+/// How a crawl run starts.
+enum Start {
+    /// A new crawl, started with these arguments.
+    New(Vec<String>),
+    /// An earlier crawl continued, from what its journal says.
+    Resume(crawl_state::Replay),
+}
+
+/// `spinneret resume DIR`: the recorded crawl command, with the given overrides, continued
+/// from its journal.
+pub fn run_resume(r: ResumeArgs) -> Result<ExitStatus, Failure> {
+    if !r.dir.join(crawl_state::STATE_DIR).is_dir() {
+        return Err(usage(format!(
+            "{} holds no crawl to resume (no {} directory)",
+            r.dir.display(),
+            crawl_state::STATE_DIR
+        )));
+    }
+    let recorded = crawl_state::load_args(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;
+    if crawl_state::is_finished(&r.dir) {
+        if !r.quiet {
+            eprint_line(&format!(
+                "spinneret: the crawl in {} is complete: nothing to resume",
+                r.dir.display()
+            ));
+        }
+        return Ok(ExitStatus::Ok);
+    }
+    let mut full = vec!["spinneret".to_string()];
+    full.extend(recorded);
+    let mut args = match Cli::try_parse_from(&full).map(|c| c.command) {
+        Ok(Command::Crawl(args)) => args,
+        _ => {
+            return Err(Failure::Output(format!(
+                "{}: the recorded command is not a crawl command this version understands",
+                r.dir.display()
+            )))
+        }
+    };
+    args.common.out = r.dir.clone();
+    if r.max_time.is_some() {
+        args.max_time = r.max_time;
+    }
+    if r.max_pages.is_some() {
+        args.max_pages = r.max_pages;
+    }
+    if let Some(n) = r.max_conns {
+        args.common.max_conns = n;
+    }
+    if r.delay_secs.is_some() || r.delay_ms.is_some() {
+        args.delay_secs = r.delay_secs;
+        args.delay_ms = r.delay_ms;
+    }
+    if let Some(f) = r.delay_factor {
+        args.delay_factor = f;
+    }
+    if r.quiet {
+        args.common.quiet = true;
+    }
+    recover_output(&r.dir, args.common.quiet)?;
+    let replay = crawl_state::replay(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;
+    if !args.common.quiet {
+        eprint_line(&format!(
+            "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
+            r.dir.display(),
+            replay.done,
+            replay.queued.len()
+        ));
+    }
+    run_crawl_as(args, Start::Resume(replay))
+}
+
+/// What a crash leaves is made whole before a crawl continues: each `*.warc.gz.open` is cut
+/// back to its last complete record and closed, and its index is rebuilt from the lines
+/// that point inside what was kept.
+fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
+    use crate::store::recover;
+    let open = recover::find_open_warcs(dir).map_err(Failure::output)?;
+    for path in open {
+        let r = recover::recover_open_warc(&path).map_err(Failure::output)?;
+        let kept = r
+            .final_path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok());
+        recover::recover_open_index(&path, kept.map(|m| m.len())).map_err(Failure::output)?;
+        if !quiet {
+            eprint_line(&format!(
+                "spinneret: recovered {}: {} records kept, {} bytes of a cut record dropped",
+                path.display(),
+                r.records_kept,
+                r.bytes_dropped
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure> {
     use crate::crawl::url_filter::{FilterConfig, Scope};
     use crate::crawl::CrawlConfig;
 
@@ -637,7 +749,30 @@ pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
             "spinneret: WARNING: --ignore-robots: robots.txt is neither fetched nor obeyed",
         );
     }
+    let out = args.common.out.clone();
+    let replay = match start {
+        Start::New(argv) => {
+            if crawl_state::holds_crawl(&out) {
+                return Err(usage(format!(
+                    "{} already holds a crawl: `spinneret resume {}` continues it, or give \
+                     another --out",
+                    out.display(),
+                    out.display()
+                )));
+            }
+            std::fs::create_dir_all(&out)
+                .and_then(|()| crawl_state::create(&out, &argv))
+                .map_err(|e| Failure::Output(format!("cannot write to {}: {e}", out.display())))?;
+            None
+        }
+        Start::Resume(replay) => {
+            setup.output.resume = true;
+            Some(replay)
+        }
+    };
+    setup.output.durable = Some(Duration::from_secs(args.checkpoint_secs.max(1)));
     let config = CrawlConfig {
+        frontier_ram: usize::try_from(args.frontier_ram).unwrap_or(usize::MAX),
         max_pages: args.max_pages,
         max_time: args.max_time.map(Duration::from_secs),
         delay,
@@ -649,7 +784,16 @@ pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
         page_requisites: !args.no_page_requisites,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
-    let report = execute_crawl(setup, config, seeds, bad_inputs, display)?;
+    let report = execute_crawl_from(setup, config, seeds, bad_inputs, display, replay)?;
+    if report.end == RunEnd::Finished {
+        crawl_state::mark_finished(&out).map_err(Failure::output)?;
+    } else if report.frontier_left > 0 && !display.quiet {
+        eprint_line(&format!(
+            "spinneret: {} URLs still queued: `spinneret resume {}` continues the crawl",
+            report.frontier_left,
+            out.display()
+        ));
+    }
     let status = ExitStatus::decide(report.end, &report.counters.url_lines);
     let mut json = report.json();
     json.uint("exit_status", u64::from(status.code()));
@@ -676,6 +820,21 @@ pub fn execute_crawl(
     bad_inputs: Vec<String>,
     display: Display,
 ) -> Result<CrawlReport, Failure> {
+    execute_crawl_from(setup, config, seeds, bad_inputs, display, None)
+}
+
+/// As [`execute_crawl`]; with `replay`, the crawl continues from its journal (the seeds then
+/// define the scope only). A crawl whose output is durable leaves the URLs still queued at a
+/// stop in its journal, for `resume`, instead of logging them.
+fn execute_crawl_from(
+    setup: Setup,
+    config: crate::crawl::CrawlConfig,
+    seeds: Vec<Url>,
+    bad_inputs: Vec<String>,
+    display: Display,
+    replay: Option<crawl_state::Replay>,
+) -> Result<CrawlReport, Failure> {
+    let durable = setup.output.durable.is_some();
     let output = Output::create(&setup.output).map_err(Failure::output)?;
     let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
     let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
@@ -686,10 +845,27 @@ pub fn execute_crawl(
         verbose: display.verbose,
     };
     let mut crawl = Crawl::new(config, sink, started);
-    for text in &bad_inputs {
-        crawl.log_rejected_input(text, ReturnCode::HttpBadUrlSyntax);
+    let resumed = replay.is_some();
+    if let Some(replay) = replay {
+        for seed in &seeds {
+            crawl.add_scope_seed(seed);
+        }
+        let bad = crawl.restore(
+            replay.seen.iter().map(String::as_str),
+            replay.queued.iter().map(|(_, e)| e.as_slice()),
+            replay.digests.iter().copied(),
+        );
+        if bad > 0 {
+            eprint_line(&format!(
+                "spinneret: {bad} queued URLs in the journal could not be read and are dropped"
+            ));
+        }
+    } else {
+        for text in &bad_inputs {
+            crawl.log_rejected_input(text, ReturnCode::HttpBadUrlSyntax);
+        }
     }
-    for seed in seeds {
+    for seed in seeds.into_iter().filter(|_| !resumed) {
         let text = abbrev(seed.as_str(), URL_IN_MESSAGES);
         if let Err(code) = crawl.add_seed(seed) {
             eprint_line(&format!(
@@ -711,11 +887,12 @@ pub fn execute_crawl(
         Stop::Finished => RunEnd::Finished,
     };
     let frontier_left = crawl.frontier_len() as u64;
-    crawl.finish_unfetched(if end == RunEnd::Interrupted {
+    let outcome = if end == RunEnd::Interrupted {
         ReturnCode::Interrupted
     } else {
         ReturnCode::NotFetched
-    });
+    };
+    crawl.finish_unfetched(outcome, durable);
     if let Some(e) = crawl.io_error.take() {
         return Err(Failure::output(e));
     }

@@ -280,6 +280,8 @@ pub struct Crawl<S: Sink> {
     deadline: Option<Instant>,
     /// First storage error: the run stops and reports it.
     pub io_error: Option<std::io::Error>,
+    /// Reused: the encoding of an entry given to [`Sink::admitted`].
+    entry_buf: Vec<u8>,
 }
 
 impl<S: Sink> Crawl<S> {
@@ -339,6 +341,7 @@ impl<S: Sink> Crawl<S> {
             pages_issued: 0,
             deadline: config.max_time.map(|t| now + t),
             io_error: None,
+            entry_buf: Vec::with_capacity(256),
             config,
         }
     }
@@ -381,15 +384,20 @@ impl<S: Sink> Crawl<S> {
     }
 
     /// When the run stops with URLs still queued (`--max-time`, `--max-pages`, Ctrl-C): ends
-    /// each with its one line, as `outcome`. Call after the driver finished or interrupted,
-    /// so nothing is in flight; robots.txt redirect hops not yet issued are logged too.
-    pub fn finish_unfetched(&mut self, outcome: ReturnCode) {
+    /// each with its one line, as `outcome`, unless `keep_queued` (a resumable crawl: they
+    /// stay queued in its journal, and get their line when a resumed run ends them). Call
+    /// after the driver finished or interrupted, so nothing is in flight; robots.txt redirect
+    /// hops not yet issued are logged too.
+    pub fn finish_unfetched(&mut self, outcome: ReturnCode, keep_queued: bool) {
         let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
         while let Some(req) = self.ready.pop_front() {
             if let Some(Job::Robots { queue, .. }) = self.inflight.try_remove(req.tag as usize) {
                 self.frontier.done(queue, far, Duration::ZERO);
             }
             self.log_robots_unfetched(req.url.as_str(), outcome);
+        }
+        if keep_queued {
+            return;
         }
         // Each pop takes one URL, so this ends within the frontier's length (+1 for the last
         // look); Wait cannot happen at `far`, and Busy only if something were in flight.
@@ -494,22 +502,62 @@ impl<S: Sink> Crawl<S> {
         }
         self.filter.admitted(&url);
         self.counters.urls_admitted += 1;
-        let host = url.host_str().unwrap_or_default().to_string();
+        let entry = Entry {
+            url,
+            depth,
+            referrer,
+            hops,
+            hop,
+        };
+        self.entry_buf.clear();
+        entry.encode(&mut self.entry_buf);
+        self.sink.admitted(entry.url.as_str(), &self.entry_buf);
+        self.push_entry(entry);
+    }
+
+    fn push_entry(&mut self, entry: Entry) {
+        let host = entry.url.host_str().unwrap_or_default().to_string();
         if self.hosts_seen.insert(host.clone()) && self.prefetch.len() < MAX_PREFETCH_QUEUE {
             self.prefetch.push_back(host.clone());
         }
-        let priority = depth as usize;
-        self.frontier.push(
-            &host,
-            priority,
-            Entry {
-                url,
-                depth,
-                referrer,
-                hops,
-                hop,
-            },
-        );
+        let priority = entry.depth as usize;
+        self.frontier.push(&host, priority, entry);
+    }
+
+    /// A seed of a resumed crawl: it defines the scope again, but is not queued (the journal
+    /// says whether it still is).
+    pub fn add_scope_seed(&mut self, url: &Url) {
+        self.filter.add_seed(url);
+    }
+
+    /// Continues a crawl stopped earlier: `seen` every URL it admitted, `queued` the entries
+    /// (as given to [`Sink::admitted`]) admitted and not ended, `digests` the payloads it
+    /// fetched. Call before the first `next_fetch`, instead of adding the seeds again.
+    /// Returns how many queued entries could not be decoded (a damaged entry is dropped).
+    pub fn restore<'a>(
+        &mut self,
+        seen: impl IntoIterator<Item = &'a str>,
+        queued: impl IntoIterator<Item = &'a [u8]>,
+        digests: impl IntoIterator<Item = PayloadDigest>,
+    ) -> u64 {
+        for u in seen {
+            if let Ok(url) = Url::parse(u) {
+                self.seen.insert(url_key(&url));
+            }
+        }
+        self.content_seen.extend(digests);
+        let mut bad = 0;
+        for mut bytes in queued {
+            match Entry::decode(&mut bytes) {
+                Some(entry) => {
+                    self.filter.admitted(&entry.url);
+                    self.counters.urls_admitted += 1;
+                    self.push_entry(entry);
+                }
+                None => bad += 1,
+            }
+        }
+        bad
     }
 
     fn limits_reached(&self, now: Instant) -> bool {
@@ -649,11 +697,21 @@ impl<S: Sink> Crawl<S> {
             done.outcome
         };
         self.counters.url_lines.add(outcome, done.status());
+        let scan_started = Instant::now();
+        self.counters.stages.store += scan_started - store_started;
+        // The page's links enter the frontier before its end is reported: a durable sink
+        // then never counts a page done whose links it has not recorded.
+        self.follow(done, &entry, ok_html, duplicate);
+        self.counters.stages.scan += scan_started.elapsed();
+        let store_started = Instant::now();
         if let Err(e) = self.sink.store(done, entry.via(), outcome, md5) {
             self.io_error.get_or_insert(e);
         }
-        let scan_started = Instant::now();
-        self.counters.stages.store += scan_started - store_started;
+        self.counters.stages.store += store_started.elapsed();
+    }
+
+    /// A finished page's redirect target, links or (for a stylesheet) requisites, admitted.
+    fn follow(&mut self, done: &FetchDone<'_>, entry: &Entry, ok_html: bool, duplicate: bool) {
         if !done.outcome.is_success() {
             return;
         }
@@ -702,15 +760,14 @@ impl<S: Sink> Crawl<S> {
             self.counters.pages_scan_truncated += 1;
         }
         if scan {
-            self.scan_links(done.content, &entry);
+            self.scan_links(done.content, entry);
         } else {
             let mut found = std::mem::take(&mut self.links);
             links::scan_css(done.content, &mut found);
             let base = entry.url.clone();
-            self.admit_found(&found, &entry, &base);
+            self.admit_found(&found, entry, &base);
             self.links = found;
         }
-        self.counters.stages.scan += scan_started.elapsed();
     }
 
     fn scan_links(&mut self, html: &[u8], entry: &Entry) {
@@ -922,7 +979,7 @@ mod seed_line_tests {
         assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
         crawl.log_rejected_input("not a url", ReturnCode::HttpBadUrlSyntax);
         assert_eq!(crawl.frontier_len(), 2);
-        crawl.finish_unfetched(ReturnCode::NotFetched);
+        crawl.finish_unfetched(ReturnCode::NotFetched, false);
         assert_eq!(crawl.frontier_len(), 0);
         let lines = &crawl.sink().lines;
         let got: Vec<(ReturnCode, &str)> =

@@ -81,6 +81,12 @@ pub trait Sink {
     /// Logs a URL that ended without a fetch (robots exclusion, too many redirects,
     /// interrupted in the queue).
     fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()>;
+
+    /// A URL entered the frontier; `entry` is the crawl's encoding of its queue entry, given
+    /// back by [`crate::crawl::Crawl::restore`] when a crawl resumes. A durable sink records it
+    /// before the end of the page that linked it (the crawl reports that page's end after its
+    /// links), so no link of a page counted as done can be lost.
+    fn admitted(&mut self, _url: &str, _entry: &[u8]) {}
 }
 
 /// One line of what a [`MemorySink`] was told.

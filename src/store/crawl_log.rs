@@ -220,6 +220,59 @@ impl CrawlLog {
         self.out.write_all(&self.buf)
     }
 
+    /// Opens `path` to continue a log (a resumed crawl): a line cut short by a crash is
+    /// removed, then lines are appended. A missing or empty file is created with [`HEADER`].
+    pub fn open_append(path: &Path) -> io::Result<Self> {
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        let len = file.metadata()?.len();
+        let keep = if len == 0 {
+            0
+        } else {
+            // Scan back from the end for the last newline, a block at a time.
+            use std::io::{Read, Seek, SeekFrom};
+            let mut end = len;
+            let mut keep = 0;
+            let mut block = vec![0u8; 64 * 1024];
+            // Bounded: each pass moves `end` back by at least one byte.
+            while end > 0 {
+                let start = end.saturating_sub(block.len() as u64);
+                let n = (end - start) as usize;
+                file.seek(SeekFrom::Start(start))?;
+                file.read_exact(&mut block[..n])?;
+                if let Some(i) = memchr::memrchr(b'\n', &block[..n]) {
+                    keep = start + i as u64 + 1;
+                    break;
+                }
+                end = start;
+            }
+            keep
+        };
+        if keep < len {
+            file.set_len(keep)?;
+        }
+        use std::io::Seek;
+        file.seek(io::SeekFrom::Start(keep))?;
+        let mut out = BufWriter::with_capacity(FILE_BUFFER_BYTES, file);
+        if keep == 0 {
+            out.write_all(HEADER.as_bytes())?;
+        }
+        Ok(CrawlLog {
+            out,
+            buf: Vec::with_capacity(512),
+        })
+    }
+
+    /// Flush and `fdatasync`: the lines survive a power cut.
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_data()
+    }
+
     /// Writes a line already formatted by [`format_line`].
     pub fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
         self.out.write_all(line)

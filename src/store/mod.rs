@@ -2,12 +2,14 @@
 //! file writer and a reader), the per-URL log ([`crawl_log`]), `stats.json`
 //! ([`stats_json`]), CDXJ indexes ([`cdxj`]), and [`output::Output`], the sink the crawl
 //! writes through; the body spool ([`spool`]); and the durable-crawl building blocks: an
-//! append-only checksummed [`journal`], atomic [`checkpoint`] files, [`recover`]y of WARC files
+//! append-only checksummed [`journal`], atomic [`checkpoint`] files, the resumable crawl's
+//! [`crawl_state`], [`recover`]y of WARC files
 //! a crash left `.open`, and frontier [`segments`] (with [`crc32c`] shared by them).
 
 pub mod cdxj;
 pub mod checkpoint;
 pub mod crawl_log;
+pub mod crawl_state;
 pub mod crc32c;
 pub mod journal;
 pub mod output;

@@ -18,14 +18,17 @@ use std::fmt;
 use std::io;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog, LogLine};
+use super::crawl_state;
+use super::journal::JournalWriter;
 use super::warc::{Exchange, Revisit, WarcInfo, WarcWriter, WriterOptions};
-use crate::crawl::sink::{Sink, Via};
+use crate::crawl::sink::{Hop, Sink, Via};
+use crate::crawl::spill::{get_bytes, put_bytes};
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{FetchDone, PayloadDigest, Truncation};
 use crate::ReturnCode;
@@ -61,6 +64,12 @@ pub struct OutputConfig {
     pub command_line: Option<String>,
     /// The effective options (name, value), for the warcinfo record.
     pub options: Vec<(String, String)>,
+    /// Journal URL events in `DIR/crawl.state` so the crawl can be resumed, fsyncing WARC,
+    /// crawl.log and journal this often (power-cut safety; a kill needs no fsync).
+    pub durable: Option<Duration>,
+    /// Continue an earlier run's output: append to crawl.log, number WARC files after the
+    /// existing ones.
+    pub resume: bool,
 }
 
 impl OutputConfig {
@@ -76,6 +85,8 @@ impl OutputConfig {
             log_records: true,
             command_line: None,
             options: Vec::new(),
+            durable: None,
+            resume: false,
         }
     }
 }
@@ -134,8 +145,180 @@ const MAX_LOG_RECORD_BYTES: usize = 8 << 20;
 const MAX_REVISIT_DIGESTS: usize = 500_000;
 
 enum ToWriter {
-    Exchange(OwnedExchange),
+    /// WARC records, then the crawl.log line, then `journal` (framed journal records).
+    Exchange(OwnedExchange, Vec<u8>),
+    /// A crawl.log line without WARC records, then `journal`.
+    Line(Vec<u8>, Vec<u8>),
+    /// Journal records only.
+    Journal(Vec<u8>),
     Flush,
+}
+
+/// Journal records are committed (handed to the OS after the WARC and crawl.log bytes they
+/// vouch for) at least this often while records arrive...
+const COMMIT_DELAY: Duration = Duration::from_millis(20);
+/// ...and after this many messages: with the writer queue, this bounds the fetches a kill can
+/// lose (and so fetch again on resume).
+const COMMIT_MESSAGES: usize = 32;
+
+/// The journal side of the writer thread.
+struct JournalSide {
+    writer: JournalWriter,
+    /// Framed records received and not yet appended.
+    pending: Vec<u8>,
+    pending_msgs: usize,
+    first_pending: Option<Instant>,
+    sync_every: Duration,
+    last_sync: Instant,
+}
+
+/// What the writer thread owns: the WARC writer, crawl.log and the journal, written in that
+/// order so that a journal record never reaches the disk before what it says was stored.
+struct WriterSide {
+    warc: WarcWriter,
+    log: CrawlLog,
+    log_records: bool,
+    /// The crawl.log lines of the open file's records, with the log's header.
+    file_log: Vec<u8>,
+    journal: Option<JournalSide>,
+}
+
+impl WriterSide {
+    fn handle(&mut self, msg: &ToWriter) -> io::Result<()> {
+        let journal = match msg {
+            ToWriter::Exchange(ex, journal) => {
+                write_exchange(&mut self.warc, &mut self.file_log, self.log_records, ex)?;
+                self.log.write_line(&ex.log_line)?;
+                journal
+            }
+            ToWriter::Line(line, journal) => {
+                self.log.write_line(line)?;
+                journal
+            }
+            ToWriter::Journal(journal) => journal,
+            ToWriter::Flush => {
+                self.warc.flush()?;
+                self.log.flush()?;
+                return self.commit(false);
+            }
+        };
+        if let Some(j) = &mut self.journal {
+            if !journal.is_empty() {
+                j.pending.extend_from_slice(journal);
+                j.pending_msgs += 1;
+                j.first_pending.get_or_insert_with(Instant::now);
+            }
+        }
+        Ok(())
+    }
+
+    fn uncommitted(&self) -> bool {
+        self.journal.as_ref().is_some_and(|j| j.pending_msgs > 0)
+    }
+
+    fn commit_due(&self) -> bool {
+        self.journal.as_ref().is_some_and(|j| {
+            j.pending_msgs >= COMMIT_MESSAGES
+                || j.first_pending.is_some_and(|t| t.elapsed() >= COMMIT_DELAY)
+        })
+    }
+
+    /// Hands WARC, crawl.log and then the pending journal records to the OS (enough for a
+    /// kill); every `sync_every`, fsyncs them in the same order (enough for a power cut).
+    fn commit(&mut self, force_sync: bool) -> io::Result<()> {
+        let Some(j) = &mut self.journal else {
+            return Ok(());
+        };
+        let sync = force_sync || j.last_sync.elapsed() >= j.sync_every;
+        if j.pending.is_empty() && !sync {
+            return Ok(());
+        }
+        if sync {
+            self.warc.sync()?;
+            self.log.sync()?;
+        } else {
+            self.warc.flush()?;
+            self.log.flush()?;
+        }
+        let mut input = j.pending.as_slice();
+        // Bounded by the pending bytes: each step consumes one framed record.
+        while let Some(rec) = get_bytes(&mut input) {
+            j.writer.append(rec)?;
+        }
+        j.pending.clear();
+        j.pending_msgs = 0;
+        j.first_pending = None;
+        if sync {
+            j.writer.sync()?;
+            j.last_sync = Instant::now();
+        } else {
+            j.writer.flush()?;
+        }
+        Ok(())
+    }
+
+    /// The writer thread's loop: until the channel closes, then closes the files.
+    fn run(
+        mut self,
+        rx: Receiver<ToWriter>,
+        back_tx: mpsc::Sender<Vec<u8>>,
+        err_slot: &Mutex<Option<io::Error>>,
+    ) -> io::Result<Written> {
+        let fail = |e: io::Error| {
+            let kind = e.kind();
+            *err_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            // Dropping the receiver makes the loop's next send fail.
+            io::Error::new(kind, "WARC writer stopped")
+        };
+        loop {
+            let msg = if self.uncommitted() {
+                match rx.recv_timeout(COMMIT_DELAY) {
+                    Ok(m) => m,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.commit(false).map_err(fail)?;
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => break,
+                }
+            };
+            self.handle(&msg).map_err(fail)?;
+            if self.commit_due() {
+                self.commit(false).map_err(fail)?;
+            }
+            match msg {
+                ToWriter::Exchange(ex, journal) => {
+                    for b in [ex.request, ex.response, ex.log_line, journal] {
+                        let _ = back_tx.send(b);
+                    }
+                }
+                ToWriter::Line(line, journal) => {
+                    let _ = back_tx.send(line);
+                    let _ = back_tx.send(journal);
+                }
+                ToWriter::Journal(journal) => {
+                    let _ = back_tx.send(journal);
+                }
+                ToWriter::Flush => {}
+            }
+        }
+        self.commit(true).map_err(fail)?;
+        if !self.file_log.is_empty() {
+            self.warc
+                .write_log_record(LOG_RECORD_URI, "text/plain", &self.file_log)
+                .map_err(fail)?;
+        }
+        let (warc_files, indexes) = self.warc.finish_indexed().map_err(fail)?;
+        self.log.sync().map_err(fail)?;
+        Ok(Written {
+            warc_files,
+            indexes,
+        })
+    }
 }
 
 /// The WARC writer thread and its channels.
@@ -149,43 +332,14 @@ struct WarcThread {
 }
 
 impl WarcThread {
-    fn start(mut warc: WarcWriter, log_records: bool) -> io::Result<WarcThread> {
+    fn start(side: WriterSide) -> io::Result<WarcThread> {
         let (tx, rx) = mpsc::sync_channel::<ToWriter>(WRITER_QUEUE);
         let (back_tx, recycled) = mpsc::channel::<Vec<u8>>();
         let error = Arc::new(Mutex::new(None));
         let err_slot = error.clone();
         let handle = std::thread::Builder::new()
             .name("warc-writer".into())
-            .spawn(move || {
-                // The crawl.log lines of the open file's records, with the log's header.
-                let mut log = Vec::new();
-                for msg in rx {
-                    let res = match msg {
-                        ToWriter::Exchange(ex) => {
-                            let res = write_exchange(&mut warc, &mut log, log_records, &ex);
-                            let _ = back_tx.send(ex.request);
-                            let _ = back_tx.send(ex.response);
-                            let _ = back_tx.send(ex.log_line);
-                            res
-                        }
-                        ToWriter::Flush => warc.flush(),
-                    };
-                    if let Err(e) = res {
-                        let kind = e.kind();
-                        *err_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                        // Dropping the receiver makes the loop's next send fail.
-                        return Err(io::Error::new(kind, "WARC writer stopped"));
-                    }
-                }
-                if !log.is_empty() {
-                    warc.write_log_record(LOG_RECORD_URI, "text/plain", &log)?;
-                }
-                let (warc_files, indexes) = warc.finish_indexed()?;
-                Ok(Written {
-                    warc_files,
-                    indexes,
-                })
-            })?;
+            .spawn(move || side.run(rx, back_tx, &err_slot))?;
         Ok(WarcThread {
             tx: Some(tx),
             recycled,
@@ -194,9 +348,15 @@ impl WarcThread {
         })
     }
 
-    fn buffer(&self, bytes: &[u8]) -> Vec<u8> {
+    /// A buffer back from the writer, or a new one.
+    fn empty_buffer(&self) -> Vec<u8> {
         let mut v = self.recycled.try_recv().unwrap_or_default();
         v.clear();
+        v
+    }
+
+    fn buffer(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut v = self.empty_buffer();
         v.extend_from_slice(bytes);
         v
     }
@@ -289,10 +449,12 @@ fn write_exchange(
 
 pub struct Output {
     warc: WarcThread,
-    log: CrawlLog,
     dir: PathBuf,
     stored: Stored,
-    log_records: bool,
+    /// Whether URL events go to the journal (a crawl that can be resumed).
+    durable: bool,
+    /// Journal records (framed) for the next message to the writer: URLs admitted since.
+    journal: Vec<u8>,
     /// Payload digest → the URI and date of the response record that holds it.
     stored_payloads: HashMap<PayloadDigest, (Arc<str>, SystemTime)>,
     /// Reused: one crawl.log line.
@@ -308,7 +470,29 @@ impl Output {
         };
         std::fs::create_dir_all(&config.dir).map_err(|e| err(&config.dir, e))?;
         let log_path = config.dir.join("crawl.log");
-        let log = CrawlLog::create(&log_path).map_err(|e| err(&log_path, e))?;
+        let log = if config.resume {
+            CrawlLog::open_append(&log_path)
+        } else {
+            CrawlLog::create(&log_path)
+        }
+        .map_err(|e| err(&log_path, e))?;
+        let first_seq = if config.resume {
+            count_warc_files(&config.dir).map_err(|e| err(&config.dir, e))?
+        } else {
+            0
+        };
+        let journal = match &config.durable {
+            Some(sync_every) => Some(JournalSide {
+                writer: crawl_state::open_journal(&config.dir)
+                    .map_err(|e| err(&crawl_state::journal_path(&config.dir), e))?,
+                pending: Vec::new(),
+                pending_msgs: 0,
+                first_pending: None,
+                sync_every: *sync_every,
+                last_sync: Instant::now(),
+            }),
+            None => None,
+        };
         let mut seed = [0u8; 16];
         if !crate::fetcher::tls::secure_random(&mut seed) {
             // Record IDs need only be unique, not secret: fall back to time and pid.
@@ -334,16 +518,26 @@ impl Output {
             config.gzip_level,
             info,
             seed,
-            WriterOptions { cdxj: config.cdxj },
+            WriterOptions {
+                cdxj: config.cdxj,
+                first_seq,
+            },
         )
         .map_err(|e| err(&config.dir, e))?;
-        let warc = WarcThread::start(warc, config.log_records).map_err(|e| err(&config.dir, e))?;
-        Ok(Output {
+        let side = WriterSide {
             warc,
             log,
+            log_records: config.log_records,
+            file_log: Vec::new(),
+            journal,
+        };
+        let warc = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
+        Ok(Output {
+            warc,
             dir: config.dir.clone(),
             stored: Stored::default(),
-            log_records: config.log_records,
+            durable: config.durable.is_some(),
+            journal: Vec::new(),
             stored_payloads: HashMap::new(),
             line: Vec::with_capacity(512),
         })
@@ -408,21 +602,51 @@ impl Output {
                     Some(_) => None,
                 },
                 truncated: done.truncation(),
-                log_line: if self.log_records {
-                    self.warc.buffer(&self.line)
-                } else {
-                    Vec::new()
-                },
+                log_line: self.warc.buffer(&self.line),
                 refers_to,
             };
             self.stored.revisits += u64::from(ex.refers_to.is_some());
-            self.warc.send(ToWriter::Exchange(ex))?;
+            let journal = self.journal_with_done(done.request.url.as_str(), via, digest.as_ref());
+            self.warc.send(ToWriter::Exchange(ex, journal))?;
             self.stored.records += 1;
+        } else {
+            let line = self.warc.buffer(&self.line);
+            let journal = self.journal_with_done(done.request.url.as_str(), via, None);
+            self.warc.send(ToWriter::Line(line, journal))?;
         }
         self.stored.body_bytes += done.payload_len();
-        self.log.write_line(&self.line)?;
         self.stored.log_lines += 1;
         Ok(())
+    }
+
+    /// The journal records due with the next message: the URLs admitted since the last one,
+    /// then (for a URL of the crawl, not robots.txt) this one's end.
+    fn journal_with_done(
+        &mut self,
+        url: &str,
+        via: Via<'_>,
+        digest: Option<&PayloadDigest>,
+    ) -> Vec<u8> {
+        if !self.durable {
+            return Vec::new();
+        }
+        if via.hop != Hop::Prerequisite {
+            let mut rec = self.warc.empty_buffer();
+            crawl_state::push_done(&mut rec, url, digest);
+            put_bytes(&mut self.journal, &rec);
+        }
+        let next = self.warc.empty_buffer();
+        std::mem::replace(&mut self.journal, next)
+    }
+
+    /// Journals a URL entering the frontier (`entry`: the crawl's encoding of it). It goes to
+    /// the writer with the next message, ahead of the end of the page that linked it.
+    pub fn record_admitted(&mut self, url: &str, entry: &[u8]) {
+        if self.durable {
+            let mut rec = Vec::with_capacity(url.len() + entry.len() + 8);
+            crawl_state::push_admitted(&mut rec, url, entry);
+            put_bytes(&mut self.journal, &rec);
+        }
     }
 
     /// For a complete 2xx payload stored before: where. Otherwise remembers this one (up to
@@ -458,29 +682,43 @@ impl Output {
         via: Via<'_>,
         outcome: ReturnCode,
     ) -> io::Result<()> {
-        self.log.write(&LogLine {
-            time: SystemTime::now(),
-            outcome,
-            status: 0,
-            body_bytes: 0,
-            fetch_ms: 0,
-            url,
-            referrer: via.referrer,
-            hop: Some(via.hop),
-            digest: None,
-        })?;
+        self.line.clear();
+        crawl_log::format_line(
+            &mut self.line,
+            &LogLine {
+                time: SystemTime::now(),
+                outcome,
+                status: 0,
+                body_bytes: 0,
+                fetch_ms: 0,
+                url,
+                referrer: via.referrer,
+                hop: Some(via.hop),
+                digest: None,
+            },
+        );
+        let line = self.warc.buffer(&self.line);
+        let journal = self.journal_with_done(url, via, None);
+        self.warc.send(ToWriter::Line(line, journal))?;
         self.stored.log_lines += 1;
         Ok(())
     }
 
+    /// Hands what is buffered to the OS (WARC, crawl.log, then the journal).
     pub fn flush(&mut self) -> io::Result<()> {
-        self.warc.send(ToWriter::Flush)?;
-        self.log.flush()
+        if !self.journal.is_empty() {
+            let journal = std::mem::take(&mut self.journal);
+            self.warc.send(ToWriter::Journal(journal))?;
+        }
+        self.warc.send(ToWriter::Flush)
     }
 
-    /// Closes the current WARC file and flushes the log; says what was written.
+    /// Closes the current WARC file and syncs the log and the journal; says what was written.
     pub fn finish(mut self) -> io::Result<Written> {
-        self.log.flush()?;
+        if !self.journal.is_empty() {
+            let journal = std::mem::take(&mut self.journal);
+            self.warc.send(ToWriter::Journal(journal))?;
+        }
         self.warc.finish()
     }
 }
@@ -499,6 +737,21 @@ impl Sink for Output {
     fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()> {
         self.record_unfetched(url, via, outcome)
     }
+
+    fn admitted(&mut self, url: &str, entry: &[u8]) {
+        self.record_admitted(url, entry);
+    }
+}
+
+/// The `.warc.gz` files in `dir` (a resumed crawl numbers its files after them).
+fn count_warc_files(dir: &Path) -> io::Result<u32> {
+    let mut n = 0u32;
+    for e in std::fs::read_dir(dir)? {
+        if e?.file_name().to_string_lossy().ends_with(".warc.gz") {
+            n = n.saturating_add(1);
+        }
+    }
+    Ok(n)
 }
 
 fn hostname() -> String {

@@ -21,7 +21,7 @@
 //!
 //! One process recovers a directory; nothing may be writing the file meanwhile.
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -223,3 +223,52 @@ impl Write for RecordSink {
 #[cfg(test)]
 #[path = "recover_tests.rs"]
 mod tests;
+
+/// Closes the CDXJ index a crash left beside `warc_open` (`NAME.warc.gz.open`): the lines of
+/// records inside the `kept` bytes of the recovered WARC are sorted into `NAME.cdxj`; the
+/// unsorted `NAME.cdxj.open` is removed. With `kept` `None` (the WARC held nothing and was
+/// deleted) the index goes too. Lines of records written after the index's last flush are
+/// missing: pywb then does not find those few records, which are still in the WARC.
+pub fn recover_open_index(warc_open: &Path, kept: Option<u64>) -> io::Result<()> {
+    let Some(stem) = warc_open
+        .to_str()
+        .and_then(|s| s.strip_suffix(OPEN_SUFFIX))
+        .map(str::to_string)
+    else {
+        return Ok(());
+    };
+    let open = PathBuf::from(format!("{stem}.cdxj.open"));
+    let lines = match fs::read(&open) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if let Some(kept) = kept {
+        let mut inside = Vec::with_capacity(lines.len());
+        for line in lines.split_inclusive(|&b| b == b'\n') {
+            let text = String::from_utf8_lossy(line);
+            let num = |name: &str| -> Option<u64> {
+                let key = format!("\"{name}\": \"");
+                let start = text.find(&key)? + key.len();
+                let end = start + text[start..].find('"')?;
+                text[start..end].parse().ok()
+            };
+            let fits =
+                matches!((num("offset"), num("length")), (Some(o), Some(l)) if o + l <= kept);
+            if fits && line.ends_with(b"\n") {
+                inside.extend_from_slice(line);
+            }
+        }
+        let sorted = super::cdxj::sort_lines(&inside);
+        let final_path = PathBuf::from(format!("{stem}.cdxj"));
+        let tmp = PathBuf::from(format!("{stem}.cdxj.tmp"));
+        {
+            let mut f = File::create(&tmp)?;
+            f.write_all(&sorted)?;
+            f.sync_all()?;
+        }
+        fs::rename(&tmp, &final_path)?;
+    }
+    fs::remove_file(&open)?;
+    sync_parent_dir(&open)
+}

@@ -621,7 +621,10 @@ fn write_mixed(
     n: u64,
     max: u64,
 ) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<Written>, RecordPos) {
-    let opts = WriterOptions { cdxj: true };
+    let opts = WriterOptions {
+        cdxj: true,
+        ..WriterOptions::default()
+    };
     let mut w = WarcWriter::create_with(dir, "ix", max, 6, info(), [6; 16], opts).unwrap();
     let mut all = Vec::new();
     for i in 0..n {
@@ -956,7 +959,10 @@ fn warcio_and_cdxj_indexer_agree_with_our_index() {
 #[test]
 fn index_lines_are_on_disk_before_the_file_closes() {
     let dir = temp_dir("index-open");
-    let opts = WriterOptions { cdxj: true };
+    let opts = WriterOptions {
+        cdxj: true,
+        ..WriterOptions::default()
+    };
     let mut w = WarcWriter::create_with(&dir, "o", 1 << 20, 1, info(), [2; 16], opts).unwrap();
     for uri in ["http://b.test/", "http://a.test/"] {
         w.write_exchange(&Exchange {

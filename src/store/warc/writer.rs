@@ -212,6 +212,8 @@ pub struct WriterOptions {
     /// Write `NAME.cdxj` (pywb's CDXJ, sorted) beside each `NAME.warc.gz`, listing its
     /// response, revisit and resource records.
     pub cdxj: bool,
+    /// The sequence number of the first file (a resumed crawl continues the numbering).
+    pub first_seq: u32,
 }
 
 /// Where the writer stands. A failed write leaves a file whose end may be a partial record, so
@@ -293,7 +295,7 @@ impl WarcWriter {
             info,
             ids: RecordIdGen::new(id_seed),
             gz: GzMember::new(gzip_level),
-            seq: 0,
+            seq: options.first_seq,
             state: FileState::Finished,
             options,
             files: Vec::new(),
@@ -725,6 +727,19 @@ impl WarcWriter {
         match &self.state {
             FileState::Open(f) => f.bytes >= self.max_file_bytes,
             _ => false,
+        }
+    }
+
+    /// Flush and `fdatasync` the open file: its records survive a power cut.
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.flush()?;
+        match &mut self.state {
+            FileState::Open(f) => f
+                .out
+                .get_ref()
+                .sync_data()
+                .inspect_err(|e| self.state = FileState::Failed(e.kind())),
+            _ => Ok(()),
         }
     }
 

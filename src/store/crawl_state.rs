@@ -1,0 +1,202 @@
+//! What a crawl records in `DIR/crawl.state/` so that `spinneret resume DIR` can continue it:
+//! the command line it was started with (`args`, an atomic [`checkpoint`] file), an append-only
+//! [`journal`] of URL events, and a `finished` mark once the frontier emptied.
+//!
+//! Journal records (each one logical journal record):
+//! - `A` + url + entry: a URL entered the frontier; `entry` is the crawl's own encoding of its
+//!   queue entry (depth, referrer, hop), opaque here.
+//! - `D` + url + optional SHA-1: the URL ended (its crawl.log line, and its WARC records when it
+//!   was fetched, were handed to the OS before this record was, see `store::output`).
+//!
+//! Replaying gives the URLs admitted and not ended, in admission order (the frontier to
+//! restore), every URL admitted (the URL-seen set), and the payload digests seen.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::checkpoint;
+use super::journal::{JournalReader, JournalWriter};
+use crate::crawl::spill::{get_bytes, put_bytes};
+use crate::fetcher::PayloadDigest;
+
+/// The state directory's name inside the output directory.
+pub const STATE_DIR: &str = "crawl.state";
+const ARGS_FILE: &str = "args";
+const JOURNAL_FILE: &str = "journal";
+const FINISHED_FILE: &str = "finished";
+/// Format version of the `args` file.
+const ARGS_VERSION: u32 = 1;
+
+const ADMITTED: u8 = b'A';
+const DONE: u8 = b'D';
+
+/// Whether `out` already holds a crawl (its state, or at least its log).
+pub fn holds_crawl(out: &Path) -> bool {
+    out.join(STATE_DIR).exists() || out.join("crawl.log").exists()
+}
+
+/// `DIR/crawl.state`.
+pub fn state_dir(out: &Path) -> PathBuf {
+    out.join(STATE_DIR)
+}
+
+pub fn journal_path(out: &Path) -> PathBuf {
+    state_dir(out).join(JOURNAL_FILE)
+}
+
+/// Records a new crawl's arguments (without the program name). Creates the state directory.
+pub fn create(out: &Path, args: &[String]) -> io::Result<()> {
+    let dir = state_dir(out);
+    fs::create_dir_all(&dir)?;
+    let mut body = Vec::new();
+    for a in args {
+        put_bytes(&mut body, a.as_bytes());
+    }
+    checkpoint::save(&dir.join(ARGS_FILE), ARGS_VERSION, &body)
+}
+
+/// Why a recorded crawl could not be loaded.
+#[derive(Debug)]
+pub enum StateError {
+    /// DIR holds no `crawl.state` (not a crawl's output directory).
+    NotACrawl(PathBuf),
+    /// A file is damaged beyond the repairs a crash calls for.
+    Damaged(String),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for StateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StateError::NotACrawl(d) => write!(f, "{} holds no crawl to resume", d.display()),
+            StateError::Damaged(why) => write!(f, "crawl state damaged: {why}"),
+            StateError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for StateError {
+    fn from(e: io::Error) -> Self {
+        StateError::Io(e)
+    }
+}
+
+/// The arguments a crawl was started with.
+pub fn load_args(out: &Path) -> Result<Vec<String>, StateError> {
+    let path = state_dir(out).join(ARGS_FILE);
+    let cp = checkpoint::load(&path)
+        .map_err(|e| StateError::Damaged(format!("{}: {e:?}", path.display())))?
+        .ok_or_else(|| StateError::NotACrawl(out.to_path_buf()))?;
+    if cp.version != ARGS_VERSION {
+        return Err(StateError::Damaged(format!(
+            "{}: unknown version {}",
+            path.display(),
+            cp.version
+        )));
+    }
+    let mut input = cp.body.as_slice();
+    let mut args = Vec::new();
+    while !input.is_empty() {
+        let a = get_bytes(&mut input)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .ok_or_else(|| StateError::Damaged(format!("{}: bad argument", path.display())))?;
+        args.push(a.to_string());
+    }
+    Ok(args)
+}
+
+pub fn mark_finished(out: &Path) -> io::Result<()> {
+    checkpoint::save(&state_dir(out).join(FINISHED_FILE), 1, b"")
+}
+
+pub fn is_finished(out: &Path) -> bool {
+    state_dir(out).join(FINISHED_FILE).exists()
+}
+
+/// Appends an `A` record for `url` to `out` (a batch being built for the journal).
+pub fn push_admitted(out: &mut Vec<u8>, url: &str, entry: &[u8]) {
+    out.push(ADMITTED);
+    put_bytes(out, url.as_bytes());
+    put_bytes(out, entry);
+}
+
+/// Appends a `D` record.
+pub fn push_done(out: &mut Vec<u8>, url: &str, digest: Option<&PayloadDigest>) {
+    out.push(DONE);
+    put_bytes(out, url.as_bytes());
+    if let Some(d) = digest {
+        out.extend_from_slice(d);
+    }
+}
+
+/// Opens the journal for appending (a torn tail from a crash is cut off).
+pub fn open_journal(out: &Path) -> io::Result<JournalWriter> {
+    JournalWriter::open_append(&journal_path(out))
+}
+
+/// What the journal says.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// Entries admitted and not ended, in admission order: (url, entry).
+    pub queued: Vec<(String, Vec<u8>)>,
+    /// Every URL admitted.
+    pub seen: Vec<String>,
+    /// Payload digests of the URLs ended with one.
+    pub digests: Vec<PayloadDigest>,
+    /// URLs ended.
+    pub done: u64,
+}
+
+/// Reads the journal (a torn tail is ignored: it was never acknowledged).
+pub fn replay(out: &Path) -> Result<Replay, StateError> {
+    let path = journal_path(out);
+    let file = match fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Replay::default()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut reader = JournalReader::new(file)?;
+    let mut r = Replay::default();
+    // url → index in `order`, for URLs admitted and not (yet) ended.
+    let mut pending: HashMap<String, usize> = HashMap::new();
+    let mut order: Vec<Option<(String, Vec<u8>)>> = Vec::new();
+    let bad = |what: &str| StateError::Damaged(format!("{}: bad {what} record", path.display()));
+    // Bounded by the journal's length: each step consumes one record.
+    while let Some(rec) = reader.next_record()? {
+        let Some((&tag, mut input)) = rec.split_first() else {
+            return Err(bad("empty"));
+        };
+        let url = get_bytes(&mut input)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .ok_or_else(|| bad("URL"))?
+            .to_string();
+        match tag {
+            ADMITTED => {
+                let entry = get_bytes(&mut input).ok_or_else(|| bad("admitted"))?;
+                r.seen.push(url.clone());
+                pending.insert(url.clone(), order.len());
+                order.push(Some((url, entry.to_vec())));
+            }
+            DONE => {
+                r.done += 1;
+                if let Some(i) = pending.remove(&url) {
+                    order[i] = None;
+                }
+                if let Ok(d) = <PayloadDigest>::try_from(input) {
+                    r.digests.push(d);
+                }
+            }
+            _ => return Err(bad("unknown")),
+        }
+    }
+    if reader.damage().is_some_and(|d| !d.torn_tail) {
+        return Err(StateError::Damaged(format!(
+            "{}: corrupt with intact records after the damage",
+            path.display()
+        )));
+    }
+    r.queued = order.into_iter().flatten().collect();
+    Ok(r)
+}
