@@ -74,25 +74,33 @@ impl ExitStatus {
     }
 
     /// The reason, for the last line on stderr.
-    pub fn reason(self, end: RunEnd, urls: &LineTally) -> String {
+    /// Why the run ends with this status. `queued`: URLs left in a resumable crawl's
+    /// frontier (they have no crawl.log line yet).
+    pub fn reason(self, end: RunEnd, urls: &LineTally, queued: u64) -> String {
         let c = ClassCounts::of(urls);
+        let unfinished = c.unfinished + queued;
+        let resumable = if queued > 0 {
+            format!(" ({queued} still queued for `spinneret resume`)")
+        } else {
+            String::new()
+        };
         let what = match self {
             ExitStatus::Ok if c.ok == 0 && urls.lines() > 0 => {
                 "nothing fetched and nothing failed (every URL was skipped by robots.txt or a filter)"
                     .to_string()
             }
             ExitStatus::Ok if end == RunEnd::MaxPages => {
-                format!("--max-pages reached; {} URLs not fetched", c.unfinished)
+                format!("--max-pages reached; {unfinished} URLs not fetched{resumable}")
             }
             ExitStatus::Ok => "every URL fetched".to_string(),
             ExitStatus::Stopped => format!(
-                "stopped by {} before the work was done: {} URLs not fetched, {} failed",
+                "stopped by {} before the work was done: {unfinished} URLs not fetched{resumable}, \
+                 {} failed",
                 if end == RunEnd::Interrupted {
                     "Ctrl-C"
                 } else {
                     "--max-time"
                 },
-                c.unfinished,
                 c.failed
             ),
             ExitStatus::Failures => format!(
@@ -235,7 +243,7 @@ mod tests {
             ExitStatus::Output
         );
         assert!(ExitStatus::Failures
-            .reason(RunEnd::Finished, &mixed)
+            .reason(RunEnd::Finished, &mixed, 0)
             .starts_with("exit 4: 1 of 2 URLs"));
     }
 }

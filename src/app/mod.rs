@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cli;
 pub mod exit;
 pub mod report;
+pub mod resume;
 pub mod run;
 
 use std::process::ExitCode;
@@ -20,7 +21,7 @@ pub fn main() -> ExitCode {
     let result: Result<ExitStatus, Box<dyn std::error::Error>> = match cli.command {
         Command::Fetch(args) => run::run_fetch(args).map_err(Into::into),
         Command::Crawl(args) => run::run_crawl(args).map_err(Into::into),
-        Command::Resume(args) => run::run_resume(args).map_err(Into::into),
+        Command::Resume(args) => resume::run(args).map_err(Into::into),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
         Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),
         Command::Help(args) => help(args.topic.as_deref()),

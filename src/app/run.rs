@@ -6,14 +6,10 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use clap::Parser;
 use slab::Slab;
 use url::Url;
 
-use crate::app::cli::{
-    abbrev, read_url_file, Cli, Command, CommonArgs, CrawlArgs, FetchArgs, ResumeArgs, ScopeArg,
-    Setup,
-};
+use crate::app::cli::{abbrev, read_url_file, CommonArgs, CrawlArgs, FetchArgs, ScopeArg, Setup};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
 use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode, Summary};
 use crate::crawl::sink::{Hop, Sink, Via};
@@ -491,7 +487,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         json.finish(),
         summary.line(),
         status,
-        status.reason(end, &list.lines),
+        status.reason(end, &list.lines, 0),
         &written,
         display,
     )
@@ -583,103 +579,14 @@ pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
 }
 
 /// How a crawl run starts.
-enum Start {
+pub(crate) enum Start {
     /// A new crawl, started with these arguments.
     New(Vec<String>),
     /// An earlier crawl continued, from what its journal says.
     Resume(crawl_state::Replay),
 }
 
-/// `spinneret resume DIR`: the recorded crawl command, with the given overrides, continued
-/// from its journal.
-pub fn run_resume(r: ResumeArgs) -> Result<ExitStatus, Failure> {
-    if !r.dir.join(crawl_state::STATE_DIR).is_dir() {
-        return Err(usage(format!(
-            "{} holds no crawl to resume (no {} directory)",
-            r.dir.display(),
-            crawl_state::STATE_DIR
-        )));
-    }
-    let recorded = crawl_state::load_args(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;
-    if crawl_state::is_finished(&r.dir) {
-        if !r.quiet {
-            eprint_line(&format!(
-                "spinneret: the crawl in {} is complete: nothing to resume",
-                r.dir.display()
-            ));
-        }
-        return Ok(ExitStatus::Ok);
-    }
-    let mut full = vec!["spinneret".to_string()];
-    full.extend(recorded);
-    let mut args = match Cli::try_parse_from(&full).map(|c| c.command) {
-        Ok(Command::Crawl(args)) => args,
-        _ => {
-            return Err(Failure::Output(format!(
-                "{}: the recorded command is not a crawl command this version understands",
-                r.dir.display()
-            )))
-        }
-    };
-    args.common.out = r.dir.clone();
-    if r.max_time.is_some() {
-        args.max_time = r.max_time;
-    }
-    if r.max_pages.is_some() {
-        args.max_pages = r.max_pages;
-    }
-    if let Some(n) = r.max_conns {
-        args.common.max_conns = n;
-    }
-    if r.delay_secs.is_some() || r.delay_ms.is_some() {
-        args.delay_secs = r.delay_secs;
-        args.delay_ms = r.delay_ms;
-    }
-    if let Some(f) = r.delay_factor {
-        args.delay_factor = f;
-    }
-    if r.quiet {
-        args.common.quiet = true;
-    }
-    recover_output(&r.dir, args.common.quiet)?;
-    let replay = crawl_state::replay(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;
-    if !args.common.quiet {
-        eprint_line(&format!(
-            "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
-            r.dir.display(),
-            replay.done,
-            replay.queued.len()
-        ));
-    }
-    run_crawl_as(args, Start::Resume(replay))
-}
-
-/// What a crash leaves is made whole before a crawl continues: each `*.warc.gz.open` is cut
-/// back to its last complete record and closed, and its index is rebuilt from the lines
-/// that point inside what was kept.
-fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
-    use crate::store::recover;
-    let open = recover::find_open_warcs(dir).map_err(Failure::output)?;
-    for path in open {
-        let r = recover::recover_open_warc(&path).map_err(Failure::output)?;
-        let kept = r
-            .final_path
-            .as_ref()
-            .and_then(|p| std::fs::metadata(p).ok());
-        recover::recover_open_index(&path, kept.map(|m| m.len())).map_err(Failure::output)?;
-        if !quiet {
-            eprint_line(&format!(
-                "spinneret: recovered {}: {} records kept, {} bytes of a cut record dropped",
-                path.display(),
-                r.records_kept,
-                r.bytes_dropped
-            ));
-        }
-    }
-    Ok(())
-}
-
-fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure> {
+pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure> {
     use crate::crawl::url_filter::{FilterConfig, Scope};
     use crate::crawl::CrawlConfig;
 
@@ -787,12 +694,6 @@ fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure> {
     let report = execute_crawl_from(setup, config, seeds, bad_inputs, display, replay)?;
     if report.end == RunEnd::Finished {
         crawl_state::mark_finished(&out).map_err(Failure::output)?;
-    } else if report.frontier_left > 0 && !display.quiet {
-        eprint_line(&format!(
-            "spinneret: {} URLs still queued: `spinneret resume {}` continues the crawl",
-            report.frontier_left,
-            out.display()
-        ));
     }
     let status = ExitStatus::decide(report.end, &report.counters.url_lines);
     let mut json = report.json();
@@ -802,7 +703,7 @@ fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure> {
         json.finish(),
         report.line(),
         status,
-        status.reason(report.end, &report.counters.url_lines),
+        status.reason(report.end, &report.counters.url_lines, report.frontier_left),
         &Written {
             warc_files: report.warc_files.clone(),
             indexes: report.indexes.clone(),

@@ -1,0 +1,98 @@
+//! `spinneret resume DIR`: the crawl recorded in DIR (its arguments and journal, see
+//! [`crate::store::crawl_state`]) continued, after what a crash left is made whole.
+
+use crate::app::cli::{Cli, Command, ResumeArgs};
+use crate::app::exit::{usage, ExitStatus, Failure};
+use crate::app::report::eprint_line;
+use crate::app::run::{run_crawl_as, Start};
+use crate::store::crawl_state;
+use clap::Parser;
+
+/// `spinneret resume DIR`: the recorded crawl command, with the given overrides, continued
+/// from its journal.
+pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
+    if !r.dir.join(crawl_state::STATE_DIR).is_dir() {
+        return Err(usage(format!(
+            "{} holds no crawl to resume (no {} directory)",
+            r.dir.display(),
+            crawl_state::STATE_DIR
+        )));
+    }
+    let recorded = crawl_state::load_args(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;
+    if crawl_state::is_finished(&r.dir) {
+        if !r.quiet {
+            eprint_line(&format!(
+                "spinneret: the crawl in {} is complete: nothing to resume",
+                r.dir.display()
+            ));
+        }
+        return Ok(ExitStatus::Ok);
+    }
+    let mut full = vec!["spinneret".to_string()];
+    full.extend(recorded);
+    let mut args = match Cli::try_parse_from(&full).map(|c| c.command) {
+        Ok(Command::Crawl(args)) => args,
+        _ => {
+            return Err(Failure::Output(format!(
+                "{}: the recorded command is not a crawl command this version understands",
+                r.dir.display()
+            )))
+        }
+    };
+    args.common.out = r.dir.clone();
+    if r.max_time.is_some() {
+        args.max_time = r.max_time;
+    }
+    if r.max_pages.is_some() {
+        args.max_pages = r.max_pages;
+    }
+    if let Some(n) = r.max_conns {
+        args.common.max_conns = n;
+    }
+    if r.delay_secs.is_some() || r.delay_ms.is_some() {
+        args.delay_secs = r.delay_secs;
+        args.delay_ms = r.delay_ms;
+    }
+    if let Some(f) = r.delay_factor {
+        args.delay_factor = f;
+    }
+    if r.quiet {
+        args.common.quiet = true;
+    }
+    recover_output(&r.dir, args.common.quiet)?;
+    let replay = crawl_state::replay(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;
+    if !args.common.quiet {
+        eprint_line(&format!(
+            "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
+            r.dir.display(),
+            replay.done,
+            replay.queued.len()
+        ));
+    }
+    run_crawl_as(args, Start::Resume(replay))
+}
+
+/// What a crash leaves is made whole before a crawl continues: each `*.warc.gz.open` is cut
+/// back to its last complete record and closed, and its index is rebuilt from the lines
+/// that point inside what was kept.
+fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
+    use crate::store::recover;
+    let open = recover::find_open_warcs(dir).map_err(Failure::output)?;
+    for path in open {
+        let r = recover::recover_open_warc(&path).map_err(Failure::output)?;
+        let kept = r
+            .final_path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok());
+        recover::recover_open_index(&path, kept.map(|m| m.len())).map_err(Failure::output)?;
+        if !quiet {
+            eprint_line(&format!(
+                "spinneret: recovered {}: {} records kept, {} bytes of a cut record dropped",
+                path.display(),
+                r.records_kept,
+                r.bytes_dropped
+            ));
+        }
+    }
+    Ok(())
+}
