@@ -55,6 +55,10 @@ pub struct BenchArgs {
     /// Keep the output here instead of a temporary directory that is removed afterwards.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Do not journal URL events (as `crawl` does, so it can be resumed): measures the
+    /// journal's cost.
+    #[arg(long)]
+    pub no_journal: bool,
 }
 
 /// The hidden `__testweb` subcommand: serve the test web until stdin closes.
@@ -301,6 +305,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         crawler,
         output: OutputConfig {
             gzip_level: args.warc_gzip_level,
+            durable: (!args.no_journal).then_some(Duration::from_secs(60)),
             ..OutputConfig::new(out_dir.clone(), "bench")
         },
     };

@@ -18,6 +18,7 @@ use crate::fetcher::{
     Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, PayloadDigest, Turn,
 };
 use crate::store::crawl_state;
+use crate::store::segments::SegmentSpill;
 use crate::store::output::{Output, Written};
 use crate::store::spool::FileSpool;
 use crate::ReturnCode;
@@ -737,6 +738,7 @@ fn execute_crawl_from(
 ) -> Result<CrawlReport, Failure> {
     let durable = setup.output.durable.is_some();
     let output = Output::create(&setup.output).map_err(Failure::output)?;
+    let out_dir = output.dir().to_path_buf();
     let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
     let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
     let started = Instant::now();
@@ -745,7 +747,15 @@ fn execute_crawl_from(
         output,
         verbose: display.verbose,
     };
-    let mut crawl = Crawl::new(config, sink, started);
+    let mut crawl = if durable {
+        // The frontier past its RAM budget goes to segment files in the state directory.
+        let dir = crawl_state::state_dir(&out_dir).join("frontier");
+        let spill = SegmentSpill::create(&dir)
+            .map_err(|e| Failure::Output(format!("cannot write to {}: {e}", dir.display())))?;
+        Crawl::with_spill(config, sink, started, Box::new(spill))
+    } else {
+        Crawl::new(config, sink, started)
+    };
     let resumed = replay.is_some();
     if let Some(replay) = replay {
         for seed in &seeds {

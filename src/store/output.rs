@@ -481,6 +481,10 @@ impl Output {
         } else {
             0
         };
+        if config.durable.is_some() {
+            let state = crawl_state::state_dir(&config.dir);
+            std::fs::create_dir_all(&state).map_err(|e| err(&state, e))?;
+        }
         let journal = match &config.durable {
             Some(sync_every) => Some(JournalSide {
                 writer: crawl_state::open_journal(&config.dir)

@@ -428,3 +428,72 @@ fn decode_batch(r: &SegmentRef, b: &[u8]) -> io::Result<Vec<Vec<u8>>> {
 #[cfg(test)]
 #[path = "segments_tests.rs"]
 mod tests;
+
+/// The crawl's frontier spill ([`crate::crawl::spill::SpillStore`]) in segment files. The
+/// crawl's journal, not the spill, is what a resumed crawl restores from, so a fresh crawl or
+/// resume starts the directory empty and fully released segments are deleted as the crawl
+/// goes.
+pub struct SegmentSpill {
+    store: SegmentStore,
+    /// Batches taken since the last deletion of released segments.
+    taken: u64,
+}
+
+/// Released segments are deleted after this many batches are taken back.
+const DELETE_EVERY_BATCHES: u64 = 64;
+
+impl SegmentSpill {
+    /// Empties `dir` (creating it if needed) and opens it.
+    pub fn create(dir: &Path) -> io::Result<SegmentSpill> {
+        match fs::remove_dir_all(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        fs::create_dir_all(dir)?;
+        Ok(SegmentSpill {
+            store: SegmentStore::open(dir)?,
+            taken: 0,
+        })
+    }
+}
+
+impl crate::crawl::spill::SpillStore for SegmentSpill {
+    fn write_batch(&mut self, bytes: &[u8]) -> io::Result<crate::crawl::spill::BatchRef> {
+        let r = self.store.append(0, &[bytes.to_vec()])?;
+        Ok(crate::crawl::spill::BatchRef {
+            file: r.segment,
+            offset: r.offset,
+            len: u64::from(r.len),
+        })
+    }
+
+    fn take_batch(
+        &mut self,
+        batch: crate::crawl::spill::BatchRef,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        let r = SegmentRef {
+            segment: batch.file,
+            offset: batch.offset,
+            len: u32::try_from(batch.len).map_err(|_| invalid_len())?,
+            count: 1,
+            queue_id: 0,
+        };
+        let items = self.store.read(&r)?;
+        self.store.release(&r)?;
+        out.clear();
+        for item in items {
+            out.extend_from_slice(&item);
+        }
+        self.taken += 1;
+        if self.taken % DELETE_EVERY_BATCHES == 0 {
+            self.store.delete_released()?;
+        }
+        Ok(())
+    }
+}
+
+fn invalid_len() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, "spill batch length")
+}
