@@ -18,8 +18,8 @@ use crate::fetcher::{
     Crawler, CrawlerConfig, Driver, FetchDone, FetchRequest, FetchSource, Next, PayloadDigest, Turn,
 };
 use crate::store::crawl_state;
-use crate::store::segments::SegmentSpill;
 use crate::store::output::{Output, Written};
+use crate::store::segments::SegmentSpill;
 use crate::store::spool::FileSpool;
 use crate::ReturnCode;
 

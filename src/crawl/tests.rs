@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use super::done::is_html;
 use super::sim::{Reply, Sim, Web};
 use super::url_filter::{FilterConfig, Scope};
 use super::*;

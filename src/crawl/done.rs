@@ -1,0 +1,257 @@
+//! What a finished fetch does to the crawl: robots.txt rules and retries, content seen,
+//! redirects followed, links and page requisites admitted, and the URL's end reported to the
+//! sink (after its links, so a durable sink never counts a page done whose links it lost).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use url::Url;
+
+use super::frontier::BackQueueId;
+use super::sink::{Hop, Sink, Via};
+use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_REDIRECTS};
+use crate::fetcher::{FetchDone, FetchRequest};
+use crate::links::{self, LinkKind, Links};
+use crate::robots::FetchResult;
+use crate::ReturnCode;
+
+impl<S: Sink> Crawl<S> {
+    pub(super) fn robots_done(
+        &mut self,
+        done: &FetchDone<'_>,
+        origin: String,
+        queue: BackQueueId,
+        hops: u8,
+        now: Instant,
+    ) {
+        self.counters.robots_fetched += 1;
+        self.counters.robots_lines.add(done.outcome, done.status());
+        let digest = done.payload_digest();
+        let via = Via::new(None, Hop::Prerequisite);
+        if let Err(e) = self.sink.store(done, via, done.outcome, digest) {
+            self.io_error.get_or_insert(e);
+        }
+        if done.outcome == ReturnCode::Interrupted {
+            // The run is stopping: this says nothing about the server.
+            self.frontier.done(queue, now, Duration::ZERO);
+            return;
+        }
+        if done.outcome == ReturnCode::PrivateAddressBlocked && hops == 0 {
+            // The host itself is refused: robots.txt is not retried, and its URLs end at once.
+            self.block_host(&done.request.url);
+            self.frontier.done(queue, now, Duration::ZERO);
+            return;
+        }
+        let status = done.status();
+        if done.outcome.is_success() && (300..400).contains(&status) && hops < MAX_ROBOTS_REDIRECTS
+        {
+            let target = done
+                .head
+                .and_then(|h| h.location())
+                .and_then(|loc| urlnorm::normalize(&done.request.url, loc).ok());
+            if let Some(target) = target {
+                // Rules found there apply to the original origin; the host stays busy.
+                let job = Job::Robots {
+                    origin,
+                    queue,
+                    hops: hops + 1,
+                };
+                let tag = self.inflight.insert(job) as u64;
+                self.ready.push_back(FetchRequest { url: target, tag });
+                return;
+            }
+        }
+        // A robots.txt over the body limit still has its first part parsed (RFC 9309 asks
+        // for at least 500 KiB), when that part is plain text rather than a cut-off encoding.
+        let cut_but_usable = done.outcome == ReturnCode::HttpBodyTooLarge
+            && (200..300).contains(&status)
+            && done.head.is_some_and(|h| {
+                h.content_encodings
+                    .iter()
+                    .all(|c| *c == crate::http::ContentCoding::Identity)
+            });
+        let result =
+            if (done.outcome.is_success() && !(300..400).contains(&status)) || cut_but_usable {
+                let keep = done.content.len().min(crate::robots::MAX_ROBOTS_BYTES);
+                FetchResult::Status {
+                    status,
+                    body: done.content[..keep].to_vec(),
+                }
+            } else {
+                FetchResult::Unreachable
+            };
+        let failed = match &result {
+            FetchResult::Status { status, .. } => *status == 429 || *status >= 500,
+            FetchResult::Unreachable => true,
+        };
+        if failed {
+            *self.robots_failures.entry(origin.clone()).or_insert(0) += 1;
+        } else {
+            self.robots_failures.remove(&origin);
+        }
+        self.robots.fetch_done(&origin, result, now);
+        let gap = self.gap(done, self.robots.crawl_delay(&origin));
+        self.frontier.done(queue, now, gap);
+    }
+
+    pub(super) fn page_done(
+        &mut self,
+        done: &FetchDone<'_>,
+        entry: Entry,
+        queue: BackQueueId,
+        now: Instant,
+    ) {
+        self.counters.pages_fetched += 1;
+        let origin = origin_key(&entry.url);
+        let gap = if done.outcome == ReturnCode::PrivateAddressBlocked {
+            // No request was made, and none to this host will be.
+            self.block_host(&entry.url);
+            Duration::ZERO
+        } else {
+            self.gap(done, self.robots.crawl_delay(&origin))
+        };
+        self.frontier.done(queue, now, gap);
+        let store_started = Instant::now();
+        let md5 = done.payload_digest();
+        // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
+        // such, and its links are not scanned again.
+        let ok_html = done.outcome.is_success()
+            && done
+                .head
+                .is_some_and(|h| (200..300).contains(&h.status) && is_html(h.content_type()));
+        let duplicate = ok_html && md5.is_some_and(|d| !self.content_seen.insert(d));
+        let outcome = if duplicate {
+            self.counters.duplicate_content += 1;
+            ReturnCode::DuplicateContent
+        } else {
+            done.outcome
+        };
+        self.counters.url_lines.add(outcome, done.status());
+        let scan_started = Instant::now();
+        self.counters.stages.store += scan_started - store_started;
+        // The page's links enter the frontier before its end is reported: a durable sink
+        // then never counts a page done whose links it has not recorded.
+        self.follow(done, &entry, ok_html, duplicate);
+        self.counters.stages.scan += scan_started.elapsed();
+        let store_started = Instant::now();
+        if let Err(e) = self.sink.store(done, entry.via(), outcome, md5) {
+            self.io_error.get_or_insert(e);
+        }
+        self.counters.stages.store += store_started.elapsed();
+    }
+
+    /// A finished page's redirect target, links or (for a stylesheet) requisites, admitted.
+    fn follow(&mut self, done: &FetchDone<'_>, entry: &Entry, ok_html: bool, duplicate: bool) {
+        if !done.outcome.is_success() {
+            return;
+        }
+        let Some(head) = done.head else {
+            return;
+        };
+        if (300..400).contains(&head.status) {
+            if let Some(loc) = head.location() {
+                match urlnorm::normalize(&entry.url, loc) {
+                    Ok(target) if entry.hops >= self.config.max_redirects => {
+                        self.counters.too_many_redirects += 1;
+                        self.log_unfetched(
+                            target.as_str(),
+                            Via::new(Some(entry.url.as_str()), Hop::Redirect),
+                            ReturnCode::TooManyRedirects,
+                        );
+                    }
+                    Ok(target) => {
+                        self.counters.redirects_followed += 1;
+                        let from: Arc<str> = Arc::from(entry.url.as_str());
+                        // An embed that redirects is still an embed (its target is what the
+                        // page needs), and so still exempt from the scope.
+                        let hop = if entry.hop == Hop::Embed {
+                            Hop::Embed
+                        } else {
+                            Hop::Redirect
+                        };
+                        self.admit(target, entry.depth, Some(from), entry.hops + 1, hop);
+                    }
+                    Err(_) => self.counters.bad_links += 1,
+                }
+            }
+            return;
+        }
+        // A stylesheet's url()s and @imports are what the pages using it need.
+        let ok_css = self.config.page_requisites
+            && done.outcome.is_success()
+            && (200..300).contains(&head.status)
+            && is_css(head.content_type());
+        // Embeds are not scanned for more links (only stylesheets, above).
+        let scan = ok_html && !duplicate && entry.hop != Hop::Embed;
+        if !scan && !ok_css {
+            return;
+        }
+        if !done.content_complete {
+            self.counters.pages_scan_truncated += 1;
+        }
+        if scan {
+            self.scan_links(done.content, entry);
+        } else {
+            let mut found = std::mem::take(&mut self.links);
+            links::scan_css(done.content, &mut found);
+            let base = entry.url.clone();
+            self.admit_found(&found, entry, &base);
+            self.links = found;
+        }
+    }
+
+    fn scan_links(&mut self, html: &[u8], entry: &Entry) {
+        let mut found = std::mem::take(&mut self.links);
+        links::scan(html, &mut found);
+        let base = found
+            .base()
+            .and_then(|b| urlnorm::normalize(&entry.url, b).ok())
+            .unwrap_or_else(|| entry.url.clone());
+        self.admit_found(&found, entry, &base);
+        self.links = found;
+    }
+
+    /// Admits the links of one page (or stylesheet), resolved against `base`: requisites as
+    /// embeds when page requisites are on; without them, only what a crawler always followed
+    /// (anchors, frames, `<link>`s) as links.
+    fn admit_found(&mut self, found: &Links, entry: &Entry, base: &Url) {
+        let referrer: Arc<str> = Arc::from(entry.url.as_str());
+        let admitted_before = self.counters.urls_admitted;
+        let cap = self.config.max_links_per_page as u64;
+        for (kind, href) in found.iter() {
+            let hop = match kind {
+                k if k.is_requisite() && self.config.page_requisites => Hop::Embed,
+                LinkKind::Stylesheet | LinkKind::Icon | LinkKind::Preload => Hop::Link,
+                k if k.is_requisite() => continue,
+                _ => Hop::Link,
+            };
+            self.counters.links_found += 1;
+            if self.counters.urls_admitted - admitted_before >= cap {
+                self.counters.links_over_page_cap += 1;
+                continue;
+            }
+            match urlnorm::normalize(base, href) {
+                Ok(url) => self.admit(url, entry.depth + 1, Some(referrer.clone()), 0, hop),
+                Err(_) => self.counters.bad_links += 1,
+            }
+        }
+    }
+}
+
+fn is_css(content_type: Option<&[u8]>) -> bool {
+    content_type.is_some_and(|ct| {
+        let ct = ct.trim_ascii_start();
+        ct.len() >= 8 && ct[..8].eq_ignore_ascii_case(b"text/css")
+    })
+}
+
+pub(super) fn is_html(content_type: Option<&[u8]>) -> bool {
+    match content_type {
+        None => true, // servers that omit it mostly serve HTML; the scanner is safe on anything
+        Some(ct) => {
+            let ct = ct.trim_ascii_start();
+            ct.len() >= 9 && ct[..9].eq_ignore_ascii_case(b"text/html")
+                || ct.len() >= 21 && ct[..21].eq_ignore_ascii_case(b"application/xhtml+xml")
+        }
+    }
+}
