@@ -60,16 +60,7 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
         args.common.quiet = true;
     }
     recover_output(&r.dir, args.common.quiet)?;
-    let replay = crawl_state::replay(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;
-    if !args.common.quiet {
-        eprint_line(&format!(
-            "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
-            r.dir.display(),
-            replay.done,
-            replay.queued.len()
-        ));
-    }
-    run_crawl_as(args, Start::Resume(replay))
+    run_crawl_as(args, Start::Resume)
 }
 
 /// What a crash leaves is made whole before a crawl continues: each `*.warc.gz.open` is cut

@@ -100,6 +100,29 @@ fn fetch_via(hops: u8, referrer: Option<&str>) -> Via<'_> {
     Via::new(referrer, hop)
 }
 
+/// A crawl being restored from its journal.
+struct Restore<'a, S: Sink> {
+    crawl: &'a mut Crawl<S>,
+    /// Queued entries that did not decode.
+    bad: u64,
+}
+
+impl<S: Sink> crawl_state::ReplaySink for Restore<'_, S> {
+    fn seen(&mut self, url: &str) {
+        self.crawl.restore_seen(url);
+    }
+
+    fn queued(&mut self, entry: &[u8]) {
+        if !self.crawl.restore_queued(entry) {
+            self.bad += 1;
+        }
+    }
+
+    fn digest(&mut self, digest: PayloadDigest) {
+        self.crawl.restore_digest(digest);
+    }
+}
+
 /// What the app tells the user the first time a host is refused by the address policy.
 fn blocked_notice(host: &str) -> String {
     format!(
@@ -584,7 +607,7 @@ pub(crate) enum Start {
     /// A new crawl, started with these arguments.
     New(Vec<String>),
     /// An earlier crawl continued, from what its journal says.
-    Resume(crawl_state::Replay),
+    Resume,
 }
 
 pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure> {
@@ -658,7 +681,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         );
     }
     let out = args.common.out.clone();
-    let replay = match start {
+    let resume = match start {
         Start::New(argv) => {
             if crawl_state::holds_crawl(&out) {
                 return Err(usage(format!(
@@ -671,11 +694,11 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
             std::fs::create_dir_all(&out)
                 .and_then(|()| crawl_state::create(&out, &argv))
                 .map_err(|e| Failure::Output(format!("cannot write to {}: {e}", out.display())))?;
-            None
+            false
         }
-        Start::Resume(replay) => {
+        Start::Resume => {
             setup.output.resume = true;
-            Some(replay)
+            true
         }
     };
     setup.output.durable = Some(Duration::from_secs(args.checkpoint_secs.max(1)));
@@ -692,7 +715,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         page_requisites: !args.no_page_requisites,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
-    let report = execute_crawl_from(setup, config, seeds, bad_inputs, display, replay)?;
+    let report = execute_crawl_from(setup, config, seeds, bad_inputs, display, resume)?;
     if report.end == RunEnd::Finished {
         crawl_state::mark_finished(&out).map_err(Failure::output)?;
     }
@@ -722,10 +745,10 @@ pub fn execute_crawl(
     bad_inputs: Vec<String>,
     display: Display,
 ) -> Result<CrawlReport, Failure> {
-    execute_crawl_from(setup, config, seeds, bad_inputs, display, None)
+    execute_crawl_from(setup, config, seeds, bad_inputs, display, false)
 }
 
-/// As [`execute_crawl`]; with `replay`, the crawl continues from its journal (the seeds then
+/// As [`execute_crawl`]; with `resume`, the crawl continues from its journal (the seeds then
 /// define the scope only). A crawl whose output is durable leaves the URLs still queued at a
 /// stop in its journal, for `resume`, instead of logging them.
 fn execute_crawl_from(
@@ -734,7 +757,7 @@ fn execute_crawl_from(
     seeds: Vec<Url>,
     bad_inputs: Vec<String>,
     display: Display,
-    replay: Option<crawl_state::Replay>,
+    resume: bool,
 ) -> Result<CrawlReport, Failure> {
     let durable = setup.output.durable.is_some();
     let output = Output::create(&setup.output).map_err(Failure::output)?;
@@ -756,19 +779,28 @@ fn execute_crawl_from(
     } else {
         Crawl::new(config, sink, started)
     };
-    let resumed = replay.is_some();
-    if let Some(replay) = replay {
+    if resume {
         for seed in &seeds {
             crawl.add_scope_seed(seed);
         }
-        let bad = crawl.restore(
-            replay.seen.iter().map(String::as_str),
-            replay.queued.iter().map(|(_, e)| e.as_slice()),
-            replay.digests.iter().copied(),
-        );
-        if bad > 0 {
+        let mut restore = Restore {
+            crawl: &mut crawl,
+            bad: 0,
+        };
+        let r = crawl_state::replay(&out_dir, &mut restore)
+            .map_err(|e| Failure::Output(e.to_string()))?;
+        if restore.bad > 0 {
             eprint_line(&format!(
-                "spinneret: {bad} queued URLs in the journal could not be read and are dropped"
+                "spinneret: {} queued URLs in the journal could not be read and are dropped",
+                restore.bad
+            ));
+        }
+        if !display.quiet {
+            eprint_line(&format!(
+                "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
+                out_dir.display(),
+                r.done,
+                r.queued
             ));
         }
     } else {
@@ -776,7 +808,7 @@ fn execute_crawl_from(
             crawl.log_rejected_input(text, ReturnCode::HttpBadUrlSyntax);
         }
     }
-    for seed in seeds.into_iter().filter(|_| !resumed) {
+    for seed in seeds.into_iter().filter(|_| !resume) {
         let text = abbrev(seed.as_str(), URL_IN_MESSAGES);
         if let Err(code) = crawl.add_seed(seed) {
             eprint_line(&format!(

@@ -531,34 +531,31 @@ impl<S: Sink> Crawl<S> {
         self.filter.add_seed(url);
     }
 
-    /// Continues a crawl stopped earlier: `seen` every URL it admitted, `queued` the entries
-    /// (as given to [`Sink::admitted`]) admitted and not ended, `digests` the payloads it
-    /// fetched. Call before the first `next_fetch`, instead of adding the seeds again.
-    /// Returns how many queued entries could not be decoded (a damaged entry is dropped).
-    pub fn restore<'a>(
-        &mut self,
-        seen: impl IntoIterator<Item = &'a str>,
-        queued: impl IntoIterator<Item = &'a [u8]>,
-        digests: impl IntoIterator<Item = PayloadDigest>,
-    ) -> u64 {
-        for u in seen {
-            if let Ok(url) = Url::parse(u) {
-                self.seen.insert(url_key(&url));
-            }
+    /// Continuing a crawl stopped earlier (call these before the first `next_fetch`,
+    /// instead of adding the seeds again): a URL it admitted is seen.
+    pub fn restore_seen(&mut self, url: &str) {
+        if let Ok(url) = Url::parse(url) {
+            self.seen.insert(url_key(&url));
         }
-        self.content_seen.extend(digests);
-        let mut bad = 0;
-        for mut bytes in queued {
-            match Entry::decode(&mut bytes) {
-                Some(entry) => {
-                    self.filter.admitted(&entry.url);
-                    self.counters.urls_admitted += 1;
-                    self.push_entry(entry);
-                }
-                None => bad += 1,
+    }
+
+    /// ...an entry it admitted and did not end (as given to [`Sink::admitted`]) is queued
+    /// again. `false` if the entry does not decode (it is dropped).
+    pub fn restore_queued(&mut self, mut bytes: &[u8]) -> bool {
+        match Entry::decode(&mut bytes) {
+            Some(entry) => {
+                self.filter.admitted(&entry.url);
+                self.counters.urls_admitted += 1;
+                self.push_entry(entry);
+                true
             }
+            None => false,
         }
-        bad
+    }
+
+    /// ...a payload it fetched is content seen.
+    pub fn restore_digest(&mut self, digest: PayloadDigest) {
+        self.content_seen.insert(digest);
     }
 
     fn limits_reached(&self, now: Instant) -> bool {
