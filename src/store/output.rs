@@ -137,8 +137,9 @@ struct OwnedExchange {
 /// uses for its log).
 pub const LOG_RECORD_URI: &str = "metadata://spinneret/crawl.log";
 /// Log lines gathered before they are written as a record mid-file: bounds the writer's
-/// memory when one file holds very many records.
-const MAX_LOG_RECORD_BYTES: usize = 8 << 20;
+/// memory (the lines, and their record formatted and compressed) when one file holds very
+/// many records. A file then holds its log in several records, in order.
+const MAX_LOG_RECORD_BYTES: usize = 1 << 20;
 /// Payload digests remembered for revisit records. Past this many stored payloads, a
 /// duplicate of a payload not remembered is stored in full: memory stays bounded (about
 /// 150 bytes an entry) and nothing is lost.
@@ -261,7 +262,7 @@ impl WriterSide {
     fn run(
         mut self,
         rx: Receiver<ToWriter>,
-        back_tx: mpsc::Sender<Vec<u8>>,
+        back_tx: SyncSender<Vec<u8>>,
         err_slot: &Mutex<Option<io::Error>>,
     ) -> io::Result<Written> {
         let fail = |e: io::Error| {
@@ -293,16 +294,14 @@ impl WriterSide {
             match msg {
                 ToWriter::Exchange(ex, journal) => {
                     for b in [ex.request, ex.response, ex.log_line, journal] {
-                        let _ = back_tx.send(b);
+                        recycle(&back_tx, b);
                     }
                 }
                 ToWriter::Line(line, journal) => {
-                    let _ = back_tx.send(line);
-                    let _ = back_tx.send(journal);
+                    recycle(&back_tx, line);
+                    recycle(&back_tx, journal);
                 }
-                ToWriter::Journal(journal) => {
-                    let _ = back_tx.send(journal);
-                }
+                ToWriter::Journal(journal) => recycle(&back_tx, journal),
                 ToWriter::Flush => {}
             }
         }
@@ -321,6 +320,20 @@ impl WriterSide {
     }
 }
 
+/// Buffers waiting to be reused: more are dropped, so the pool never grows with the crawl
+/// (the writer hands back more buffers than the loop takes: messages carry up to four).
+const RECYCLED_BUFFERS: usize = 32;
+/// A buffer larger than this is freed rather than pooled: one huge page must not stay.
+const RECYCLE_MAX_CAPACITY: usize = 256 * 1024;
+
+/// Offers a buffer back to the loop; an empty or huge one, or one the pool has no room for,
+/// is freed.
+fn recycle(back: &SyncSender<Vec<u8>>, b: Vec<u8>) {
+    if (1..=RECYCLE_MAX_CAPACITY).contains(&b.capacity()) {
+        let _ = back.try_send(b);
+    }
+}
+
 /// The WARC writer thread and its channels.
 struct WarcThread {
     tx: Option<SyncSender<ToWriter>>,
@@ -334,7 +347,7 @@ struct WarcThread {
 impl WarcThread {
     fn start(side: WriterSide) -> io::Result<WarcThread> {
         let (tx, rx) = mpsc::sync_channel::<ToWriter>(WRITER_QUEUE);
-        let (back_tx, recycled) = mpsc::channel::<Vec<u8>>();
+        let (back_tx, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
         let error = Arc::new(Mutex::new(None));
         let err_slot = error.clone();
         let handle = std::thread::Builder::new()
@@ -455,6 +468,8 @@ pub struct Output {
     durable: bool,
     /// Journal records (framed) for the next message to the writer: URLs admitted since.
     journal: Vec<u8>,
+    /// Reused: one journal record being encoded.
+    rec: Vec<u8>,
     /// Payload digest → the URI and date of the response record that holds it.
     stored_payloads: HashMap<PayloadDigest, (Arc<str>, SystemTime)>,
     /// Reused: one crawl.log line.
@@ -542,6 +557,7 @@ impl Output {
             stored: Stored::default(),
             durable: config.durable.is_some(),
             journal: Vec::new(),
+            rec: Vec::with_capacity(512),
             stored_payloads: HashMap::new(),
             line: Vec::with_capacity(512),
         })
@@ -635,9 +651,9 @@ impl Output {
             return Vec::new();
         }
         if via.hop != Hop::Prerequisite {
-            let mut rec = self.warc.empty_buffer();
-            crawl_state::push_done(&mut rec, url, digest);
-            put_bytes(&mut self.journal, &rec);
+            self.rec.clear();
+            crawl_state::push_done(&mut self.rec, url, digest);
+            put_bytes(&mut self.journal, &self.rec);
         }
         let next = self.warc.empty_buffer();
         std::mem::replace(&mut self.journal, next)
@@ -647,9 +663,9 @@ impl Output {
     /// the writer with the next message, ahead of the end of the page that linked it.
     pub fn record_admitted(&mut self, url: &str, entry: &[u8]) {
         if self.durable {
-            let mut rec = Vec::with_capacity(url.len() + entry.len() + 8);
-            crawl_state::push_admitted(&mut rec, url, entry);
-            put_bytes(&mut self.journal, &rec);
+            self.rec.clear();
+            crawl_state::push_admitted(&mut self.rec, url, entry);
+            put_bytes(&mut self.journal, &self.rec);
         }
     }
 

@@ -193,12 +193,11 @@ impl IndexFile {
     fn close(self) -> io::Result<PathBuf> {
         self.out.into_inner().map_err(|e| e.into_error())?;
         let lines = fs::read(&self.open_path)?;
-        let sorted = cdxj::sort_lines(&lines);
         let tmp = self.final_path.with_extension("cdxj.tmp");
         {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&sorted)?;
-            f.sync_all()?;
+            let mut f = BufWriter::with_capacity(64 * 1024, File::create(&tmp)?);
+            cdxj::write_sorted_lines(&lines, &mut f)?;
+            f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         }
         fs::rename(&tmp, &self.final_path)?;
         fs::remove_file(&self.open_path)?;
