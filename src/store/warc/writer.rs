@@ -58,21 +58,36 @@ impl GzMember {
     pub(super) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         self.compress.reset();
         out.extend_from_slice(&self.header);
+        // Deflate writes into an initialised slice of its worst-case size: `compress_vec`
+        // would zero the buffer's whole spare capacity on every call (megabytes, once a large
+        // record grew it), which cost more than the compression itself.
+        let start = out.len();
+        out.resize(start + data.len() + data.len() / 1000 + DEFLATE_SLACK, 0);
         let start_in = self.compress.total_in();
+        let start_out = self.compress.total_out();
         let mut done = false;
         for _ in 0..MAX_DEFLATE_ROUNDS {
             let consumed = (self.compress.total_in() - start_in) as usize;
-            let rest = &data[consumed..];
-            out.reserve(rest.len() + rest.len() / 1000 + DEFLATE_SLACK);
+            let produced = (self.compress.total_out() - start_out) as usize;
+            if start + produced == out.len() {
+                // No room left (cannot happen with the worst-case size; a guard).
+                out.resize(out.len() + DEFLATE_SLACK + data.len() / 8, 0);
+            }
             let status = self
                 .compress
-                .compress_vec(rest, out, FlushCompress::Finish)
+                .compress(
+                    &data[consumed..],
+                    &mut out[start + produced..],
+                    FlushCompress::Finish,
+                )
                 .map_err(|_| io::Error::other("deflate failed"))?;
             if status == Status::StreamEnd {
                 done = true;
                 break;
             }
         }
+        let produced = (self.compress.total_out() - start_out) as usize;
+        out.truncate(start + produced);
         if !done {
             return Err(io::Error::other("deflate did not finish"));
         }
