@@ -100,6 +100,37 @@ fn fetch_via(hops: u8, referrer: Option<&str>) -> Via<'_> {
     Via::new(referrer, hop)
 }
 
+/// A resumed crawl reports (and decides its exit status on) the whole crawl's lines, counted
+/// from its crawl.log; the stats.json of earlier runs is kept as `stats.N.json`.
+fn whole_crawl_counts(report: &mut CrawlReport) -> Result<(), Failure> {
+    use crate::crawl::sink::Hop;
+    let mut urls = crate::crawl::LineTally::default();
+    let mut robots = crate::crawl::LineTally::default();
+    let log = report.out_dir.join("crawl.log");
+    crate::store::crawl_log::for_each_line(&log, |l| {
+        let tally = if l.hop == Some(Hop::Prerequisite) {
+            &mut robots
+        } else {
+            &mut urls
+        };
+        tally.add(l.outcome, l.status);
+    })
+    .map_err(|e| Failure::Output(format!("cannot read {}: {e}", log.display())))?;
+    report.counters.url_lines = urls;
+    report.counters.robots_lines = robots;
+    let stats = report.out_dir.join("stats.json");
+    if stats.exists() {
+        // Bounded: one name per earlier run.
+        let mut n = 1u32;
+        while report.out_dir.join(format!("stats.{n}.json")).exists() && n < u32::MAX {
+            n += 1;
+        }
+        std::fs::rename(&stats, report.out_dir.join(format!("stats.{n}.json")))
+            .map_err(Failure::output)?;
+    }
+    Ok(())
+}
+
 /// A crawl being restored from its journal.
 struct Restore<'a, S: Sink> {
     crawl: &'a mut Crawl<S>,
@@ -704,6 +735,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     setup.output.durable = Some(Duration::from_secs(args.checkpoint_secs.max(1)));
     let config = CrawlConfig {
         frontier_ram: usize::try_from(args.frontier_ram).unwrap_or(usize::MAX),
+        resumable: true,
         max_pages: args.max_pages,
         max_time: args.max_time.map(Duration::from_secs),
         delay,
@@ -715,7 +747,10 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         page_requisites: !args.no_page_requisites,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
-    let report = execute_crawl_from(setup, config, seeds, bad_inputs, display, resume)?;
+    let mut report = execute_crawl_from(setup, config, seeds, bad_inputs, display, resume)?;
+    if resume {
+        whole_crawl_counts(&mut report)?;
+    }
     if report.end == RunEnd::Finished {
         crawl_state::mark_finished(&out).map_err(Failure::output)?;
     }
@@ -829,7 +864,7 @@ fn execute_crawl_from(
         Stop::Finished if crawl.page_limit_reached() => RunEnd::MaxPages,
         Stop::Finished => RunEnd::Finished,
     };
-    let frontier_left = crawl.frontier_len() as u64;
+    let frontier_left = crawl.frontier_len() as u64 + crawl.counters().left_for_resume;
     let outcome = if end == RunEnd::Interrupted {
         ReturnCode::Interrupted
     } else {

@@ -101,6 +101,13 @@ impl<S: Sink> Crawl<S> {
         queue: BackQueueId,
         now: Instant,
     ) {
+        if done.outcome == ReturnCode::Interrupted && self.config.resumable {
+            // Cut by the stop: the URL has not ended. Nothing of it is stored, so the
+            // resumed run fetches it once, whole.
+            self.counters.left_for_resume += 1;
+            self.frontier.done(queue, now, Duration::ZERO);
+            return;
+        }
         self.counters.pages_fetched += 1;
         let origin = origin_key(&entry.url);
         let gap = if done.outcome == ReturnCode::PrivateAddressBlocked {

@@ -93,6 +93,10 @@ pub struct CrawlConfig {
     /// Fetch what pages need to render (images, scripts, stylesheets, CSS `url()`s), even
     /// outside the scope.
     pub page_requisites: bool,
+    /// The crawl can be resumed (its sink journals admissions and ends): a fetch cut by a
+    /// stop is not ended (no line, no record) but left for the resumed run, and URLs still
+    /// queued at a stop stay queued.
+    pub resumable: bool,
 }
 
 /// Default [`CrawlConfig::frontier_ram`].
@@ -127,6 +131,7 @@ impl CrawlConfig {
             frontier_ram: DEFAULT_FRONTIER_RAM,
             max_redirects: MAX_REDIRECTS,
             page_requisites: true,
+            resumable: false,
         }
     }
 }
@@ -217,6 +222,8 @@ pub struct CrawlCounters {
     /// The lines of robots.txt fetches (one per fetch or redirect hop).
     pub robots_lines: LineTally,
     pub pages_fetched: u64,
+    /// Fetches cut by a stop in a resumable crawl: not ended, fetched again on resume.
+    pub left_for_resume: u64,
     pub robots_fetched: u64,
     pub links_found: u64,
     pub urls_admitted: u64,

@@ -196,6 +196,27 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
     })
 }
 
+/// Reads the log at `path` line by line, calling `each` with every line that parses (the
+/// header, and a line a crash cut short, do not): a resumed crawl counts its whole log this
+/// way. Returns the lines read.
+pub fn for_each_line(path: &Path, mut each: impl FnMut(&ParsedLine)) -> io::Result<u64> {
+    use std::io::BufRead;
+    let mut r = io::BufReader::new(File::open(path)?);
+    let mut line = String::new();
+    let mut n = 0;
+    // Bounded by the file's length: each pass consumes one line.
+    loop {
+        line.clear();
+        if r.read_line(&mut line)? == 0 {
+            return Ok(n);
+        }
+        if let Some(p) = parse_line(&line) {
+            each(&p);
+            n += 1;
+        }
+    }
+}
+
 /// The crawl log file.
 pub struct CrawlLog {
     out: BufWriter<File>,
