@@ -163,7 +163,7 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub checkpoint_secs: u64,
     /// Memory for queued URLs; past it the frontier spills to segment files in OUT.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "64M")]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "32M")]
     pub frontier_ram: u64,
     #[command(flatten)]
     pub common: CommonArgs,

@@ -1,7 +1,8 @@
 //! Loopback test infrastructure for spinneret's integration tests: a scripted HTTP(S) server
 //! with virtual hosts (`http_server`), a misbehaving DNS server (`dns_server`), test
-//! certificates (`tls`), a TCP black hole (`blackhole`), a generated site (`sites`) and a
-//! synthetic web at scale served by one `mio` loop (`testweb`).
+//! certificates (`tls`), a TCP black hole (`blackhole`), a generated site (`sites`), a
+//! synthetic web at scale served by one `mio` loop (`testweb`), and a web that never ends
+//! (`fanout`) for frontiers of millions of URLs.
 //!
 //! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler
 //! (except `testweb`, which must outrun the crawler it benchmarks).
@@ -9,6 +10,7 @@
 
 pub mod blackhole;
 pub mod dns_server;
+pub mod fanout;
 pub mod http_server;
 pub mod sites;
 pub mod testweb;
