@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Crawl the same local test web with spinneret and with `wget -r`, and compare.
 
-Usage: tools/compare_wget.py [--hosts 500] [--pages 40] [--page-kb 15]
+Usage: tools/compare_wget.py [--hosts 500] [--pages 40] [--page-kb 15] [--latency-ms 0]
+                             [--max-conns 512]
+
+With --latency-ms N the test web answers each connection N ms late (connect and every
+response), as a web far away would.
 
 Starts the test web once (`spinneret __testweb`, loopback only), crawls it with spinneret
 (WARC output, robots obeyed, one connection per server, no delay), then with Debian's wget
@@ -38,6 +42,8 @@ def main():
     ap.add_argument("--hosts", type=int, default=500)
     ap.add_argument("--pages", type=int, default=40)
     ap.add_argument("--page-kb", type=int, default=15)
+    ap.add_argument("--latency-ms", type=int, default=0)
+    ap.add_argument("--max-conns", type=int, default=512)
     args = ap.parse_args()
     if shutil.which("wget") is None:
         sys.exit("wget not found: apt-get install wget")
@@ -49,7 +55,8 @@ def main():
         urls_file = os.path.join(work, "expected.txt")
         web = subprocess.Popen(
             [exe, "__testweb", "--hosts", str(args.hosts), "--pages", str(args.pages),
-             "--page-kb", str(args.page_kb), "--urls-out", urls_file],
+             "--page-kb", str(args.page_kb), "--latency-ms", str(args.latency_ms),
+             "--urls-out", urls_file],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = web.stdout.readline()
         fields = dict(kv.split("=", 1) for kv in line.split())
@@ -60,14 +67,14 @@ def main():
         with open(seeds_file, "w") as f:
             f.write("\n".join(seeds) + "\n")
         print(f"test web: {args.hosts} hosts x {args.pages} pages x ~{args.page_kb} KB, "
-              f"{len(expected)} pages, port {port}")
+              f"{len(expected)} pages, port {port}, {args.latency_ms} ms latency")
 
         out = os.path.join(work, "spinneret")
         s_wall, s_cpu, rc = run_measured(
             [exe, "crawl", "--seeds", seeds_file, "--out", out, "--dns-server", dns,
              "--hosts-file", "none", "--allow-net", "127.0.0.0/8", "--scope", "any",
              "--allow-domain", "test", "--delay-ms", "0", "--delay-factor", "0",
-             "--max-conns", "512"],
+             "--max-conns", str(args.max_conns)],
             stderr=subprocess.DEVNULL)
         if rc != 0:
             sys.exit(f"spinneret crawl failed with exit code {rc}")

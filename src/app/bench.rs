@@ -59,6 +59,11 @@ pub struct BenchArgs {
     /// journal's cost.
     #[arg(long)]
     pub no_journal: bool,
+    /// The test web answers each connection this late (connect and every response), as if
+    /// the crawler were this far from the web: pages/s then follows --max-conns ÷ latency
+    /// until the CPU binds.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub latency_ms: u64,
 }
 
 /// The hidden `__testweb` subcommand: serve the test web until stdin closes.
@@ -73,6 +78,9 @@ pub struct TestWebArgs {
     /// Write the URLs a full crawl must fetch here, one per line.
     #[arg(long)]
     pub urls_out: PathBuf,
+    /// Answer each connection this late (connect and every response).
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
 }
 
 /// Runs in the child: generate and serve the web, report ports on stdout, exit when the
@@ -90,7 +98,8 @@ pub fn serve_test_web(args: TestWebArgs) -> Result<(), Box<dyn std::error::Error
     };
     let web = std::sync::Arc::new(TestWeb::generate(&cfg));
     let lifetime = Duration::from_secs(WEB_LIFETIME_SECS);
-    let server = WebServer::start(web.clone(), 0, lifetime)?;
+    let latency = Duration::from_millis(args.latency_ms);
+    let server = WebServer::start_with_latency(web.clone(), 0, lifetime, latency)?;
     let dns = DnsServer::start(DnsServerConfig {
         records: web.dns_records(),
         lifetime,
@@ -131,6 +140,7 @@ impl WebChild {
             .args(["--hosts", &args.hosts.to_string()])
             .args(["--pages", &args.pages.to_string()])
             .args(["--page-kb", &args.page_kb.to_string()])
+            .args(["--latency-ms", &args.latency_ms.to_string()])
             .arg("--urls-out")
             .arg(urls_out)
             .stdin(Stdio::piped())
@@ -282,11 +292,13 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         .filter(|u| u.path() == "/")
         .collect();
     eprintln!(
-        "bench: test web up on port {} (DNS {}), {} URLs expected ({} per host); crawling …",
+        "bench: test web up on port {} (DNS {}), {} URLs expected ({} per host), {} ms \
+         latency per connect and response; crawling …",
         web.port,
         web.dns,
         expected.len(),
-        expected.len() / args.hosts.max(1)
+        expected.len() / args.hosts.max(1),
+        args.latency_ms
     );
 
     let out_dir = scratch.join("out");

@@ -499,3 +499,74 @@ fn binary_web_and_load_modes() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Reads one response with a Content-Length from `s` (bounded by the read timeout).
+fn read_one(s: &mut TcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap();
+            if got.len() >= end + 4 + len {
+                return got;
+            }
+        }
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "connection closed mid-response");
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[test]
+fn latency_delays_the_connect_answer_and_each_response() {
+    let web = Arc::new(TestWeb::generate(&small()));
+    let latency = Duration::from_millis(150);
+    let server = WebServer::start_with_latency(web, 0, LIFETIME, latency).unwrap();
+    let mut s = TcpStream::connect(addr(0, server.port())).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let req = format!(
+        "GET / HTTP/1.1\r\nHost: {}:{}\r\n\r\n",
+        host_name(0),
+        server.port()
+    );
+    let start = Instant::now();
+    s.write_all(req.as_bytes()).unwrap();
+    let first = read_one(&mut s);
+    let took = start.elapsed();
+    assert!(first.starts_with(b"HTTP/1.1 200"));
+    // The connect answer and the response: two latencies.
+    assert!(took >= 2 * latency, "first response after {took:?}");
+    assert!(
+        took < Duration::from_secs(2),
+        "first response after {took:?}"
+    );
+    // On the same connection, one latency per response.
+    let start = Instant::now();
+    s.write_all(req.as_bytes()).unwrap();
+    read_one(&mut s);
+    let took = start.elapsed();
+    assert!(
+        took >= latency && took < 2 * latency,
+        "second response after {took:?}"
+    );
+    // Many connections wait at once: the delay is per connection, not serialized.
+    let start = Instant::now();
+    let mut conns: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut c = TcpStream::connect(addr(0, server.port())).unwrap();
+            c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            c.write_all(req.as_bytes()).unwrap();
+            c
+        })
+        .collect();
+    for c in &mut conns {
+        read_one(c);
+    }
+    let took = start.elapsed();
+    assert!(took < 4 * latency, "20 connections took {took:?}");
+}

@@ -2,8 +2,15 @@
 //! on one port), keep-alive connections with pipelining, responses written straight from bytes
 //! rendered once at start (head + body, `Content-Length`), partial writes resumed from a
 //! per-connection offset. What is served comes from `testweb`'s generator.
+//!
+//! With a latency (`WebServer::start_with_latency`), each connection is answered as if the
+//! client were that far away: nothing is read from a new connection until the latency has
+//! passed (the connect answer), and each response is written the latency after its request
+//! was read. Waits are timers in the loop (a heap of wake-up times bounding the poll
+//! timeout), never busy-waiting or a thread per connection.
 
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -105,6 +112,17 @@ impl WebServer {
     /// Binds `host_ip(i):port` for every host (`port` 0: one free on all of them), renders every
     /// response for that port and starts the loop thread.
     pub fn start(web: Arc<TestWeb>, port: u16, lifetime: Duration) -> io::Result<WebServer> {
+        Self::start_with_latency(web, port, lifetime, Duration::ZERO)
+    }
+
+    /// As [`WebServer::start`], answering every connection `latency` late (see the module
+    /// docs).
+    pub fn start_with_latency(
+        web: Arc<TestWeb>,
+        port: u16,
+        lifetime: Duration,
+        latency: Duration,
+    ) -> io::Result<WebServer> {
         let addrs: Vec<_> = (0..web.config().hosts).map(host_ip).collect();
         let listeners = crate::http_server::bind_all(&addrs, port)?;
         let port = listeners[0].local_addr()?.port();
@@ -136,6 +154,8 @@ impl WebServer {
                     site,
                     shared: loop_shared,
                     again: Vec::new(),
+                    latency,
+                    wakes: BinaryHeap::new(),
                 };
                 server.run(deadline);
                 server.shared.stop.store(true, Ordering::SeqCst);
@@ -186,6 +206,8 @@ struct Pending {
     end: usize,
     /// Close the connection once written (`Connection: close`, HTTP/1.0, unsupported method).
     close: bool,
+    /// Not written before this (the server's latency after the request was read).
+    due: Instant,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,6 +231,12 @@ struct Conn {
     /// Readiness not yet used up (edge-triggered: cleared only on WouldBlock).
     readable: bool,
     writable: bool,
+    /// Nothing is read before this (the connect answer's latency).
+    read_from: Instant,
+    /// The earliest time this connection waits for, when it waits for one.
+    wake_at: Option<Instant>,
+    /// The wake-up time in the loop's heap for it, so one wait is queued once.
+    scheduled: Option<Instant>,
 }
 
 /// What a connection needs after being driven.
@@ -272,7 +300,15 @@ fn parse_request(data: &[u8], conn_host: usize, site: &Site) -> Parsed {
     } else {
         served.bytes.len()
     };
-    Parsed::Request(Pending { resp, end, close }, n)
+    Parsed::Request(
+        Pending {
+            resp,
+            end,
+            close,
+            due: Instant::now(),
+        },
+        n,
+    )
 }
 
 /// The path part of an absolute-form request target; other targets unchanged.
@@ -284,7 +320,9 @@ fn origin_form(target: &str) -> &str {
 }
 
 impl Conn {
-    fn drive(&mut self, site: &Site, requests: &AtomicU64) -> Drive {
+    fn drive(&mut self, site: &Site, requests: &AtomicU64, latency: Duration) -> Drive {
+        let now = Instant::now();
+        self.wake_at = None;
         for _ in 0..MAX_STEPS {
             let mut progress = false;
             // Parse every complete request buffered, up to the pipeline bound; nothing after
@@ -294,7 +332,8 @@ impl Conn {
                 && !self.queue.back().is_some_and(|p| p.close)
             {
                 match parse_request(&self.buf[self.start..self.end], self.host, site) {
-                    Parsed::Request(p, n) => {
+                    Parsed::Request(mut p, n) => {
+                        p.due = now + latency;
                         self.queue.push_back(p);
                         self.start += n;
                         requests.fetch_add(1, Ordering::Relaxed);
@@ -310,6 +349,10 @@ impl Conn {
             }
             while self.writable {
                 let Some(&p) = self.queue.front() else { break };
+                if p.due > now {
+                    self.wake_at = Some(p.due);
+                    break;
+                }
                 let bytes = &site.responses[p.resp as usize].bytes[self.offset..p.end];
                 match self.stream.write(bytes) {
                     Ok(0) => return Drive::Close,
@@ -332,7 +375,18 @@ impl Conn {
             if self.read == ReadState::Eof && self.queue.is_empty() {
                 return Drive::Close;
             }
-            if self.readable && self.read == ReadState::Open && self.queue.len() < MAX_PIPELINE {
+            let may_read = self.read_from <= now;
+            if !may_read && self.readable {
+                self.wake_at = Some(
+                    self.wake_at
+                        .map_or(self.read_from, |t| t.min(self.read_from)),
+                );
+            }
+            if may_read
+                && self.readable
+                && self.read == ReadState::Open
+                && self.queue.len() < MAX_PIPELINE
+            {
                 if self.end == self.buf.len() {
                     if self.start == 0 {
                         return Drive::Close; // a request head larger than IN_BUF
@@ -371,6 +425,11 @@ struct Loop {
     shared: Arc<Shared>,
     /// Tokens with work left over from the previous turn (caps hit).
     again: Vec<Token>,
+    /// How late every connection is answered.
+    latency: Duration,
+    /// Connections waiting for a time (latency), earliest first. An entry may be stale (the
+    /// connection closed or was served earlier): servicing it then does nothing harmful.
+    wakes: BinaryHeap<Reverse<(Instant, usize)>>,
 }
 
 impl Loop {
@@ -390,6 +449,13 @@ impl Loop {
                 Some(d) if d <= now => return,
                 Some(d) => Some(d - now),
                 None => None,
+            };
+            let timeout = match self.wakes.peek() {
+                Some(Reverse((t, _))) => {
+                    let until = t.saturating_duration_since(now);
+                    Some(timeout.map_or(until, |d| d.min(until)))
+                }
+                None => timeout,
             };
             let timeout = if self.again.is_empty() {
                 timeout
@@ -419,6 +485,20 @@ impl Loop {
             for t in again {
                 self.service(t);
             }
+            // Bounded by the heap's size: each pass removes one entry.
+            let now = Instant::now();
+            while self.wakes.peek().is_some_and(|Reverse((t, _))| *t <= now) {
+                let Some(Reverse((at, token))) = self.wakes.pop() else {
+                    break;
+                };
+                let key = token.wrapping_sub(self.conn_base());
+                if let Some(c) = self.conns.get_mut(key) {
+                    if c.scheduled == Some(at) {
+                        c.scheduled = None;
+                    }
+                }
+                self.service(Token(token));
+            }
         }
     }
 
@@ -431,7 +511,14 @@ impl Loop {
         let Some(c) = self.conns.get_mut(key) else {
             return;
         };
-        match c.drive(&self.site, &self.shared.requests) {
+        let drive = c.drive(&self.site, &self.shared.requests, self.latency);
+        if let Some(at) = c.wake_at {
+            if c.scheduled.is_none_or(|s| s > at) {
+                c.scheduled = Some(at);
+                self.wakes.push(Reverse((at, t.0)));
+            }
+        }
+        match drive {
             Drive::Wait => {}
             Drive::Again => self.again.push(t),
             Drive::Close => {
@@ -465,6 +552,9 @@ impl Loop {
                 read: ReadState::Open,
                 readable: true,
                 writable: true,
+                read_from: Instant::now() + self.latency,
+                wake_at: None,
+                scheduled: None,
             };
             if self
                 .poll
