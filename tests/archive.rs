@@ -32,17 +32,6 @@ fn site_root() -> Option<PathBuf> {
     book.join("index.html").is_file().then_some(book)
 }
 
-/// Every WARC file of a crawl, in name order.
-fn warc_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// The bytes after the HTTP head of a response record's block.
 fn payload(block: &[u8]) -> &[u8] {
     let at = block
@@ -177,7 +166,7 @@ fn a_real_site_replays_with_its_requisites_revisits_and_index() {
         "no replay hint: {stderr}"
     );
 
-    let files = warc_files(&warc_dir);
+    let files = common::warc_files(&warc_dir);
     assert!(!files.is_empty(), "no WARC written");
     let mut records: Vec<(PathBuf, Record)> = Vec::new();
     for f in &files {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,20 +30,10 @@ fn server(routes: Routes) -> HttpServer {
     .expect("http server")
 }
 
-fn warc_files(out: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// Every response record, by target URI.
 fn responses(out: &Path) -> Vec<Record> {
     let mut all = Vec::new();
-    for f in warc_files(out) {
+    for f in common::warc_files(out) {
         let recs = read_records(&std::fs::read(&f).unwrap()).expect("our reader reads it");
         all.extend(
             recs.into_iter()
@@ -82,7 +72,7 @@ fn warcio_reads_all(out: &Path) {
     if !warcio_available() {
         return;
     }
-    for f in warc_files(out) {
+    for f in common::warc_files(out) {
         common::warcio_check(&f);
         let script = "import sys\nfrom warcio.archiveiterator import ArchiveIterator\n\
                       n = 0\n\
@@ -130,7 +120,7 @@ fn replay_ends(out: &Path, urls: &[String]) {
         return;
     }
     let recs = responses(out);
-    let pywb = common::pywb::Pywb::start(&out.join("../pywb"), &warc_files(out));
+    let pywb = common::pywb::Pywb::start(&out.join("../pywb"), &common::warc_files(out));
     for url in urls {
         let got = pywb
             .get(&format!("2026id_/{url}"), Duration::from_secs(20))

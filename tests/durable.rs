@@ -6,7 +6,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -146,20 +146,10 @@ impl Rng {
     }
 }
 
-fn warc_files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// Response records per target URI over every WARC file; every file must read whole.
 fn responses(dir: &Path) -> BTreeMap<String, usize> {
     let mut n = BTreeMap::new();
-    for f in warc_files(dir) {
+    for f in common::warc_files(dir) {
         let bytes = std::fs::read(&f).unwrap();
         let records = read_records(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", f.display()));
         for r in records {
@@ -316,6 +306,18 @@ fn stopped_with_ctrl_c_and_resumed_nothing_is_fetched_twice() {
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }
 
+/// Every file name in `dir` with its length.
+fn listing(dir: &Path) -> BTreeMap<String, u64> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let len = e.metadata().unwrap().len();
+            (e.file_name().to_string_lossy().into_owned(), len)
+        })
+        .collect()
+}
+
 #[test]
 fn a_directory_holding_a_crawl_is_refused_and_left_alone() {
     let web = start_web(2, 3);
@@ -323,16 +325,7 @@ fn a_directory_holding_a_crawl_is_refused_and_left_alone() {
     let mut first = Run::start(&crawl_args(&web, &out, 0));
     assert_eq!(first.wait(), Some(0));
     drop(first);
-    let before: BTreeMap<String, u64> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.metadata().unwrap().len(),
-            )
-        })
-        .collect();
+    let before = listing(&out);
     let again = common::spinneret(
         &crawl_args(&web, &out, 0)
             .iter()
@@ -343,16 +336,7 @@ fn a_directory_holding_a_crawl_is_refused_and_left_alone() {
     assert_eq!(again.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(stderr.contains("spinneret resume"), "{stderr}");
-    let after: BTreeMap<String, u64> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                e.metadata().unwrap().len(),
-            )
-        })
-        .collect();
+    let after = listing(&out);
     assert_eq!(before, after, "the refused run changed the directory");
     // Not a crawl directory: resume says so (usage error).
     let empty = temp_dir("durable-none");

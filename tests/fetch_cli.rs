@@ -14,16 +14,6 @@ use spinneret_tools::sites;
 
 const LIFETIME: Duration = Duration::from_secs(120);
 
-fn warc_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
     // 100 virtual hosts on 10 loopback IPs (one port), names from the test DNS server.
@@ -86,7 +76,7 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
     expected.sort();
     assert_eq!(logged, expected, "each URL exactly once");
 
-    let files = warc_files(&out);
+    let files = common::warc_files(&out);
     assert!(files.len() > 1, "--warc-max-size 256K rotates files");
     let mut responses = 0;
     let mut requests = 0;
@@ -328,7 +318,7 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
             .count(),
         5
     );
-    let files = warc_files(&out);
+    let files = common::warc_files(&out);
     assert_eq!(
         files.len(),
         1,

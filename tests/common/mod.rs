@@ -130,6 +130,17 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The finished WARC files in `dir`, in name order (so in the order they were written).
+pub fn warc_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    v.sort();
+    v
+}
+
 /// Runs the `spinneret` binary with a time limit.
 pub fn spinneret(args: &[&str], limit: Duration) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret"))
