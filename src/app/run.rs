@@ -795,6 +795,7 @@ fn execute_crawl_from(
     resume: bool,
 ) -> Result<CrawlReport, Failure> {
     let durable = setup.output.durable.is_some();
+    let resume_delay = config.delay;
     let output = Output::create(&setup.output).map_err(Failure::output)?;
     let out_dir = output.dir().to_path_buf();
     let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
@@ -824,10 +825,11 @@ fn execute_crawl_from(
         };
         let r = crawl_state::replay(&out_dir, &mut restore)
             .map_err(|e| Failure::Output(e.to_string()))?;
-        if restore.bad > 0 {
+        let bad = restore.bad;
+        crawl.hold_until(started + resume_delay);
+        if bad > 0 {
             eprint_line(&format!(
-                "spinneret: {} queued URLs in the journal could not be read and are dropped",
-                restore.bad
+                "spinneret: {bad} queued URLs in the journal could not be read and are dropped"
             ));
         }
         if !display.quiet {

@@ -292,6 +292,8 @@ pub struct Crawl<S: Sink> {
     pub io_error: Option<std::io::Error>,
     /// Reused: the encoding of an entry given to [`Sink::admitted`].
     entry_buf: Vec<u8>,
+    /// No request before this (a resumed crawl's first contact with its hosts).
+    hold: Option<Instant>,
 }
 
 impl<S: Sink> Crawl<S> {
@@ -352,6 +354,7 @@ impl<S: Sink> Crawl<S> {
             deadline: config.max_time.map(|t| now + t),
             io_error: None,
             entry_buf: Vec::with_capacity(256),
+            hold: None,
             config,
         }
     }
@@ -562,6 +565,13 @@ impl<S: Sink> Crawl<S> {
         }
     }
 
+    /// No request before `until`. A resumed crawl does not know when it last contacted each
+    /// host, so it waits out `--delay` before its first request: no host hears from it sooner
+    /// than that after the last request before the stop.
+    pub fn hold_until(&mut self, until: Instant) {
+        self.hold = Some(until);
+    }
+
     /// ...a payload it fetched is content seen.
     pub fn restore_digest(&mut self, digest: PayloadDigest) {
         self.content_seen.insert(digest);
@@ -602,6 +612,11 @@ impl<S: Sink> Crawl<S> {
 
 impl<S: Sink> FetchSource for Crawl<S> {
     fn next_fetch(&mut self, now: Instant) -> Next {
+        match self.hold {
+            Some(t) if now < t => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
+            Some(_) => self.hold = None,
+            None => {}
+        }
         if let Some(req) = self.ready.pop_front() {
             return Next::Fetch(req);
         }
@@ -727,6 +742,24 @@ mod tests;
 #[cfg(test)]
 mod seed_line_tests {
     use super::*;
+
+    #[test]
+    fn a_held_crawl_issues_nothing_before_its_time() {
+        use sink::MemorySink;
+        let now = Instant::now();
+        let mut config = CrawlConfig::new(FilterConfig::default(), 4);
+        config.ignore_robots = true;
+        let mut crawl = Crawl::new(config, MemorySink::default(), now);
+        crawl
+            .add_seed(Url::parse("http://a.test/").unwrap())
+            .unwrap();
+        let until = now + Duration::from_secs(1);
+        crawl.hold_until(until);
+        assert!(matches!(crawl.next_fetch(now), Next::Wait(t) if t == until));
+        let half = now + Duration::from_millis(500);
+        assert!(matches!(crawl.next_fetch(half), Next::Wait(t) if t == until));
+        assert!(matches!(crawl.next_fetch(until), Next::Fetch(_)));
+    }
 
     #[test]
     fn every_seed_gets_one_line_refused_or_left_in_the_queue() {
