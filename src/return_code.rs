@@ -279,7 +279,9 @@ impl ReturnCode {
             TooManyRedirects => "more redirect hops than --max-redirect; the target is logged",
             RobotsUnreachable => "robots.txt could not be fetched after retries; not fetched",
             Interrupted => "Ctrl-C (or --max-time, for a fetch in flight) ended the fetch",
-            NotFetched => "still queued when --max-time or --max-pages stopped the run",
+            NotFetched => {
+                "still queued when --max-time or --max-pages stopped a run that keeps no journal"
+            }
             OutOfScope => "outside --scope, --allow-domain, --deny-domain or --max-depth",
             UrlTooLong => "longer than --max-url-length",
             UrlTrap => "looks like a crawler trap (path too deep or repeating)",

@@ -15,9 +15,12 @@
 //!
 //! Every seed and every admitted URL ends in exactly one sink line: a fetch, or an outcome
 //! without one (refused seed, robots exclusion, blocked host, robots.txt unreachable, and —
-//! through [`Crawl::finish_unfetched`] — whatever is still queued when the run stops).
-//! robots.txt fetches have their own lines, counted apart ([`CrawlCounters::robots_lines`]). The place marked *host splitter* in `Crawl::admit` is where a
-//! distributed crawl will send URLs of hosts owned by other nodes.
+//! through [`Crawl::finish_unfetched`] — whatever is still queued when the run stops, unless
+//! the crawl is resumable: then a stop ends nothing, and the sink's journal keeps the queue,
+//! as the sink is told of every URL entering the frontier ([`Sink::admitted`])). robots.txt
+//! fetches have their own lines, counted apart ([`CrawlCounters::robots_lines`]). The place
+//! marked *host splitter* in `Crawl::queue` is where a distributed crawl will send URLs of
+//! hosts owned by other nodes.
 
 mod done;
 pub mod frontier;
