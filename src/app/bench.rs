@@ -59,6 +59,9 @@ pub struct BenchArgs {
     /// journal's cost.
     #[arg(long)]
     pub no_journal: bool,
+    /// Event loops (as `crawl --loops`): partitions of the hosts, one thread each.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub loops: usize,
     /// The test web answers each connection this late (connect and every response), as if
     /// the crawler were this far from the web: pages/s then follows --max-conns ÷ latency
     /// until the CPU binds.
@@ -341,7 +344,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         verbose: false,
         quiet: false,
     };
-    let report = execute_crawl(setup, config, seeds, Vec::new(), display)?;
+    let report = execute_crawl(setup, config, seeds, Vec::new(), display, args.loops)?;
     let (cpu_after, peak_rss) = process_usage();
     let web_cpu = match (web_cpu_before, web.cpu()) {
         (Some(a), Some(b)) => Some(b.saturating_sub(a)),

@@ -165,6 +165,10 @@ pub struct CrawlArgs {
     /// Memory for queued URLs; past it the frontier spills to segment files in OUT.
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "32M")]
     pub frontier_ram: u64,
+    /// Event loops (threads), each owning the hosts the host splitter gives it; connections,
+    /// --max-pages and --frontier-ram are divided among them. WARC files are named PREFIX-pK-….
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub loops: usize,
     #[command(flatten)]
     pub common: CommonArgs,
 }

@@ -4,6 +4,8 @@
 pub mod bench;
 pub mod cli;
 pub mod exit;
+pub mod loops;
+pub mod partition;
 pub mod report;
 pub mod resume;
 pub mod run;

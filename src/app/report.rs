@@ -415,6 +415,8 @@ pub struct CrawlReport {
     pub elapsed: Duration,
     /// How the run ended.
     pub end: crate::app::exit::RunEnd,
+    /// Batches of URLs sent between partitions, and their bytes.
+    pub exchange: (u64, u64),
 }
 
 impl CrawlReport {

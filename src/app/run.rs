@@ -19,7 +19,6 @@ use crate::fetcher::{
 };
 use crate::store::crawl_state;
 use crate::store::output::{Output, Written};
-use crate::store::segments::SegmentSpill;
 use crate::store::spool::FileSpool;
 use crate::ReturnCode;
 
@@ -92,6 +91,10 @@ impl Sink for AppSink {
     fn admitted(&mut self, url: &str, entry: &[u8]) {
         self.output.record_admitted(url, entry);
     }
+
+    fn released(&mut self, url: &str) {
+        self.output.record_released(url);
+    }
 }
 
 /// How a URL of the `fetch` list was found: given, or a redirect's target.
@@ -131,29 +134,6 @@ fn whole_crawl_counts(report: &mut CrawlReport) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A crawl being restored from its journal.
-struct Restore<'a, S: Sink> {
-    crawl: &'a mut Crawl<S>,
-    /// Queued entries that did not decode.
-    bad: u64,
-}
-
-impl<S: Sink> crawl_state::ReplaySink for Restore<'_, S> {
-    fn seen(&mut self, url: &str) {
-        self.crawl.restore_seen(url);
-    }
-
-    fn queued(&mut self, entry: &[u8]) {
-        if !self.crawl.restore_queued(entry) {
-            self.bad += 1;
-        }
-    }
-
-    fn digest(&mut self, digest: PayloadDigest) {
-        self.crawl.restore_digest(digest);
-    }
-}
-
 /// What the app tells the user the first time a host is refused by the address policy.
 fn blocked_notice(host: &str) -> String {
     format!(
@@ -165,7 +145,10 @@ fn blocked_notice(host: &str) -> String {
 
 /// Gives the crawler a file spool in the output directory, so bodies too large for memory go
 /// to disk there.
-fn with_spool(mut config: CrawlerConfig, out_dir: &std::path::Path) -> io::Result<CrawlerConfig> {
+pub(crate) fn with_spool(
+    mut config: CrawlerConfig,
+    out_dir: &std::path::Path,
+) -> io::Result<CrawlerConfig> {
     config.spool = Some(std::sync::Arc::new(FileSpool::new(out_dir)?));
     Ok(config)
 }
@@ -181,11 +164,15 @@ pub trait StoringSource: FetchSource {
     fn queued(&self) -> u64;
     /// A message for the user, once per occasion.
     fn take_notice(&mut self) -> Option<String>;
+    /// Work may have arrived from elsewhere (another partition): the driver asks again.
+    fn has_news(&mut self) -> bool {
+        false
+    }
 }
 
 /// Why [`drive`] returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
+pub(crate) enum Stop {
     Finished,
     Interrupted,
     Deadline,
@@ -193,7 +180,7 @@ enum Stop {
 
 /// Turns the loop until the source is exhausted, Ctrl-C, or `deadline` (in both of the last
 /// cases every live fetch ends as `Interrupted`, at once: `--max-time` is a hard bound).
-fn drive<S: StoringSource>(
+pub(crate) fn drive<S: StoringSource>(
     crawler: &mut Crawler,
     source: &mut S,
     progress: &mut Progress,
@@ -209,6 +196,9 @@ fn drive<S: StoringSource>(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             driver.interrupt(crawler, source);
             break Stop::Deadline;
+        }
+        if source.has_news() {
+            driver.poke();
         }
         let turn = driver.turn(crawler, source).map_err(Failure::runtime)?;
         if let Some(e) = source.take_io_error() {
@@ -747,7 +737,9 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         page_requisites: !args.no_page_requisites,
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
-    let mut report = execute_crawl_from(setup, config, seeds, bad_inputs, display, resume)?;
+    let mut report = crate::app::loops::execute(
+        setup, config, seeds, bad_inputs, display, resume, args.loops,
+    )?;
     if resume {
         whole_crawl_counts(&mut report)?;
     }
@@ -771,139 +763,16 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     )
 }
 
-/// Runs a crawl from `seeds` to completion (or Ctrl-C, or its time limit) and closes its
-/// output. `bad_inputs` are given lines that are not URLs: each gets its line first.
+/// Runs a crawl from `seeds` on `loops` event loops to completion (or Ctrl-C, or its time
+/// limit) and closes its output. `bad_inputs` are given lines that are not URLs: each gets
+/// its line first.
 pub fn execute_crawl(
     setup: Setup,
     config: crate::crawl::CrawlConfig,
     seeds: Vec<Url>,
     bad_inputs: Vec<String>,
     display: Display,
+    loops: usize,
 ) -> Result<CrawlReport, Failure> {
-    execute_crawl_from(setup, config, seeds, bad_inputs, display, false)
-}
-
-/// As [`execute_crawl`]; with `resume`, the crawl continues from its journal (the seeds then
-/// define the scope only). A crawl whose output is durable leaves the URLs still queued at a
-/// stop in its journal, for `resume`, instead of logging them.
-fn execute_crawl_from(
-    setup: Setup,
-    config: crate::crawl::CrawlConfig,
-    seeds: Vec<Url>,
-    bad_inputs: Vec<String>,
-    display: Display,
-    resume: bool,
-) -> Result<CrawlReport, Failure> {
-    let durable = setup.output.durable.is_some();
-    let resume_delay = config.delay;
-    let output = Output::create(&setup.output).map_err(Failure::output)?;
-    let out_dir = output.dir().to_path_buf();
-    let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
-    let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
-    let started = Instant::now();
-    let max_pages = config.max_pages;
-    let sink = AppSink {
-        output,
-        verbose: display.verbose,
-    };
-    let mut crawl = if durable {
-        // The frontier past its RAM budget goes to segment files in the state directory.
-        let dir = crawl_state::state_dir(&out_dir).join("frontier");
-        let spill = SegmentSpill::create(&dir)
-            .map_err(|e| Failure::Output(format!("cannot write to {}: {e}", dir.display())))?;
-        Crawl::with_spill(config, sink, started, Box::new(spill))
-    } else {
-        Crawl::new(config, sink, started)
-    };
-    if resume {
-        for seed in &seeds {
-            crawl.add_scope_seed(seed);
-        }
-        let mut restore = Restore {
-            crawl: &mut crawl,
-            bad: 0,
-        };
-        let r = crawl_state::replay(&out_dir, &mut restore)
-            .map_err(|e| Failure::Output(e.to_string()))?;
-        let bad = restore.bad;
-        crawl.hold_until(started + resume_delay);
-        if bad > 0 {
-            eprint_line(&format!(
-                "spinneret: {bad} queued URLs in the journal could not be read and are dropped"
-            ));
-        }
-        if !display.quiet {
-            eprint_line(&format!(
-                "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
-                out_dir.display(),
-                r.done,
-                r.queued
-            ));
-        }
-    } else {
-        for text in &bad_inputs {
-            crawl.log_rejected_input(text, ReturnCode::HttpBadUrlSyntax);
-        }
-    }
-    for seed in seeds.into_iter().filter(|_| !resume) {
-        let text = abbrev(seed.as_str(), URL_IN_MESSAGES);
-        if let Err(code) = crawl.add_seed(seed) {
-            eprint_line(&format!(
-                "spinneret: seed {text} not crawled: {code} ({})",
-                code.meaning()
-            ));
-        }
-    }
-    let mut progress = Progress::new(started, display.progress, max_pages);
-    let deadline = crawl.deadline();
-    let stop = drive(&mut crawler, &mut crawl, &mut progress, deadline)?;
-    let now = Instant::now();
-    let end = match stop {
-        Stop::Interrupted => RunEnd::Interrupted,
-        Stop::Deadline => RunEnd::MaxTime,
-        Stop::Finished if crawl.frontier_len() == 0 => RunEnd::Finished,
-        Stop::Finished if crawl.deadline().is_some_and(|d| now >= d) => RunEnd::MaxTime,
-        Stop::Finished if crawl.page_limit_reached() => RunEnd::MaxPages,
-        Stop::Finished => RunEnd::Finished,
-    };
-    let frontier_left = crawl.frontier_len() as u64 + crawl.counters().left_for_resume;
-    let outcome = if end == RunEnd::Interrupted {
-        ReturnCode::Interrupted
-    } else {
-        ReturnCode::NotFetched
-    };
-    crawl.finish_unfetched(outcome, durable);
-    if let Some(e) = crawl.io_error.take() {
-        return Err(Failure::output(e));
-    }
-    let elapsed = started.elapsed();
-    let stats = crawler.stats();
-    let counters = crawl.counters().clone();
-    let urls_seen = crawl.urls_seen() as u64;
-    let seen_bytes_per_url = crawl.seen_bytes_per_url();
-    let rejections = crawl
-        .rejections()
-        .iter()
-        .map(|&(r, n)| (r.name(), n))
-        .collect();
-    let output = crawl.into_sink().output;
-    let out_dir = output.dir().to_path_buf();
-    let body_bytes = output.stored().body_bytes;
-    let revisits = output.stored().revisits;
-    let written = output.finish().map_err(Failure::output)?;
-    Ok(CrawlReport {
-        stats,
-        counters,
-        frontier_left,
-        urls_seen,
-        seen_bytes_per_url,
-        rejections,
-        body_bytes,
-        revisits,
-        warc_files: written.warc_files,
-        indexes: written.indexes,
-        out_dir,
-        elapsed,
-        end,
-    })
+    crate::app::loops::execute(setup, config, seeds, bad_inputs, display, false, loops)
 }

@@ -26,6 +26,7 @@ mod done;
 pub mod frontier;
 pub mod sink;
 pub mod spill;
+pub mod splitter;
 pub mod url_filter;
 pub mod url_seen;
 pub mod urlnorm;
@@ -45,6 +46,7 @@ use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use sink::{Hop, Sink, Via};
 use spill::{get_bytes, get_varint, put_bytes, put_varint, SpillStore, Spillable};
+use splitter::{Batch, Splitter, SplitterConfig};
 use url_filter::{FilterConfig, Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};
 use urlnorm::origin_key;
@@ -217,6 +219,53 @@ impl LineTally {
     pub fn lines(&self) -> u64 {
         self.outcomes.total()
     }
+
+    pub fn merge(&mut self, other: &LineTally) {
+        self.outcomes.merge(&other.outcomes);
+        self.http_errors += other.http_errors;
+    }
+}
+
+impl CrawlCounters {
+    /// Adds another partition's counters to these.
+    pub fn merge(&mut self, o: &CrawlCounters) {
+        self.url_lines.merge(&o.url_lines);
+        self.robots_lines.merge(&o.robots_lines);
+        for (a, b) in [
+            (&mut self.pages_fetched, o.pages_fetched),
+            (&mut self.left_for_resume, o.left_for_resume),
+            (&mut self.robots_fetched, o.robots_fetched),
+            (&mut self.links_found, o.links_found),
+            (&mut self.urls_admitted, o.urls_admitted),
+            (&mut self.duplicate_urls, o.duplicate_urls),
+            (&mut self.duplicate_content, o.duplicate_content),
+            (&mut self.robots_excluded, o.robots_excluded),
+            (&mut self.redirects_followed, o.redirects_followed),
+            (&mut self.too_many_redirects, o.too_many_redirects),
+            (&mut self.blocked_without_fetch, o.blocked_without_fetch),
+            (&mut self.robots_unreachable, o.robots_unreachable),
+            (&mut self.bad_links, o.bad_links),
+            (&mut self.pages_scan_truncated, o.pages_scan_truncated),
+            (&mut self.links_over_page_cap, o.links_over_page_cap),
+            (&mut self.urls_forwarded, o.urls_forwarded),
+            (&mut self.urls_received, o.urls_received),
+            (&mut self.received_duplicates, o.received_duplicates),
+        ] {
+            *a += b;
+        }
+        let (s, t) = (&mut self.stages, &o.stages);
+        for (a, b) in [
+            (&mut s.dns, t.dns),
+            (&mut s.wait, t.wait),
+            (&mut s.connect, t.connect),
+            (&mut s.first_byte, t.first_byte),
+            (&mut s.receive, t.receive),
+            (&mut s.scan, t.scan),
+            (&mut s.store, t.store),
+        ] {
+            *a += b;
+        }
+    }
 }
 
 /// The crawl's own counters (the fetch counters live in the event loop).
@@ -250,6 +299,11 @@ pub struct CrawlCounters {
     pub pages_scan_truncated: u64,
     /// Links not considered because their page had already given `max_links_per_page`.
     pub links_over_page_cap: u64,
+    /// URLs sent to the partitions owning their hosts (a partitioned crawl), and received.
+    pub urls_forwarded: u64,
+    pub urls_received: u64,
+    /// Received URLs this partition had seen already.
+    pub received_duplicates: u64,
     /// Per-stage time, summed over fetches: latency of each network stage (stages of
     /// different fetches overlap), and loop time spent scanning and storing.
     pub stages: StageTimes,
@@ -297,6 +351,10 @@ pub struct Crawl<S: Sink> {
     entry_buf: Vec<u8>,
     /// No request before this (a resumed crawl's first contact with its hosts).
     hold: Option<Instant>,
+    /// A partitioned crawl: where URLs of other partitions' hosts go.
+    splitter: Option<Splitter>,
+    /// The last clock reading given (`admit` has none of its own; batches need only their age).
+    last_now: Instant,
 }
 
 impl<S: Sink> Crawl<S> {
@@ -358,6 +416,8 @@ impl<S: Sink> Crawl<S> {
             io_error: None,
             entry_buf: Vec::with_capacity(256),
             hold: None,
+            splitter: None,
+            last_now: now,
             config,
         }
     }
@@ -367,6 +427,11 @@ impl<S: Sink> Crawl<S> {
     /// outcome is returned; a seed given twice is queued once.
     pub fn add_seed(&mut self, url: Url) -> Result<(), ReturnCode> {
         self.filter.add_seed(&url);
+        if !self.owns(&url) {
+            // Its owner checks it (and logs a refusal) when it arrives.
+            self.queue(url, 0, None, 0, Hop::Seed);
+            return Ok(());
+        }
         if let Err(reason) = self.filter.check_seed(&url) {
             let code = reason.return_code();
             self.log_unfetched(url.as_str(), Via::seed(), code);
@@ -508,16 +573,15 @@ impl<S: Sink> Crawl<S> {
         self.queue(url, depth, referrer, hops, hop);
     }
 
-    /// De-duplicates and queues a URL the filter passed.
+    /// De-duplicates and queues a URL the filter passed, or (a partitioned crawl) forwards it
+    /// to the partition owning its host. The URL-seen test comes first: a partition's set
+    /// also holds the other partitions' URLs it forwarded (Mercator's cache of them), so each
+    /// is sent at most once from here; the owner's set decides.
     fn queue(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) {
-        // Host splitter goes here: a distributed crawl forwards URLs of hosts owned by other
-        // nodes (in batches) before its own URL-seen test.
         if !self.seen.insert(url_key(&url)) {
             self.counters.duplicate_urls += 1;
             return;
         }
-        self.filter.admitted(&url);
-        self.counters.urls_admitted += 1;
         let entry = Entry {
             url,
             depth,
@@ -527,8 +591,119 @@ impl<S: Sink> Crawl<S> {
         };
         self.entry_buf.clear();
         entry.encode(&mut self.entry_buf);
+        // Journaled here even when forwarded: until the owner has it, it is this partition's.
         self.sink.admitted(entry.url.as_str(), &self.entry_buf);
+        if let Some(to) = self.foreign_owner(&entry.url) {
+            self.forward(to);
+            return;
+        }
+        self.filter.admitted(&entry.url);
+        self.counters.urls_admitted += 1;
         self.push_entry(entry);
+    }
+
+    /// The partition owning `url`'s host, if not this one.
+    fn foreign_owner(&self, url: &Url) -> Option<u32> {
+        let s = self.splitter.as_ref()?;
+        let to = s.owner(url.host_str().unwrap_or_default());
+        (to != s.me()).then_some(to)
+    }
+
+    fn owns(&self, url: &Url) -> bool {
+        self.foreign_owner(url).is_none()
+    }
+
+    /// Puts the entry encoded in `entry_buf` in partition `to`'s outbox.
+    fn forward(&mut self, to: u32) {
+        if let Some(s) = &mut self.splitter {
+            s.forward(to, &self.entry_buf, self.last_now);
+            self.counters.urls_forwarded += 1;
+        }
+    }
+
+    /// Makes this crawl one partition of a partitioned crawl (call before adding seeds).
+    pub fn partition(&mut self, config: SplitterConfig) {
+        self.splitter = Some(Splitter::new(config));
+    }
+
+    /// The partition that owns `url`'s host (0 when the crawl is not partitioned).
+    pub fn owner_of(&self, url: &Url) -> u32 {
+        self.splitter
+            .as_ref()
+            .map_or(0, |s| s.owner(url.host_str().unwrap_or_default()))
+    }
+
+    /// The partition owning the URL of an entry as given to [`Sink::admitted`] (`None` if it
+    /// does not decode).
+    pub fn owner_of_entry(&self, mut entry: &[u8]) -> Option<u32> {
+        let url = get_bytes(&mut entry).and_then(|b| std::str::from_utf8(b).ok())?;
+        let url = Url::parse(url).ok()?;
+        Some(self.owner_of(&url))
+    }
+
+    /// A batch for another partition that is full or due (every waiting one with `flush`).
+    pub fn poll_batch(&mut self, now: Instant, flush: bool) -> Option<Batch> {
+        self.splitter.as_mut()?.poll_batch(now, flush)
+    }
+
+    /// When the next waiting batch falls due.
+    pub fn next_batch_due(&self) -> Option<Instant> {
+        self.splitter.as_ref()?.next_due()
+    }
+
+    /// Whether URLs wait for another partition.
+    pub fn has_outgoing(&self) -> bool {
+        self.splitter.as_ref().is_some_and(Splitter::has_pending)
+    }
+
+    /// A batch this partition sent is safely with its owner (a cluster node's batch is in
+    /// the owner's stream): its URLs are released from this partition's journal.
+    pub fn batch_delivered(&mut self, batch: &Batch) {
+        for entry in batch.entries() {
+            let mut input = entry;
+            if let Some(url) = get_bytes(&mut input).and_then(|b| std::str::from_utf8(b).ok()) {
+                self.sink.released(url);
+            }
+        }
+    }
+
+    /// URLs from another partition, for hosts this one owns: queued unless seen. `journal`:
+    /// whether this partition journals their admission (a cluster node, whose sender
+    /// releases them once delivered) or the sender's record stands (loops sharing one
+    /// journal). A seed is checked here, where its refusal is logged once; the sender's
+    /// filter passed the rest, but the per-host cap is this partition's to apply.
+    pub fn receive(&mut self, batch: &Batch, journal: bool) {
+        for bytes in batch.entries() {
+            let mut input = bytes;
+            let Some(entry) = Entry::decode(&mut input) else {
+                continue; // not from a partition of this build: nothing to queue
+            };
+            self.counters.urls_received += 1;
+            if !self.seen.insert(url_key(&entry.url)) {
+                self.counters.received_duplicates += 1;
+                continue;
+            }
+            let verdict = if entry.hop == Hop::Seed && entry.depth == 0 {
+                self.filter.check_seed(&entry.url)
+            } else {
+                self.filter.check_host_cap(&entry.url)
+            };
+            if let Err(reason) = verdict {
+                if entry.hop == Hop::Seed {
+                    let code = reason.return_code();
+                    self.log_unfetched(entry.url.as_str(), Via::seed(), code);
+                } else {
+                    self.sink.released(entry.url.as_str());
+                }
+                continue;
+            }
+            if journal {
+                self.sink.admitted(entry.url.as_str(), bytes);
+            }
+            self.filter.admitted(&entry.url);
+            self.counters.urls_admitted += 1;
+            self.push_entry(entry);
+        }
     }
 
     fn push_entry(&mut self, entry: Entry) {
@@ -556,8 +731,18 @@ impl<S: Sink> Crawl<S> {
 
     /// ...an entry it admitted and did not end (as given to [`Sink::admitted`]) is queued
     /// again. `false` if the entry does not decode (it is dropped).
-    pub fn restore_queued(&mut self, mut bytes: &[u8]) -> bool {
-        match Entry::decode(&mut bytes) {
+    pub fn restore_queued(&mut self, bytes: &[u8]) -> bool {
+        let mut input = bytes;
+        match Entry::decode(&mut input) {
+            Some(entry) if !self.owns(&entry.url) => {
+                // Forwarded before the stop, and not known to have arrived: send it again
+                // (its owner's URL-seen set drops it if it had).
+                self.entry_buf.clear();
+                self.entry_buf.extend_from_slice(bytes);
+                let to = self.owner_of(&entry.url);
+                self.forward(to);
+                true
+            }
             Some(entry) => {
                 self.filter.admitted(&entry.url);
                 self.counters.urls_admitted += 1;
@@ -615,6 +800,7 @@ impl<S: Sink> Crawl<S> {
 
 impl<S: Sink> FetchSource for Crawl<S> {
     fn next_fetch(&mut self, now: Instant) -> Next {
+        self.last_now = now;
         match self.hold {
             Some(t) if now < t => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
             Some(_) => self.hold = None,
@@ -709,6 +895,7 @@ impl<S: Sink> FetchSource for Crawl<S> {
     }
 
     fn fetch_done(&mut self, done: &FetchDone<'_>, now: Instant) {
+        self.last_now = now;
         let t = done.timings;
         let stages = &mut self.counters.stages;
         stages.dns += t.dns;

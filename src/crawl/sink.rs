@@ -87,6 +87,11 @@ pub trait Sink {
     /// before the end of the page that linked it (the crawl reports that page's end after its
     /// links), so no link of a page counted as done can be lost.
     fn admitted(&mut self, _url: &str, _entry: &[u8]) {}
+
+    /// A URL this partition admitted is no longer its business: another partition holds it
+    /// now (a batch delivered), or it was dropped on arrival. A durable sink records it as
+    /// ended, without a crawl.log line (the owner logs the URL's outcome).
+    fn released(&mut self, _url: &str) {}
 }
 
 /// One line of what a [`MemorySink`] was told.

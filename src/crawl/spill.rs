@@ -11,7 +11,7 @@ use std::io;
 pub const BATCH_ITEMS: usize = 256;
 
 /// Where spilled batches go.
-pub trait SpillStore {
+pub trait SpillStore: Send {
     /// Stores one batch (the encoded items, concatenated) and returns its handle.
     fn write_batch(&mut self, bytes: &[u8]) -> io::Result<BatchRef>;
     /// Reads a batch back into `out` (cleared first); the batch is then released.

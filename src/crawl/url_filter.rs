@@ -243,6 +243,21 @@ impl UrlFilter {
         self.count(self.verdict_with(url, Some(0), false))
     }
 
+    /// For a URL another partition's filter passed: only the per-host cap, which the owner of
+    /// the host keeps.
+    pub fn check_host_cap(&mut self, url: &Url) -> Result<(), Reject> {
+        let over = self.config.max_pages_per_host.is_some_and(|max| {
+            self.pages_per_host
+                .get(url.host_str().unwrap_or(""))
+                .is_some_and(|&n| n >= max)
+        });
+        self.count(if over {
+            Err(Reject::TooManyPagesPerHost)
+        } else {
+            Ok(())
+        })
+    }
+
     fn count(&mut self, verdict: Result<(), Reject>) -> Result<(), Reject> {
         if let Err(reason) = verdict {
             self.rejections[reason.index()].1 += 1;

@@ -125,6 +125,14 @@ impl Driver {
         Ok(Turn::Continue)
     }
 
+    /// The source has news (work arrived from elsewhere): ask it again on the next turn,
+    /// even if it last said nothing was due for a while.
+    pub fn poke(&mut self) {
+        if matches!(self.source, SourceState::Wait(_)) {
+            self.source = SourceState::Ask;
+        }
+    }
+
     /// Ctrl-C: ends every live and queued request as `Interrupted` and delivers them.
     pub fn interrupt(&mut self, crawler: &mut Crawler, source: &mut dyn FetchSource) {
         crawler.interrupt();

@@ -11,6 +11,46 @@ pub struct Outcomes {
     counts: Vec<u64>,
 }
 
+impl Outcomes {
+    /// Adds another loop's counts to these.
+    pub fn merge(&mut self, other: &Outcomes) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+    }
+}
+
+impl LoopStats {
+    /// Adds another loop's figures to these (peaks add too: the loops run at once).
+    pub fn merge(&mut self, o: &LoopStats) {
+        self.outcomes.merge(&o.outcomes);
+        for (a, b) in [
+            (&mut self.issued, o.issued),
+            (&mut self.bytes_received, o.bytes_received),
+            (&mut self.conns_opened, o.conns_opened),
+            (&mut self.conns_reused, o.conns_reused),
+            (&mut self.stale_retries, o.stale_retries),
+            (&mut self.dns_queries_sent, o.dns_queries_sent),
+            (&mut self.dns_cache_hits, o.dns_cache_hits),
+            (&mut self.spooled_bytes, o.spooled_bytes),
+            (&mut self.spilled_responses, o.spilled_responses),
+        ] {
+            *a += b;
+        }
+        for (a, b) in [
+            (&mut self.live, o.live),
+            (&mut self.peak_live, o.peak_live),
+            (&mut self.waiting_dns, o.waiting_dns),
+            (&mut self.waiting_http, o.waiting_http),
+            (&mut self.conns_open, o.conns_open),
+            (&mut self.buffered_bytes, o.buffered_bytes),
+            (&mut self.peak_buffered_bytes, o.peak_buffered_bytes),
+        ] {
+            *a += b;
+        }
+    }
+}
+
 impl Default for Outcomes {
     fn default() -> Self {
         Outcomes {

@@ -7,6 +7,12 @@
 //!   queue entry (depth, referrer, hop), opaque here.
 //! - `D` + url + optional SHA-1: the URL ended (its crawl.log line, and its WARC records when it
 //!   was fetched, were handed to the OS before this record was, see `store::output`).
+//! - `F` + url: the URL is no longer this crawl's to end: it was delivered to the partition
+//!   owning its host (a cluster node), or dropped on arrival there. Ends it like `D`, without
+//!   counting it done.
+//!
+//! A URL may be admitted more than once (a partitioned crawl's sender and owner both record
+//! it when loops share one journal); it is queued once.
 //!
 //! Replaying gives the URLs admitted and not ended, in admission order (the frontier to
 //! restore), every URL admitted (the URL-seen set), and the payload digests seen, streamed
@@ -32,6 +38,7 @@ const ARGS_VERSION: u32 = 1;
 
 const ADMITTED: u8 = b'A';
 const DONE: u8 = b'D';
+const RELEASED: u8 = b'F';
 
 /// Whether `out` already holds a crawl (its state, or at least its log).
 pub fn holds_crawl(out: &Path) -> bool {
@@ -132,6 +139,12 @@ pub fn push_done(out: &mut Vec<u8>, url: &str, digest: Option<&PayloadDigest>) {
     }
 }
 
+/// Appends an `F` record.
+pub fn push_released(out: &mut Vec<u8>, url: &str) {
+    out.push(RELEASED);
+    put_bytes(out, url.as_bytes());
+}
+
 /// Opens the journal for appending (a torn tail from a crash is cut off).
 pub fn open_journal(out: &Path) -> io::Result<JournalWriter> {
     JournalWriter::open_append(&journal_path(out))
@@ -196,16 +209,20 @@ pub fn replay(out: &Path, sink: &mut dyn ReplaySink) -> Result<Replayed, StateEr
                         sink.digest(d);
                     }
                 }
+                (RELEASED, 0) => {
+                    done.insert(done_key(url));
+                }
                 (ADMITTED, 1) => {
                     let entry = get_bytes(&mut input).ok_or_else(|| bad("admitted"))?;
                     r.admitted += 1;
                     sink.seen(url);
-                    if !done.contains(&done_key(url)) {
+                    // Queued once, however often admitted: then it counts as ended here.
+                    if done.insert(done_key(url)) {
                         r.queued += 1;
                         sink.queued(entry);
                     }
                 }
-                (DONE | ADMITTED, _) => {}
+                (DONE | ADMITTED | RELEASED, _) => {}
                 _ => return Err(bad("unknown")),
             }
         }

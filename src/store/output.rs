@@ -18,6 +18,7 @@ use std::fmt;
 use std::io;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -176,19 +177,34 @@ struct JournalSide {
 /// What the writer thread owns: the WARC writer, crawl.log and the journal, written in that
 /// order so that a journal record never reaches the disk before what it says was stored.
 struct WriterSide {
-    warc: WarcWriter,
+    /// One WARC series per partition of the crawl (one, unless `--loops`).
+    warcs: Vec<PartWarc>,
     log: CrawlLog,
     log_records: bool,
+    journal: Option<JournalSide>,
+    /// Messages handled, and of them those whose journal records are committed (what
+    /// [`Output::committed`] reads).
+    handled: u64,
+    committed: Arc<AtomicU64>,
+}
+
+/// One partition's WARC files.
+struct PartWarc {
+    warc: WarcWriter,
     /// The crawl.log lines of the open file's records, with the log's header.
     file_log: Vec<u8>,
-    journal: Option<JournalSide>,
 }
 
 impl WriterSide {
-    fn handle(&mut self, msg: &ToWriter) -> io::Result<()> {
+    fn handle(&mut self, part: usize, msg: &ToWriter) -> io::Result<()> {
+        self.handled += 1;
         let journal = match msg {
             ToWriter::Exchange(ex, journal) => {
-                write_exchange(&mut self.warc, &mut self.file_log, self.log_records, ex)?;
+                let p = self
+                    .warcs
+                    .get_mut(part)
+                    .ok_or_else(|| io::Error::other("no such partition"))?;
+                write_exchange(&mut p.warc, &mut p.file_log, self.log_records, ex)?;
                 self.log.write_line(&ex.log_line)?;
                 journal
             }
@@ -198,7 +214,9 @@ impl WriterSide {
             }
             ToWriter::Journal(journal) => journal,
             ToWriter::Flush => {
-                self.warc.flush()?;
+                for p in &mut self.warcs {
+                    p.warc.flush()?;
+                }
                 self.log.flush()?;
                 return self.commit(false);
             }
@@ -209,6 +227,10 @@ impl WriterSide {
                 j.pending_msgs += 1;
                 j.first_pending.get_or_insert_with(Instant::now);
             }
+        }
+        if !self.uncommitted() {
+            // Nothing of this message waits for a commit.
+            self.committed.store(self.handled, Ordering::Release);
         }
         Ok(())
     }
@@ -232,13 +254,19 @@ impl WriterSide {
         };
         let sync = force_sync || j.last_sync.elapsed() >= j.sync_every;
         if j.pending.is_empty() && !sync {
+            self.committed.store(self.handled, Ordering::Release);
             return Ok(());
         }
+        for p in &mut self.warcs {
+            if sync {
+                p.warc.sync()?;
+            } else {
+                p.warc.flush()?;
+            }
+        }
         if sync {
-            self.warc.sync()?;
             self.log.sync()?;
         } else {
-            self.warc.flush()?;
             self.log.flush()?;
         }
         let mut input = j.pending.as_slice();
@@ -255,14 +283,15 @@ impl WriterSide {
         } else {
             j.writer.flush()?;
         }
+        self.committed.store(self.handled, Ordering::Release);
         Ok(())
     }
 
     /// The writer thread's loop: until the channel closes, then closes the files.
     fn run(
         mut self,
-        rx: Receiver<ToWriter>,
-        back_tx: SyncSender<Vec<u8>>,
+        rx: Receiver<(usize, ToWriter)>,
+        back_tx: Vec<SyncSender<Vec<u8>>>,
         err_slot: &Mutex<Option<io::Error>>,
     ) -> io::Result<Written> {
         let fail = |e: io::Error| {
@@ -272,7 +301,7 @@ impl WriterSide {
             io::Error::new(kind, "WARC writer stopped")
         };
         loop {
-            let msg = if self.uncommitted() {
+            let (part, msg) = if self.uncommitted() {
                 match rx.recv_timeout(COMMIT_DELAY) {
                     Ok(m) => m,
                     Err(RecvTimeoutError::Timeout) => {
@@ -287,36 +316,41 @@ impl WriterSide {
                     Err(_) => break,
                 }
             };
-            self.handle(&msg).map_err(fail)?;
+            self.handle(part, &msg).map_err(fail)?;
             if self.commit_due() {
                 self.commit(false).map_err(fail)?;
             }
+            let Some(back_tx) = back_tx.get(part) else {
+                continue;
+            };
             match msg {
                 ToWriter::Exchange(ex, journal) => {
                     for b in [ex.request, ex.response, ex.log_line, journal] {
-                        recycle(&back_tx, b);
+                        recycle(back_tx, b);
                     }
                 }
                 ToWriter::Line(line, journal) => {
-                    recycle(&back_tx, line);
-                    recycle(&back_tx, journal);
+                    recycle(back_tx, line);
+                    recycle(back_tx, journal);
                 }
-                ToWriter::Journal(journal) => recycle(&back_tx, journal),
+                ToWriter::Journal(journal) => recycle(back_tx, journal),
                 ToWriter::Flush => {}
             }
         }
         self.commit(true).map_err(fail)?;
-        if !self.file_log.is_empty() {
-            self.warc
-                .write_log_record(LOG_RECORD_URI, "text/plain", &self.file_log)
-                .map_err(fail)?;
+        let mut written = Written::default();
+        for p in self.warcs {
+            let mut warc = p.warc;
+            if !p.file_log.is_empty() {
+                warc.write_log_record(LOG_RECORD_URI, "text/plain", &p.file_log)
+                    .map_err(fail)?;
+            }
+            let (files, indexes) = warc.finish_indexed().map_err(fail)?;
+            written.warc_files.extend(files);
+            written.indexes.extend(indexes);
         }
-        let (warc_files, indexes) = self.warc.finish_indexed().map_err(fail)?;
         self.log.sync().map_err(fail)?;
-        Ok(Written {
-            warc_files,
-            indexes,
-        })
+        Ok(written)
     }
 }
 
@@ -334,31 +368,52 @@ fn recycle(back: &SyncSender<Vec<u8>>, b: Vec<u8>) {
     }
 }
 
-/// The WARC writer thread and its channels.
+/// One partition's handle on the WARC writer thread and its channels.
 struct WarcThread {
-    tx: Option<SyncSender<ToWriter>>,
+    tx: Option<SyncSender<(usize, ToWriter)>>,
+    /// This handle's partition (its WARC series).
+    part: usize,
     /// Byte buffers coming back for reuse.
     recycled: Receiver<Vec<u8>>,
+    /// The thread, on partition 0's handle.
     handle: Option<JoinHandle<io::Result<Written>>>,
     /// The writer's first error, kept for the caller once the thread has stopped.
     error: Arc<Mutex<Option<io::Error>>>,
+    /// Messages sent, and (from the writer) those whose journal records are committed.
+    sent: u64,
+    committed: Arc<AtomicU64>,
 }
 
 impl WarcThread {
-    fn start(side: WriterSide) -> io::Result<WarcThread> {
-        let (tx, rx) = mpsc::sync_channel::<ToWriter>(WRITER_QUEUE);
-        let (back_tx, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
+    /// Starts the writer with one handle per partition of `side`.
+    fn start(mut side: WriterSide) -> io::Result<Vec<WarcThread>> {
+        let (tx, rx) = mpsc::sync_channel::<(usize, ToWriter)>(WRITER_QUEUE);
         let error = Arc::new(Mutex::new(None));
+        let committed = Arc::new(AtomicU64::new(0));
+        side.committed = committed.clone();
+        let mut back = Vec::new();
+        let mut handles = Vec::new();
+        for part in 0..side.warcs.len() {
+            let (back_tx, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
+            back.push(back_tx);
+            handles.push(WarcThread {
+                tx: Some(tx.clone()),
+                part,
+                recycled,
+                handle: None,
+                error: error.clone(),
+                sent: 0,
+                committed: committed.clone(),
+            });
+        }
         let err_slot = error.clone();
         let handle = std::thread::Builder::new()
             .name("warc-writer".into())
-            .spawn(move || side.run(rx, back_tx, &err_slot))?;
-        Ok(WarcThread {
-            tx: Some(tx),
-            recycled,
-            handle: Some(handle),
-            error,
-        })
+            .spawn(move || side.run(rx, back, &err_slot))?;
+        if let Some(first) = handles.first_mut() {
+            first.handle = Some(handle);
+        }
+        Ok(handles)
     }
 
     /// A buffer back from the writer, or a new one.
@@ -376,10 +431,11 @@ impl WarcThread {
 
     fn send(&mut self, msg: ToWriter) -> io::Result<()> {
         let sent = match &self.tx {
-            Some(tx) => tx.send(msg).is_ok(),
+            Some(tx) => tx.send((self.part, msg)).is_ok(),
             None => false,
         };
         if sent {
+            self.sent += 1;
             Ok(())
         } else {
             Err(self.take_error())
@@ -394,10 +450,12 @@ impl WarcThread {
             .unwrap_or_else(|| io::Error::other("WARC writer stopped"))
     }
 
+    /// Partition 0's handle waits for the writer to close every file (after the other
+    /// handles are finished or dropped); another's just lets go.
     fn finish(&mut self) -> io::Result<Written> {
         drop(self.tx.take());
         let Some(handle) = self.handle.take() else {
-            return Err(io::Error::other("WARC writer already finished"));
+            return Ok(Written::default());
         };
         match handle.join() {
             Ok(Ok(files)) => Ok(files),
@@ -479,6 +537,21 @@ pub struct Output {
 impl Output {
     /// Creates DIR if needed, opens `crawl.log` and the first WARC file.
     pub fn create(config: &OutputConfig) -> Result<Output, OutputError> {
+        let mut outputs = Output::create_partitioned(config, 1)?;
+        outputs.pop().ok_or_else(|| OutputError {
+            path: config.dir.clone(),
+            err: io::Error::other("no output"),
+        })
+    }
+
+    /// As [`Output::create`], for a crawl of `partitions` event loops: one output each, all
+    /// writing one crawl.log and one journal through one writer thread, each its own WARC
+    /// series (`PREFIX-pK-…` when there are several). Finish them all, partition 0's last: it
+    /// waits for the writer to close the files.
+    pub fn create_partitioned(
+        config: &OutputConfig,
+        partitions: usize,
+    ) -> Result<Vec<Output>, OutputError> {
         let err = |path: &Path, err| OutputError {
             path: path.to_path_buf(),
             err,
@@ -530,37 +603,71 @@ impl Output {
             command_line: config.command_line.clone(),
             options: config.options.clone(),
         };
-        let warc = WarcWriter::create_with(
-            &config.dir,
-            &config.warc_prefix,
-            config.warc_max_size,
-            config.gzip_level,
-            info,
-            seed,
-            WriterOptions {
-                cdxj: config.cdxj,
-                first_seq,
-            },
-        )
-        .map_err(|e| err(&config.dir, e))?;
+        let mut warcs = Vec::new();
+        for part in 0..partitions.max(1) {
+            let prefix = if partitions > 1 {
+                format!("{}-p{part}", config.warc_prefix)
+            } else {
+                config.warc_prefix.clone()
+            };
+            // Record IDs stay unique across partitions: each its own seed.
+            seed[15] = seed[15].wrapping_add(1);
+            let warc = WarcWriter::create_with(
+                &config.dir,
+                &prefix,
+                config.warc_max_size,
+                config.gzip_level,
+                info.clone(),
+                seed,
+                WriterOptions {
+                    cdxj: config.cdxj,
+                    first_seq,
+                },
+            )
+            .map_err(|e| err(&config.dir, e))?;
+            warcs.push(PartWarc {
+                warc,
+                file_log: Vec::new(),
+            });
+        }
         let side = WriterSide {
-            warc,
+            warcs,
             log,
             log_records: config.log_records,
-            file_log: Vec::new(),
             journal,
+            handled: 0,
+            committed: Arc::new(AtomicU64::new(0)),
         };
-        let warc = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
-        Ok(Output {
-            warc,
-            dir: config.dir.clone(),
-            stored: Stored::default(),
-            durable: config.durable.is_some(),
-            journal: Vec::new(),
-            rec: Vec::with_capacity(512),
-            stored_payloads: HashMap::new(),
-            line: Vec::with_capacity(512),
-        })
+        let handles = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
+        Ok(handles
+            .into_iter()
+            .map(|warc| Output {
+                warc,
+                dir: config.dir.clone(),
+                stored: Stored::default(),
+                durable: config.durable.is_some(),
+                journal: Vec::new(),
+                rec: Vec::with_capacity(512),
+                stored_payloads: HashMap::new(),
+                line: Vec::with_capacity(512),
+            })
+            .collect())
+    }
+
+    /// Hands the journal records gathered so far to the writer and returns a mark:
+    /// [`Output::committed`] reaches it once they are committed (survive a kill). Meant for
+    /// an output of one partition (a cluster node).
+    pub fn journal_mark(&mut self) -> io::Result<u64> {
+        if !self.journal.is_empty() {
+            let journal = std::mem::take(&mut self.journal);
+            self.warc.send(ToWriter::Journal(journal))?;
+        }
+        Ok(self.warc.sent)
+    }
+
+    /// How many of this output's messages have their journal records committed.
+    pub fn committed(&self) -> u64 {
+        self.warc.committed.load(Ordering::Acquire)
     }
 
     pub fn dir(&self) -> &Path {
@@ -669,6 +776,16 @@ impl Output {
         }
     }
 
+    /// Journals that a URL recorded as admitted here is held elsewhere now (see
+    /// [`Sink::released`]).
+    pub fn record_released(&mut self, url: &str) {
+        if self.durable {
+            self.rec.clear();
+            crawl_state::push_released(&mut self.rec, url);
+            put_bytes(&mut self.journal, &self.rec);
+        }
+    }
+
     /// For a complete 2xx payload stored before: where. Otherwise remembers this one (up to
     /// [`MAX_REVISIT_DIGESTS`]) and returns `None`.
     fn refers_to(
@@ -760,6 +877,10 @@ impl Sink for Output {
 
     fn admitted(&mut self, url: &str, entry: &[u8]) {
         self.record_admitted(url, entry);
+    }
+
+    fn released(&mut self, url: &str) {
+        self.record_released(url);
     }
 }
 

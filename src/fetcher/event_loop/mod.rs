@@ -58,6 +58,8 @@ const DNS_DATAGRAM_BYTES: usize = 4096;
 const MAX_DNS_READS_PER_EVENT: usize = 256;
 /// mio tokens at and above this value name DNS sockets; below it, connection slab keys.
 const DNS_TOKEN_BASE: usize = usize::MAX / 2;
+/// The token of the loop's [`mio::Waker`] (another thread has news for the driver).
+const WAKE_TOKEN: usize = DNS_TOKEN_BASE - 1;
 /// Buffers (decoders, request and content buffers) larger than this are dropped rather than
 /// pooled, so one large page does not pin its memory for the rest of the crawl.
 const POOLED_BUFFER_MAX: usize = 256 * 1024;
@@ -151,6 +153,21 @@ impl CrawlerConfig {
             max_buffer_bytes: DEFAULT_MAX_BUFFER_BYTES,
             max_scan_bytes: DEFAULT_MAX_SCAN_BYTES,
             extra_headers: Vec::new(),
+        }
+    }
+}
+
+impl CrawlerConfig {
+    /// This configuration for one of `parts` event loops sharing the machine: the
+    /// connections, live fetches and body memory divided among them.
+    pub fn share(&self, parts: usize) -> CrawlerConfig {
+        let parts = parts.max(1);
+        let max_conns = (self.max_conns / parts).max(1);
+        CrawlerConfig {
+            max_conns,
+            max_live: (self.max_live / parts).max(MIN_LIVE),
+            max_buffer_bytes: (self.max_buffer_bytes / parts).max(1 << 20),
+            ..self.clone()
         }
     }
 }
@@ -266,6 +283,15 @@ impl Crawler {
             stats: LoopStats::default(),
             config,
         })
+    }
+
+    /// A waker another thread may use to end this loop's poll early (a partition's inbox got
+    /// a batch). One per crawler: mio allows a single waker per poll.
+    pub fn waker(&self) -> io::Result<std::sync::Arc<mio::Waker>> {
+        Ok(std::sync::Arc::new(mio::Waker::new(
+            self.poll.registry(),
+            Token(WAKE_TOKEN),
+        )?))
     }
 
     /// Queues a request; it starts within the live-fetch bound, in order.
@@ -479,7 +505,9 @@ impl Crawler {
         // body, a bomb inflated) must not fail fetches whose answer is already waiting.
         let ready = std::mem::take(&mut self.ready);
         for &(token, readable) in &ready {
-            if token.0 >= DNS_TOKEN_BASE {
+            if token.0 == WAKE_TOKEN {
+                // Only ends the poll: the driver looks at what woke it.
+            } else if token.0 >= DNS_TOKEN_BASE {
                 self.read_dns(token.0 - DNS_TOKEN_BASE, now);
             } else {
                 self.conn_ready(token.0, readable);

@@ -1,0 +1,371 @@
+//! Running a crawl on N event loops (`--loops N`, one by default): one thread per partition,
+//! each with its own [`Crawler`] and [`Crawl`], exchanging URLs through a [`LocalExchange`],
+//! writing through one writer thread (one crawl.log and journal, a WARC series each).
+//!
+//! One loop is the same path with one partition and no splitter, so `bench` measures what
+//! users run.
+
+use std::time::Instant;
+
+use url::Url;
+
+use crate::app::cli::{abbrev, Setup};
+use crate::app::exit::{Failure, RunEnd};
+use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
+use crate::app::report::{eprint_line, CrawlReport, Progress, ProgressMode};
+use crate::app::run::{drive, with_spool, AppSink, Display, Stop};
+use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
+use crate::crawl::{Crawl, CrawlConfig, CrawlCounters};
+use crate::fetcher::stats::LoopStats;
+use crate::fetcher::{Crawler, CrawlerConfig, PayloadDigest};
+use crate::store::crawl_state;
+use crate::store::output::Output;
+use crate::store::segments::SegmentSpill;
+use crate::ReturnCode;
+
+/// URLs in messages are cut to about this many characters.
+const URL_IN_MESSAGES: usize = 120;
+
+/// Most event loops one process runs.
+pub const MAX_LOOPS: usize = 64;
+
+/// A crawl being restored from its journal: each URL to the partition owning its host.
+struct Restore<'a> {
+    crawls: &'a mut [Crawl<AppSink>],
+    /// Queued entries that did not decode.
+    bad: u64,
+}
+
+impl Restore<'_> {
+    fn owner(&self, url: &str) -> usize {
+        match (self.crawls.first(), Url::parse(url)) {
+            (Some(c), Ok(u)) => c.owner_of(&u) as usize,
+            _ => 0,
+        }
+    }
+}
+
+impl crawl_state::ReplaySink for Restore<'_> {
+    fn seen(&mut self, url: &str) {
+        let k = self.owner(url);
+        if let Some(c) = self.crawls.get_mut(k) {
+            c.restore_seen(url);
+        }
+    }
+
+    fn queued(&mut self, entry: &[u8]) {
+        let k = self.crawls.first().and_then(|c| c.owner_of_entry(entry));
+        let restored = match k.and_then(|k| self.crawls.get_mut(k as usize)) {
+            Some(c) => c.restore_queued(entry),
+            None => false,
+        };
+        if !restored {
+            self.bad += 1;
+        }
+    }
+
+    fn digest(&mut self, digest: PayloadDigest) {
+        // Content seen is per partition; a digest is not tied to its URL here, so each
+        // partition learns all of them (20 bytes each).
+        for c in self.crawls.iter_mut() {
+            c.restore_digest(digest);
+        }
+    }
+}
+
+/// What one partition's run left.
+struct PartEnd {
+    stop: Stop,
+    crawl: Crawl<AppSink>,
+    stats: LoopStats,
+    /// Batches sent to other partitions, and their bytes.
+    batches_out: u64,
+    bytes_out: u64,
+}
+
+/// How a partition's run ended, given how its driver stopped.
+fn run_end(stop: Stop, crawl: &Crawl<AppSink>, now: Instant) -> RunEnd {
+    match stop {
+        Stop::Interrupted => RunEnd::Interrupted,
+        Stop::Deadline => RunEnd::MaxTime,
+        Stop::Finished if crawl.frontier_len() == 0 && !crawl.has_outgoing() => RunEnd::Finished,
+        Stop::Finished if crawl.deadline().is_some_and(|d| now >= d) => RunEnd::MaxTime,
+        Stop::Finished if crawl.page_limit_reached() => RunEnd::MaxPages,
+        Stop::Finished => RunEnd::Finished,
+    }
+}
+
+/// Runs one partition to its end; its exchange is told it stopped whatever happens, so the
+/// other partitions do not wait for it.
+fn run_partition(
+    crawl: Crawl<AppSink>,
+    mut exchange: LocalExchange,
+    config: CrawlerConfig,
+    mut progress: Progress,
+) -> Result<PartEnd, Failure> {
+    let mut crawler = match Crawler::new(config).and_then(|c| c.waker().map(|w| (c, w))) {
+        Ok((c, waker)) => {
+            exchange.set_waker(waker);
+            c
+        }
+        Err(e) => {
+            exchange.stop();
+            return Err(Failure::runtime(e));
+        }
+    };
+    let mut source = PartitionSource::new(crawl, exchange);
+    let deadline = source.crawl.deadline();
+    let stop = drive(&mut crawler, &mut source, &mut progress, deadline);
+    source.exchange.stop();
+    Ok(PartEnd {
+        stop: stop?,
+        stats: crawler.stats(),
+        batches_out: source.batches_out,
+        bytes_out: source.bytes_out,
+        crawl: source.crawl,
+    })
+}
+
+/// Runs a crawl from `seeds` on `loops` event loops to completion (or Ctrl-C, or its time
+/// limit) and closes its output. `bad_inputs` are given lines that are not URLs: each gets
+/// its line first. With `resume`, the crawl continues from its journal (the seeds then define
+/// the scope only). A crawl whose output is durable leaves the URLs still queued at a stop in
+/// its journal, for `resume`, instead of logging them.
+pub(crate) fn execute(
+    setup: Setup,
+    config: CrawlConfig,
+    seeds: Vec<Url>,
+    bad_inputs: Vec<String>,
+    display: Display,
+    resume: bool,
+    loops: usize,
+) -> Result<CrawlReport, Failure> {
+    let n = loops.clamp(1, MAX_LOOPS.min(MAX_PARTITIONS as usize));
+    let durable = setup.output.durable.is_some();
+    let resume_delay = config.delay;
+    let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
+    let out_dir = setup.output.dir.clone();
+    let crawler_config = with_spool(setup.crawler.share(n), &out_dir).map_err(Failure::output)?;
+    let started = Instant::now();
+    let max_pages = config.max_pages;
+    let mut crawls = Vec::with_capacity(n);
+    for (k, output) in outputs.into_iter().enumerate() {
+        let mut part = config.clone();
+        // --max-pages is the crawl's: each partition takes its share.
+        part.max_pages = config
+            .max_pages
+            .map(|m| (m / n as u64 + u64::from((k as u64) < m % n as u64)).max(1));
+        part.back_queues = (config.back_queues / n).max(1);
+        part.frontier_ram = config.frontier_ram / n;
+        let sink = AppSink {
+            output,
+            verbose: display.verbose,
+        };
+        let mut crawl = if durable {
+            // The frontier past its RAM budget goes to segment files in the state directory.
+            let name = if n > 1 {
+                format!("frontier-p{k}")
+            } else {
+                "frontier".into()
+            };
+            let dir = crawl_state::state_dir(&out_dir).join(name);
+            let spill = SegmentSpill::create(&dir)
+                .map_err(|e| Failure::Output(format!("cannot write to {}: {e}", dir.display())))?;
+            Crawl::with_spill(part, sink, started, Box::new(spill))
+        } else {
+            Crawl::new(part, sink, started)
+        };
+        if n > 1 {
+            crawl.partition(SplitterConfig::new(n as u32, k as u32));
+        }
+        if resume || k > 0 {
+            for seed in &seeds {
+                crawl.add_scope_seed(seed);
+            }
+        }
+        crawls.push(crawl);
+    }
+    if resume {
+        let mut restore = Restore {
+            crawls: &mut crawls,
+            bad: 0,
+        };
+        let r = crawl_state::replay(&out_dir, &mut restore)
+            .map_err(|e| Failure::Output(e.to_string()))?;
+        let bad = restore.bad;
+        for c in &mut crawls {
+            c.hold_until(started + resume_delay);
+        }
+        if bad > 0 {
+            eprint_line(&format!(
+                "spinneret: {bad} queued URLs in the journal could not be read and are dropped"
+            ));
+        }
+        if !display.quiet {
+            eprint_line(&format!(
+                "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
+                out_dir.display(),
+                r.done,
+                r.queued
+            ));
+        }
+    } else if let Some(first) = crawls.first_mut() {
+        for text in &bad_inputs {
+            first.log_rejected_input(text, ReturnCode::HttpBadUrlSyntax);
+        }
+        // Partition 0 takes every seed and forwards those of hosts it does not own.
+        for seed in seeds {
+            let text = abbrev(seed.as_str(), URL_IN_MESSAGES);
+            if let Err(code) = first.add_seed(seed) {
+                eprint_line(&format!(
+                    "spinneret: seed {text} not crawled: {code} ({})",
+                    code.meaning()
+                ));
+            }
+        }
+    }
+
+    let exchanges = LocalExchange::group(n);
+    let progress_of = |k: usize| {
+        // One progress display: partition 0's.
+        let mode = if k == 0 {
+            display.progress
+        } else {
+            ProgressMode::Off
+        };
+        Progress::new(started, mode, max_pages)
+    };
+    let results: Vec<Result<PartEnd, Failure>> = if n == 1 {
+        crawls
+            .into_iter()
+            .zip(exchanges)
+            .map(|(c, x)| run_partition(c, x, crawler_config.clone(), progress_of(0)))
+            .collect()
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = crawls
+                .into_iter()
+                .zip(exchanges)
+                .enumerate()
+                .map(|(k, (c, x))| {
+                    let cfg = crawler_config.clone();
+                    let progress = progress_of(k);
+                    std::thread::Builder::new()
+                        .name(format!("loop-{k}"))
+                        .spawn_scoped(scope, move || run_partition(c, x, cfg, progress))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(Failure::Runtime("an event loop panicked".into()))),
+                    Err(e) => Err(Failure::runtime(e)),
+                })
+                .collect()
+        })
+    };
+    conclude(results, durable, started, out_dir)
+}
+
+/// Ends every partition's run (what is still queued gets its line, or stays journaled),
+/// closes the output and adds the partitions' figures up.
+fn conclude(
+    results: Vec<Result<PartEnd, Failure>>,
+    durable: bool,
+    started: Instant,
+    out_dir: std::path::PathBuf,
+) -> Result<CrawlReport, Failure> {
+    let now = Instant::now();
+    let mut parts = Vec::new();
+    let mut first_failure = None;
+    for r in results {
+        match r {
+            Ok(p) => parts.push(p),
+            Err(f) => {
+                first_failure.get_or_insert(f);
+            }
+        }
+    }
+    // The worst end of any partition is the crawl's.
+    let end = parts
+        .iter()
+        .map(|p| run_end(p.stop, &p.crawl, now))
+        .max_by_key(|e| match e {
+            RunEnd::Finished => 0,
+            RunEnd::MaxPages => 1,
+            RunEnd::MaxTime => 2,
+            RunEnd::Interrupted => 3,
+        })
+        .unwrap_or(RunEnd::Finished);
+    let outcome = if end == RunEnd::Interrupted {
+        ReturnCode::Interrupted
+    } else {
+        ReturnCode::NotFetched
+    };
+    let mut stats = LoopStats::default();
+    let mut counters = CrawlCounters::default();
+    let mut frontier_left = 0;
+    let mut urls_seen = 0u64;
+    let mut seen_bytes = 0f64;
+    let mut rejections: Vec<(&'static str, u64)> = Vec::new();
+    let (mut body_bytes, mut revisits) = (0, 0);
+    let (mut batches, mut batch_bytes) = (0, 0);
+    let mut outputs = Vec::new();
+    for p in parts {
+        let mut crawl = p.crawl;
+        frontier_left += crawl.frontier_len() as u64 + crawl.counters().left_for_resume;
+        crawl.finish_unfetched(outcome, durable);
+        if let Some(e) = crawl.io_error.take() {
+            first_failure.get_or_insert(Failure::output(e));
+        }
+        stats.merge(&p.stats);
+        counters.merge(crawl.counters());
+        urls_seen += crawl.urls_seen() as u64;
+        seen_bytes += crawl.seen_bytes_per_url() * crawl.urls_seen() as f64;
+        for &(r, count) in crawl.rejections() {
+            match rejections.iter_mut().find(|(name, _)| *name == r.name()) {
+                Some((_, c)) => *c += count,
+                None => rejections.push((r.name(), count)),
+            }
+        }
+        batches += p.batches_out;
+        batch_bytes += p.bytes_out;
+        let output = crawl.into_sink().output;
+        body_bytes += output.stored().body_bytes;
+        revisits += output.stored().revisits;
+        outputs.push(output);
+    }
+    // Partition 0's output closes the files: it goes last.
+    let mut written = None;
+    while let Some(output) = outputs.pop() {
+        match output.finish() {
+            Ok(w) if !w.warc_files.is_empty() || written.is_none() => written = Some(w),
+            Ok(_) => {}
+            Err(e) => {
+                first_failure.get_or_insert(Failure::output(e));
+            }
+        }
+    }
+    if let Some(f) = first_failure {
+        return Err(f);
+    }
+    let written = written.unwrap_or_default();
+    Ok(CrawlReport {
+        stats,
+        counters,
+        frontier_left,
+        urls_seen,
+        seen_bytes_per_url: seen_bytes / urls_seen.max(1) as f64,
+        rejections,
+        body_bytes,
+        revisits,
+        warc_files: written.warc_files,
+        indexes: written.indexes,
+        out_dir,
+        elapsed: started.elapsed(),
+        end,
+        exchange: (batches, batch_bytes),
+    })
+}
