@@ -342,3 +342,50 @@ impl Exchange for LocalExchange {
         b.in_flight > 0 || b.done
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(to: u32) -> Batch {
+        Batch {
+            to,
+            urls: 1,
+            bytes: vec![0],
+        }
+    }
+
+    #[test]
+    fn the_crawl_is_done_only_when_every_partition_is_idle_and_nothing_is_in_flight() {
+        let mut x = LocalExchange::group(2);
+        let (mut b, mut a) = (x.pop().unwrap(), x.pop().unwrap());
+        a.send(batch(1)).unwrap();
+        assert!(!a.set_idle(true), "a batch is on its way to b");
+        assert!(b.has_news());
+        assert!(!b.set_idle(true), "b has not taken its batch yet");
+        assert!(b.receive().is_some());
+        assert!(
+            !a.set_idle(true),
+            "b took work: it is busy until it says otherwise"
+        );
+        assert!(b.set_idle(true), "both idle, nothing in flight");
+        assert!(a.set_idle(true));
+    }
+
+    #[test]
+    fn a_stopped_partition_is_not_waited_for_and_its_batches_are_not_counted() {
+        let mut x = LocalExchange::group(2);
+        let (mut b, mut a) = (x.pop().unwrap(), x.pop().unwrap());
+        a.send(batch(1)).unwrap();
+        b.stop();
+        assert!(
+            a.set_idle(true),
+            "b stopped: what was sent to it stays journaled"
+        );
+        a.send(batch(1)).unwrap();
+        assert!(
+            b.receive().is_none(),
+            "nothing is delivered to a stopped partition"
+        );
+    }
+}

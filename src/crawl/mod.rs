@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! fetch_done ─► content seen? ─► sink (WARC, crawl.log) ─► scan links ─► normalize
-//!   ─► URL filter ─► [host splitter] ─► URL seen? ─► frontier ─► robots check ─► next_fetch
+//!   ─► URL filter ─► URL seen? ─► [host splitter] ─► frontier ─► robots check ─► next_fetch
 //! ```
 //!
 //! robots.txt is checked immediately before a URL is fetched, not when it is queued; a host's
@@ -18,12 +18,16 @@
 //! through [`Crawl::finish_unfetched`] — whatever is still queued when the run stops, unless
 //! the crawl is resumable: then a stop ends nothing, and the sink's journal keeps the queue,
 //! as the sink is told of every URL entering the frontier ([`Sink::admitted`])). robots.txt
-//! fetches have their own lines, counted apart ([`CrawlCounters::robots_lines`]). The place
-//! marked *host splitter* in `Crawl::queue` is where a distributed crawl will send URLs of
-//! hosts owned by other nodes.
+//! fetches have their own lines, counted apart ([`CrawlCounters::robots_lines`]).
+//!
+//! A partitioned crawl (`--loops`, a cluster node: [`splitter`]) sends a URL whose host
+//! another partition owns to that partition instead of queuing it (`partitioned.rs`): the
+//! *host splitter* above. Its URL-seen set remembers what it sent, so each URL leaves at most
+//! once; the owner's set decides.
 
 mod done;
 pub mod frontier;
+mod partitioned;
 pub mod sink;
 pub mod spill;
 pub mod splitter;
@@ -46,7 +50,7 @@ use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use sink::{Hop, Sink, Via};
 use spill::{get_bytes, get_varint, put_bytes, put_varint, SpillStore, Spillable};
-use splitter::{Batch, Splitter, SplitterConfig};
+use splitter::Splitter;
 use url_filter::{FilterConfig, Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};
 use urlnorm::origin_key;
@@ -602,110 +606,6 @@ impl<S: Sink> Crawl<S> {
         self.push_entry(entry);
     }
 
-    /// The partition owning `url`'s host, if not this one.
-    fn foreign_owner(&self, url: &Url) -> Option<u32> {
-        let s = self.splitter.as_ref()?;
-        let to = s.owner(url.host_str().unwrap_or_default());
-        (to != s.me()).then_some(to)
-    }
-
-    fn owns(&self, url: &Url) -> bool {
-        self.foreign_owner(url).is_none()
-    }
-
-    /// Puts the entry encoded in `entry_buf` in partition `to`'s outbox.
-    fn forward(&mut self, to: u32) {
-        if let Some(s) = &mut self.splitter {
-            s.forward(to, &self.entry_buf, self.last_now);
-            self.counters.urls_forwarded += 1;
-        }
-    }
-
-    /// Makes this crawl one partition of a partitioned crawl (call before adding seeds).
-    pub fn partition(&mut self, config: SplitterConfig) {
-        self.splitter = Some(Splitter::new(config));
-    }
-
-    /// The partition that owns `url`'s host (0 when the crawl is not partitioned).
-    pub fn owner_of(&self, url: &Url) -> u32 {
-        self.splitter
-            .as_ref()
-            .map_or(0, |s| s.owner(url.host_str().unwrap_or_default()))
-    }
-
-    /// The partition owning the URL of an entry as given to [`Sink::admitted`] (`None` if it
-    /// does not decode).
-    pub fn owner_of_entry(&self, mut entry: &[u8]) -> Option<u32> {
-        let url = get_bytes(&mut entry).and_then(|b| std::str::from_utf8(b).ok())?;
-        let url = Url::parse(url).ok()?;
-        Some(self.owner_of(&url))
-    }
-
-    /// A batch for another partition that is full or due (every waiting one with `flush`).
-    pub fn poll_batch(&mut self, now: Instant, flush: bool) -> Option<Batch> {
-        self.splitter.as_mut()?.poll_batch(now, flush)
-    }
-
-    /// When the next waiting batch falls due.
-    pub fn next_batch_due(&self) -> Option<Instant> {
-        self.splitter.as_ref()?.next_due()
-    }
-
-    /// Whether URLs wait for another partition.
-    pub fn has_outgoing(&self) -> bool {
-        self.splitter.as_ref().is_some_and(Splitter::has_pending)
-    }
-
-    /// A batch this partition sent is safely with its owner (a cluster node's batch is in
-    /// the owner's stream): its URLs are released from this partition's journal.
-    pub fn batch_delivered(&mut self, batch: &Batch) {
-        for entry in batch.entries() {
-            let mut input = entry;
-            if let Some(url) = get_bytes(&mut input).and_then(|b| std::str::from_utf8(b).ok()) {
-                self.sink.released(url);
-            }
-        }
-    }
-
-    /// URLs from another partition, for hosts this one owns: queued unless seen. `journal`:
-    /// whether this partition journals their admission (a cluster node, whose sender
-    /// releases them once delivered) or the sender's record stands (loops sharing one
-    /// journal). A seed is checked here, where its refusal is logged once; the sender's
-    /// filter passed the rest, but the per-host cap is this partition's to apply.
-    pub fn receive(&mut self, batch: &Batch, journal: bool) {
-        for bytes in batch.entries() {
-            let mut input = bytes;
-            let Some(entry) = Entry::decode(&mut input) else {
-                continue; // not from a partition of this build: nothing to queue
-            };
-            self.counters.urls_received += 1;
-            if !self.seen.insert(url_key(&entry.url)) {
-                self.counters.received_duplicates += 1;
-                continue;
-            }
-            let verdict = if entry.hop == Hop::Seed && entry.depth == 0 {
-                self.filter.check_seed(&entry.url)
-            } else {
-                self.filter.check_host_cap(&entry.url)
-            };
-            if let Err(reason) = verdict {
-                if entry.hop == Hop::Seed {
-                    let code = reason.return_code();
-                    self.log_unfetched(entry.url.as_str(), Via::seed(), code);
-                } else {
-                    self.sink.released(entry.url.as_str());
-                }
-                continue;
-            }
-            if journal {
-                self.sink.admitted(entry.url.as_str(), bytes);
-            }
-            self.filter.admitted(&entry.url);
-            self.counters.urls_admitted += 1;
-            self.push_entry(entry);
-        }
-    }
-
     fn push_entry(&mut self, entry: Entry) {
         let host = entry.url.host_str().unwrap_or_default().to_string();
         if self.hosts_seen.insert(host.clone()) && self.prefetch.len() < MAX_PREFETCH_QUEUE {
@@ -715,54 +615,11 @@ impl<S: Sink> Crawl<S> {
         self.frontier.push(&host, priority, entry);
     }
 
-    /// A seed of a resumed crawl: it defines the scope again, but is not queued (the journal
-    /// says whether it still is).
-    pub fn add_scope_seed(&mut self, url: &Url) {
-        self.filter.add_seed(url);
-    }
-
-    /// Continuing a crawl stopped earlier (call these before the first `next_fetch`,
-    /// instead of adding the seeds again): a URL it admitted is seen.
-    pub fn restore_seen(&mut self, url: &str) {
-        if let Ok(url) = Url::parse(url) {
-            self.seen.insert(url_key(&url));
-        }
-    }
-
-    /// ...an entry it admitted and did not end (as given to [`Sink::admitted`]) is queued
-    /// again. `false` if the entry does not decode (it is dropped).
-    pub fn restore_queued(&mut self, bytes: &[u8]) -> bool {
-        let mut input = bytes;
-        match Entry::decode(&mut input) {
-            Some(entry) if !self.owns(&entry.url) => {
-                // Forwarded before the stop, and not known to have arrived: send it again
-                // (its owner's URL-seen set drops it if it had).
-                self.entry_buf.clear();
-                self.entry_buf.extend_from_slice(bytes);
-                let to = self.owner_of(&entry.url);
-                self.forward(to);
-                true
-            }
-            Some(entry) => {
-                self.filter.admitted(&entry.url);
-                self.counters.urls_admitted += 1;
-                self.push_entry(entry);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// No request before `until`. A resumed crawl does not know when it last contacted each
     /// host, so it waits out `--delay` before its first request: no host hears from it sooner
     /// than that after the last request before the stop.
     pub fn hold_until(&mut self, until: Instant) {
         self.hold = Some(until);
-    }
-
-    /// ...a payload it fetched is content seen.
-    pub fn restore_digest(&mut self, digest: PayloadDigest) {
-        self.content_seen.insert(digest);
     }
 
     fn limits_reached(&self, now: Instant) -> bool {

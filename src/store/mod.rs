@@ -18,3 +18,4 @@ pub mod segments;
 pub mod spool;
 pub mod stats_json;
 pub mod warc;
+mod writer;

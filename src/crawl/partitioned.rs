@@ -1,0 +1,164 @@
+//! A [`Crawl`] as one partition of a partitioned crawl (`--loops`, a cluster node), and
+//! continuing a stopped crawl from its journal: forwarding URLs of hosts other partitions
+//! own, receiving theirs, and restoring what the journal says was seen and queued. Both
+//! meet here because a resume re-forwards what was in flight to another partition.
+
+use std::time::Instant;
+
+use url::Url;
+
+use super::sink::{Hop, Sink, Via};
+use super::spill::{get_bytes, Spillable};
+use super::splitter::{Batch, Splitter, SplitterConfig};
+use super::url_seen::url_key;
+use super::{Crawl, Entry};
+use crate::fetcher::PayloadDigest;
+
+impl<S: Sink> Crawl<S> {
+    /// The partition owning `url`'s host, if not this one.
+    pub(super) fn foreign_owner(&self, url: &Url) -> Option<u32> {
+        let s = self.splitter.as_ref()?;
+        let to = s.owner(url.host_str().unwrap_or_default());
+        (to != s.me()).then_some(to)
+    }
+
+    pub(super) fn owns(&self, url: &Url) -> bool {
+        self.foreign_owner(url).is_none()
+    }
+
+    /// Puts the entry encoded in `entry_buf` in partition `to`'s outbox.
+    pub(super) fn forward(&mut self, to: u32) {
+        if let Some(s) = &mut self.splitter {
+            s.forward(to, &self.entry_buf, self.last_now);
+            self.counters.urls_forwarded += 1;
+        }
+    }
+
+    /// Makes this crawl one partition of a partitioned crawl (call before adding seeds).
+    pub fn partition(&mut self, config: SplitterConfig) {
+        self.splitter = Some(Splitter::new(config));
+    }
+
+    /// The partition that owns `url`'s host (0 when the crawl is not partitioned).
+    pub fn owner_of(&self, url: &Url) -> u32 {
+        self.splitter
+            .as_ref()
+            .map_or(0, |s| s.owner(url.host_str().unwrap_or_default()))
+    }
+
+    /// The partition owning the URL of an entry as given to [`Sink::admitted`] (`None` if it
+    /// does not decode).
+    pub fn owner_of_entry(&self, mut entry: &[u8]) -> Option<u32> {
+        let url = get_bytes(&mut entry).and_then(|b| std::str::from_utf8(b).ok())?;
+        let url = Url::parse(url).ok()?;
+        Some(self.owner_of(&url))
+    }
+
+    /// A batch for another partition that is full or due (every waiting one with `flush`).
+    pub fn poll_batch(&mut self, now: Instant, flush: bool) -> Option<Batch> {
+        self.splitter.as_mut()?.poll_batch(now, flush)
+    }
+
+    /// When the next waiting batch falls due.
+    pub fn next_batch_due(&self) -> Option<Instant> {
+        self.splitter.as_ref()?.next_due()
+    }
+
+    /// Whether URLs wait for another partition.
+    pub fn has_outgoing(&self) -> bool {
+        self.splitter.as_ref().is_some_and(Splitter::has_pending)
+    }
+
+    /// A batch this partition sent is safely with its owner (a cluster node's batch is in
+    /// the owner's stream): its URLs are released from this partition's journal.
+    pub fn batch_delivered(&mut self, batch: &Batch) {
+        for entry in batch.entries() {
+            let mut input = entry;
+            if let Some(url) = get_bytes(&mut input).and_then(|b| std::str::from_utf8(b).ok()) {
+                self.sink.released(url);
+            }
+        }
+    }
+
+    /// URLs from another partition, for hosts this one owns: queued unless seen. `journal`:
+    /// whether this partition journals their admission (a cluster node, whose sender
+    /// releases them once delivered) or the sender's record stands (loops sharing one
+    /// journal). A seed is checked here, where its refusal is logged once; the sender's
+    /// filter passed the rest, but the per-host cap is this partition's to apply.
+    pub fn receive(&mut self, batch: &Batch, journal: bool) {
+        for bytes in batch.entries() {
+            let mut input = bytes;
+            let Some(entry) = Entry::decode(&mut input) else {
+                continue; // not from a partition of this build: nothing to queue
+            };
+            self.counters.urls_received += 1;
+            if !self.seen.insert(url_key(&entry.url)) {
+                self.counters.received_duplicates += 1;
+                continue;
+            }
+            let verdict = if entry.hop == Hop::Seed && entry.depth == 0 {
+                self.filter.check_seed(&entry.url)
+            } else {
+                self.filter.check_host_cap(&entry.url)
+            };
+            if let Err(reason) = verdict {
+                if entry.hop == Hop::Seed {
+                    let code = reason.return_code();
+                    self.log_unfetched(entry.url.as_str(), Via::seed(), code);
+                } else {
+                    self.sink.released(entry.url.as_str());
+                }
+                continue;
+            }
+            if journal {
+                self.sink.admitted(entry.url.as_str(), bytes);
+            }
+            self.filter.admitted(&entry.url);
+            self.counters.urls_admitted += 1;
+            self.push_entry(entry);
+        }
+    }
+
+    /// A seed of a resumed crawl: it defines the scope again, but is not queued (the journal
+    /// says whether it still is).
+    pub fn add_scope_seed(&mut self, url: &Url) {
+        self.filter.add_seed(url);
+    }
+
+    /// Continuing a crawl stopped earlier (call these before the first `next_fetch`,
+    /// instead of adding the seeds again): a URL it admitted is seen.
+    pub fn restore_seen(&mut self, url: &str) {
+        if let Ok(url) = Url::parse(url) {
+            self.seen.insert(url_key(&url));
+        }
+    }
+
+    /// ...an entry it admitted and did not end (as given to [`Sink::admitted`]) is queued
+    /// again. `false` if the entry does not decode (it is dropped).
+    pub fn restore_queued(&mut self, bytes: &[u8]) -> bool {
+        let mut input = bytes;
+        match Entry::decode(&mut input) {
+            Some(entry) if !self.owns(&entry.url) => {
+                // Forwarded before the stop, and not known to have arrived: send it again
+                // (its owner's URL-seen set drops it if it had).
+                self.entry_buf.clear();
+                self.entry_buf.extend_from_slice(bytes);
+                let to = self.owner_of(&entry.url);
+                self.forward(to);
+                true
+            }
+            Some(entry) => {
+                self.filter.admitted(&entry.url);
+                self.counters.urls_admitted += 1;
+                self.push_entry(entry);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// ...a payload it fetched is content seen.
+    pub fn restore_digest(&mut self, digest: PayloadDigest) {
+        self.content_seen.insert(digest);
+    }
+}

@@ -1,0 +1,413 @@
+//! The WARC writer thread (ARCHITECTURE §9): it owns the WARC files (one series per
+//! partition), crawl.log and the journal, and writes them in that order, so a journal record
+//! never reaches the disk before what it vouches for. [`Output`](super::output::Output) feeds
+//! it through a bounded channel and gets byte buffers back for reuse.
+
+use std::io;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::crawl_log::{self, CrawlLog};
+use super::journal::JournalWriter;
+use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
+use super::warc::{Exchange, Revisit, WarcWriter};
+use crate::crawl::spill::get_bytes;
+use crate::fetcher::spool::SpoolFile;
+use crate::fetcher::{PayloadDigest, Truncation};
+
+/// Exchanges queued for the writer thread before `record` waits.
+pub(super) const WRITER_QUEUE: usize = 64;
+
+/// An exchange with owned bytes, on its way to the writer thread.
+pub(super) struct OwnedExchange {
+    pub(super) target_uri: String,
+    pub(super) date: SystemTime,
+    pub(super) ip: Option<IpAddr>,
+    pub(super) request: Vec<u8>,
+    pub(super) response: Vec<u8>,
+    pub(super) payload_digest: Option<PayloadDigest>,
+    /// A payload too large for memory: the writer streams it from here.
+    pub(super) spooled: Option<Arc<dyn SpoolFile>>,
+    pub(super) truncated: Option<Truncation>,
+    /// Set for a revisit: `response` is the HTTP head only, and this is the response that
+    /// holds the payload (its URI and date).
+    pub(super) refers_to: Option<(Arc<str>, SystemTime)>,
+    /// The exchange's crawl.log line, for the file's log record.
+    pub(super) log_line: Vec<u8>,
+}
+
+pub(super) enum ToWriter {
+    /// WARC records, then the crawl.log line, then `journal` (framed journal records).
+    Exchange(OwnedExchange, Vec<u8>),
+    /// A crawl.log line without WARC records, then `journal`.
+    Line(Vec<u8>, Vec<u8>),
+    /// Journal records only.
+    Journal(Vec<u8>),
+    Flush,
+}
+
+/// Journal records are committed (handed to the OS after the WARC and crawl.log bytes they
+/// vouch for) at least this often while records arrive...
+pub(super) const COMMIT_DELAY: Duration = Duration::from_millis(20);
+/// ...and after this many messages: with the writer queue, this bounds the fetches a kill can
+/// lose (and so fetch again on resume).
+pub(super) const COMMIT_MESSAGES: usize = 32;
+
+/// The journal side of the writer thread.
+pub(super) struct JournalSide {
+    pub(super) writer: JournalWriter,
+    /// Framed records received and not yet appended.
+    pub(super) pending: Vec<u8>,
+    pub(super) pending_msgs: usize,
+    pub(super) first_pending: Option<Instant>,
+    pub(super) sync_every: Duration,
+    pub(super) last_sync: Instant,
+}
+
+/// What the writer thread owns: the WARC writer, crawl.log and the journal, written in that
+/// order so that a journal record never reaches the disk before what it says was stored.
+pub(super) struct WriterSide {
+    /// One WARC series per partition of the crawl (one, unless `--loops`).
+    pub(super) warcs: Vec<PartWarc>,
+    pub(super) log: CrawlLog,
+    pub(super) log_records: bool,
+    pub(super) journal: Option<JournalSide>,
+    /// Messages handled, and of them those whose journal records are committed (what
+    /// [`Output::committed`] reads).
+    pub(super) handled: u64,
+    pub(super) committed: Arc<AtomicU64>,
+}
+
+/// One partition's WARC files.
+pub(super) struct PartWarc {
+    pub(super) warc: WarcWriter,
+    /// The crawl.log lines of the open file's records, with the log's header.
+    pub(super) file_log: Vec<u8>,
+}
+
+impl WriterSide {
+    fn handle(&mut self, part: usize, msg: &ToWriter) -> io::Result<()> {
+        self.handled += 1;
+        let journal = match msg {
+            ToWriter::Exchange(ex, journal) => {
+                let p = self
+                    .warcs
+                    .get_mut(part)
+                    .ok_or_else(|| io::Error::other("no such partition"))?;
+                write_exchange(&mut p.warc, &mut p.file_log, self.log_records, ex)?;
+                self.log.write_line(&ex.log_line)?;
+                journal
+            }
+            ToWriter::Line(line, journal) => {
+                self.log.write_line(line)?;
+                journal
+            }
+            ToWriter::Journal(journal) => journal,
+            ToWriter::Flush => {
+                for p in &mut self.warcs {
+                    p.warc.flush()?;
+                }
+                self.log.flush()?;
+                return self.commit(false);
+            }
+        };
+        if let Some(j) = &mut self.journal {
+            if !journal.is_empty() {
+                j.pending.extend_from_slice(journal);
+                j.pending_msgs += 1;
+                j.first_pending.get_or_insert_with(Instant::now);
+            }
+        }
+        if !self.uncommitted() {
+            // Nothing of this message waits for a commit.
+            self.committed.store(self.handled, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    fn uncommitted(&self) -> bool {
+        self.journal.as_ref().is_some_and(|j| j.pending_msgs > 0)
+    }
+
+    fn commit_due(&self) -> bool {
+        self.journal.as_ref().is_some_and(|j| {
+            j.pending_msgs >= COMMIT_MESSAGES
+                || j.first_pending.is_some_and(|t| t.elapsed() >= COMMIT_DELAY)
+        })
+    }
+
+    /// Hands WARC, crawl.log and then the pending journal records to the OS (enough for a
+    /// kill); every `sync_every`, fsyncs them in the same order (enough for a power cut).
+    fn commit(&mut self, force_sync: bool) -> io::Result<()> {
+        let Some(j) = &mut self.journal else {
+            return Ok(());
+        };
+        let sync = force_sync || j.last_sync.elapsed() >= j.sync_every;
+        if j.pending.is_empty() && !sync {
+            self.committed.store(self.handled, Ordering::Release);
+            return Ok(());
+        }
+        for p in &mut self.warcs {
+            if sync {
+                p.warc.sync()?;
+            } else {
+                p.warc.flush()?;
+            }
+        }
+        if sync {
+            self.log.sync()?;
+        } else {
+            self.log.flush()?;
+        }
+        let mut input = j.pending.as_slice();
+        // Bounded by the pending bytes: each step consumes one framed record.
+        while let Some(rec) = get_bytes(&mut input) {
+            j.writer.append(rec)?;
+        }
+        j.pending.clear();
+        j.pending_msgs = 0;
+        j.first_pending = None;
+        if sync {
+            j.writer.sync()?;
+            j.last_sync = Instant::now();
+        } else {
+            j.writer.flush()?;
+        }
+        self.committed.store(self.handled, Ordering::Release);
+        Ok(())
+    }
+
+    /// The writer thread's loop: until the channel closes, then closes the files.
+    fn run(
+        mut self,
+        rx: Receiver<(usize, ToWriter)>,
+        back_tx: Vec<SyncSender<Vec<u8>>>,
+        err_slot: &Mutex<Option<io::Error>>,
+    ) -> io::Result<Written> {
+        let fail = |e: io::Error| {
+            let kind = e.kind();
+            *err_slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            // Dropping the receiver makes the loop's next send fail.
+            io::Error::new(kind, "WARC writer stopped")
+        };
+        loop {
+            let (part, msg) = if self.uncommitted() {
+                match rx.recv_timeout(COMMIT_DELAY) {
+                    Ok(m) => m,
+                    Err(RecvTimeoutError::Timeout) => {
+                        self.commit(false).map_err(fail)?;
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+            } else {
+                match rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => break,
+                }
+            };
+            self.handle(part, &msg).map_err(fail)?;
+            if self.commit_due() {
+                self.commit(false).map_err(fail)?;
+            }
+            let Some(back_tx) = back_tx.get(part) else {
+                continue;
+            };
+            match msg {
+                ToWriter::Exchange(ex, journal) => {
+                    for b in [ex.request, ex.response, ex.log_line, journal] {
+                        recycle(back_tx, b);
+                    }
+                }
+                ToWriter::Line(line, journal) => {
+                    recycle(back_tx, line);
+                    recycle(back_tx, journal);
+                }
+                ToWriter::Journal(journal) => recycle(back_tx, journal),
+                ToWriter::Flush => {}
+            }
+        }
+        self.commit(true).map_err(fail)?;
+        let mut written = Written::default();
+        for p in self.warcs {
+            let mut warc = p.warc;
+            if !p.file_log.is_empty() {
+                warc.write_log_record(LOG_RECORD_URI, "text/plain", &p.file_log)
+                    .map_err(fail)?;
+            }
+            let (files, indexes) = warc.finish_indexed().map_err(fail)?;
+            written.warc_files.extend(files);
+            written.indexes.extend(indexes);
+        }
+        self.log.sync().map_err(fail)?;
+        Ok(written)
+    }
+}
+
+/// Buffers waiting to be reused: more are dropped, so the pool never grows with the crawl
+/// (the writer hands back more buffers than the loop takes: messages carry up to four).
+pub(super) const RECYCLED_BUFFERS: usize = 32;
+/// A buffer larger than this is freed rather than pooled: one huge page must not stay.
+pub(super) const RECYCLE_MAX_CAPACITY: usize = 256 * 1024;
+
+/// Offers a buffer back to the loop; an empty or huge one, or one the pool has no room for,
+/// is freed.
+pub(super) fn recycle(back: &SyncSender<Vec<u8>>, b: Vec<u8>) {
+    if (1..=RECYCLE_MAX_CAPACITY).contains(&b.capacity()) {
+        let _ = back.try_send(b);
+    }
+}
+
+/// One partition's handle on the WARC writer thread and its channels.
+pub(super) struct WarcThread {
+    pub(super) tx: Option<SyncSender<(usize, ToWriter)>>,
+    /// This handle's partition (its WARC series).
+    pub(super) part: usize,
+    /// Byte buffers coming back for reuse.
+    pub(super) recycled: Receiver<Vec<u8>>,
+    /// The thread, on partition 0's handle.
+    pub(super) handle: Option<JoinHandle<io::Result<Written>>>,
+    /// The writer's first error, kept for the caller once the thread has stopped.
+    pub(super) error: Arc<Mutex<Option<io::Error>>>,
+    /// Messages sent, and (from the writer) those whose journal records are committed.
+    pub(super) sent: u64,
+    pub(super) committed: Arc<AtomicU64>,
+}
+
+impl WarcThread {
+    /// Starts the writer with one handle per partition of `side`.
+    pub(super) fn start(mut side: WriterSide) -> io::Result<Vec<WarcThread>> {
+        let (tx, rx) = mpsc::sync_channel::<(usize, ToWriter)>(WRITER_QUEUE);
+        let error = Arc::new(Mutex::new(None));
+        let committed = Arc::new(AtomicU64::new(0));
+        side.committed = committed.clone();
+        let mut back = Vec::new();
+        let mut handles = Vec::new();
+        for part in 0..side.warcs.len() {
+            let (back_tx, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
+            back.push(back_tx);
+            handles.push(WarcThread {
+                tx: Some(tx.clone()),
+                part,
+                recycled,
+                handle: None,
+                error: error.clone(),
+                sent: 0,
+                committed: committed.clone(),
+            });
+        }
+        let err_slot = error.clone();
+        let handle = std::thread::Builder::new()
+            .name("warc-writer".into())
+            .spawn(move || side.run(rx, back, &err_slot))?;
+        if let Some(first) = handles.first_mut() {
+            first.handle = Some(handle);
+        }
+        Ok(handles)
+    }
+
+    /// A buffer back from the writer, or a new one.
+    pub(super) fn empty_buffer(&self) -> Vec<u8> {
+        let mut v = self.recycled.try_recv().unwrap_or_default();
+        v.clear();
+        v
+    }
+
+    pub(super) fn buffer(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut v = self.empty_buffer();
+        v.extend_from_slice(bytes);
+        v
+    }
+
+    pub(super) fn send(&mut self, msg: ToWriter) -> io::Result<()> {
+        let sent = match &self.tx {
+            Some(tx) => tx.send((self.part, msg)).is_ok(),
+            None => false,
+        };
+        if sent {
+            self.sent += 1;
+            Ok(())
+        } else {
+            Err(self.take_error())
+        }
+    }
+
+    pub(super) fn take_error(&mut self) -> io::Error {
+        self.error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or_else(|| io::Error::other("WARC writer stopped"))
+    }
+
+    /// Partition 0's handle waits for the writer to close every file (after the other
+    /// handles are finished or dropped); another's just lets go.
+    pub(super) fn finish(&mut self) -> io::Result<Written> {
+        drop(self.tx.take());
+        let Some(handle) = self.handle.take() else {
+            return Ok(Written::default());
+        };
+        match handle.join() {
+            Ok(Ok(files)) => Ok(files),
+            Ok(Err(_)) => Err(self.take_error()),
+            Err(_) => Err(io::Error::other("WARC writer thread panicked")),
+        }
+    }
+}
+
+impl Drop for WarcThread {
+    fn drop(&mut self) {
+        // Records already queued are written and the file closed even on an early return.
+        if self.handle.is_some() {
+            let _ = self.finish();
+        }
+    }
+}
+
+/// Writes one exchange (or revisit), after closing the open file's log record when the
+/// exchange will start a new file.
+pub(super) fn write_exchange(
+    warc: &mut WarcWriter,
+    log: &mut Vec<u8>,
+    log_records: bool,
+    ex: &OwnedExchange,
+) -> io::Result<()> {
+    if log_records && !log.is_empty() && (warc.rotation_due() || log.len() >= MAX_LOG_RECORD_BYTES)
+    {
+        warc.write_log_record(LOG_RECORD_URI, "text/plain", log)?;
+        log.clear();
+    }
+    match &ex.refers_to {
+        None => warc.write_exchange(&Exchange {
+            target_uri: &ex.target_uri,
+            date: ex.date,
+            ip: ex.ip,
+            request: &ex.request,
+            response: &ex.response,
+            payload_digest: ex.payload_digest,
+            spooled: ex.spooled.as_deref(),
+            truncated: ex.truncated.map(Into::into),
+        })?,
+        Some((uri, date)) => warc.write_revisit(&Revisit {
+            target_uri: &ex.target_uri,
+            date: ex.date,
+            ip: ex.ip,
+            request: &ex.request,
+            response_head: &ex.response,
+            payload_digest: ex.payload_digest.unwrap_or_default(),
+            refers_to_uri: uri,
+            refers_to_date: *date,
+        })?,
+    };
+    if log_records {
+        if log.is_empty() {
+            log.extend_from_slice(crawl_log::HEADER.as_bytes());
+        }
+        log.extend_from_slice(&ex.log_line);
+    }
+    Ok(())
+}
