@@ -20,6 +20,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::app::cluster::ClusterConfig;
+use crate::app::exit::{usage, Failure};
+use crate::crawl::splitter::MAX_PARTITIONS;
 use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
@@ -65,6 +68,9 @@ pub enum Command {
     Crawl(CrawlArgs),
     /// Continue a crawl stopped by Ctrl-C, --max-time, a kill or a power cut.
     Resume(ResumeArgs),
+    /// Print the progress of a crawl spread over nodes (`crawl --cluster`): pages, pages/s
+    /// and queue per node.
+    ClusterStatus(ClusterStatusArgs),
     /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
     Bench(crate::app::bench::BenchArgs),
     /// Serve the test web for `bench` (internal).
@@ -72,6 +78,13 @@ pub enum Command {
     TestWeb(crate::app::bench::TestWebArgs),
     /// Help on a command, or on a topic: `outcomes` (what each crawl.log outcome means).
     Help(HelpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ClusterStatusArgs {
+    /// The cluster's Redis, as given to `crawl --cluster`.
+    #[arg(long, value_name = "URL")]
+    pub cluster: String,
 }
 
 #[derive(Args, Debug)]
@@ -169,6 +182,17 @@ pub struct CrawlArgs {
     /// --max-pages and --frontier-ram are divided among them. WARC files are named PREFIX-pK-….
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub loops: usize,
+    /// Run as one node of a crawl spread over machines, coordinated through this Redis
+    /// (redis://HOST:PORT/): each node owns the hosts the host splitter gives it and
+    /// exchanges URLs with the others through Redis Streams. Seeds may be given to any node.
+    #[arg(long, value_name = "URL", requires_all = ["cluster_nodes", "cluster_node"])]
+    pub cluster: Option<String>,
+    /// Nodes in the cluster (every node is given the same number).
+    #[arg(long, value_name = "N", requires = "cluster")]
+    pub cluster_nodes: Option<u32>,
+    /// This node's number, 0 to N-1.
+    #[arg(long, value_name = "K", requires = "cluster")]
+    pub cluster_node: Option<u32>,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -577,6 +601,42 @@ pub fn read_url_file(path: &Path) -> Result<Vec<(usize, String)>, UsageError> {
         out.push((i + 1, t.to_string()));
     }
     Ok(out)
+}
+
+impl CrawlArgs {
+    /// The cluster a crawl node joins, checked.
+    pub(crate) fn cluster_config(&self) -> Result<Option<ClusterConfig>, Failure> {
+        let args = self;
+        let (Some(url), Some(nodes), Some(node)) =
+            (&args.cluster, args.cluster_nodes, args.cluster_node)
+        else {
+            return Ok(None);
+        };
+        if nodes == 0 || nodes > MAX_PARTITIONS {
+            return Err(usage(format!(
+                "--cluster-nodes {nodes}: give 1 to {MAX_PARTITIONS}"
+            )));
+        }
+        if node >= nodes {
+            return Err(usage(format!(
+                "--cluster-node {node}: nodes are numbered 0 to {}",
+                nodes - 1
+            )));
+        }
+        if args.loops > 1 {
+            return Err(usage("--loops and --cluster: a cluster node runs one loop"));
+        }
+        if !url.starts_with("redis://") {
+            return Err(usage(format!(
+                "--cluster {url}: expected redis://HOST:PORT/"
+            )));
+        }
+        Ok(Some(ClusterConfig {
+            url: url.clone(),
+            nodes,
+            node,
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use std::time::Instant;
 use url::Url;
 
 use crate::app::cli::{abbrev, Setup};
+use crate::app::cluster::{self, ClusterConfig};
 use crate::app::exit::{Failure, RunEnd};
 use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
 use crate::app::report::{eprint_line, CrawlReport, Progress, ProgressMode};
@@ -29,7 +30,8 @@ const URL_IN_MESSAGES: usize = 120;
 /// Most event loops one process runs.
 pub const MAX_LOOPS: usize = 64;
 
-/// A crawl being restored from its journal: each URL to the partition owning its host.
+/// A crawl being restored from its journal: each URL to the partition owning its host (a
+/// cluster node has one: it sends what it does not own to its owner again).
 struct Restore<'a> {
     crawls: &'a mut [Crawl<AppSink>],
     /// Queued entries that did not decode.
@@ -37,9 +39,18 @@ struct Restore<'a> {
 }
 
 impl Restore<'_> {
+    /// The local partition for an owner.
+    fn local(&self, owner: u32) -> usize {
+        if self.crawls.len() == 1 {
+            0
+        } else {
+            owner as usize
+        }
+    }
+
     fn owner(&self, url: &str) -> usize {
         match (self.crawls.first(), Url::parse(url)) {
-            (Some(c), Ok(u)) => c.owner_of(&u) as usize,
+            (Some(c), Ok(u)) => self.local(c.owner_of(&u)),
             _ => 0,
         }
     }
@@ -55,7 +66,10 @@ impl crawl_state::ReplaySink for Restore<'_> {
 
     fn queued(&mut self, entry: &[u8]) {
         let k = self.crawls.first().and_then(|c| c.owner_of_entry(entry));
-        let restored = match k.and_then(|k| self.crawls.get_mut(k as usize)) {
+        let restored = match k.and_then(|k| {
+            let k = self.local(k);
+            self.crawls.get_mut(k)
+        }) {
             Some(c) => c.restore_queued(entry),
             None => false,
         };
@@ -71,6 +85,13 @@ impl crawl_state::ReplaySink for Restore<'_> {
             c.restore_digest(digest);
         }
     }
+}
+
+/// How a crawl is partitioned: event loops in this process, or one node of a cluster.
+#[derive(Debug, Default)]
+pub(crate) struct Partitions {
+    pub loops: usize,
+    pub cluster: Option<ClusterConfig>,
 }
 
 /// What one partition's run left.
@@ -97,9 +118,9 @@ fn run_end(stop: Stop, crawl: &Crawl<AppSink>, now: Instant) -> RunEnd {
 
 /// Runs one partition to its end; its exchange is told it stopped whatever happens, so the
 /// other partitions do not wait for it.
-fn run_partition(
+fn run_partition<E: Exchange>(
     crawl: Crawl<AppSink>,
-    mut exchange: LocalExchange,
+    mut exchange: E,
     config: CrawlerConfig,
     mut progress: Progress,
 ) -> Result<PartEnd, Failure> {
@@ -116,7 +137,10 @@ fn run_partition(
     let mut source = PartitionSource::new(crawl, exchange);
     let deadline = source.crawl.deadline();
     let stop = drive(&mut crawler, &mut source, &mut progress, deadline);
-    source.exchange.stop();
+    match stop {
+        Ok(Stop::Interrupted) => source.exchange.interrupted(),
+        _ => source.exchange.stop(),
+    }
     Ok(PartEnd {
         stop: stop?,
         stats: crawler.stats(),
@@ -138,11 +162,32 @@ pub(crate) fn execute(
     bad_inputs: Vec<String>,
     display: Display,
     resume: bool,
-    loops: usize,
+    parts: Partitions,
 ) -> Result<CrawlReport, Failure> {
-    let n = loops.clamp(1, MAX_LOOPS.min(MAX_PARTITIONS as usize));
+    let Partitions { loops, cluster } = parts;
+    let n = if cluster.is_some() {
+        1
+    } else {
+        loops.clamp(1, MAX_LOOPS.min(MAX_PARTITIONS as usize))
+    };
+    // A node joins first: nothing is written if its cluster cannot be reached. Its seeds go to
+    // every node's scope (a resumed node's were published when it started).
+    let published: Vec<String> = if resume {
+        Vec::new()
+    } else {
+        seeds.iter().map(|u| u.to_string()).collect()
+    };
+    let mut node = match &cluster {
+        Some(c) => Some(cluster::join(c, &published).map_err(Failure::Runtime)?),
+        None => None,
+    };
     let durable = setup.output.durable.is_some();
     let resume_delay = config.delay;
+    let mut setup = setup;
+    if let Some(c) = &cluster {
+        // Node K's files are PREFIX-nK-…: the nodes' outputs can be gathered in one place.
+        setup.output.warc_prefix = format!("{}-n{}", setup.output.warc_prefix, c.node);
+    }
     let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
     let out_dir = setup.output.dir.clone();
     let crawler_config = with_spool(setup.crawler.share(n), &out_dir).map_err(Failure::output)?;
@@ -175,7 +220,9 @@ pub(crate) fn execute(
         } else {
             Crawl::new(part, sink, started)
         };
-        if n > 1 {
+        if let Some(c) = &cluster {
+            crawl.partition(SplitterConfig::new(c.nodes, c.node));
+        } else if n > 1 {
             crawl.partition(SplitterConfig::new(n as u32, k as u32));
         }
         if resume || k > 0 {
@@ -193,6 +240,9 @@ pub(crate) fn execute(
         let r = crawl_state::replay(&out_dir, &mut restore)
             .map_err(|e| Failure::Output(e.to_string()))?;
         let bad = restore.bad;
+        if let Some(x) = node.as_mut() {
+            x.done_before = r.done;
+        }
         for c in &mut crawls {
             c.hold_until(started + resume_delay);
         }
@@ -235,7 +285,13 @@ pub(crate) fn execute(
         };
         Progress::new(started, mode, max_pages)
     };
-    let results: Vec<Result<PartEnd, Failure>> = if n == 1 {
+    let results: Vec<Result<PartEnd, Failure>> = if let Some(node) = node.take() {
+        crawls
+            .pop()
+            .map(|c| run_partition(c, node, crawler_config.clone(), progress_of(0)))
+            .into_iter()
+            .collect()
+    } else if n == 1 {
         crawls
             .into_iter()
             .zip(exchanges)

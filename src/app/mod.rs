@@ -3,6 +3,8 @@
 
 pub mod bench;
 pub mod cli;
+pub mod cluster;
+pub mod cluster_status;
 pub mod exit;
 pub mod loops;
 pub mod partition;
@@ -24,6 +26,12 @@ pub fn main() -> ExitCode {
         Command::Fetch(args) => run::run_fetch(args).map_err(Into::into),
         Command::Crawl(args) => run::run_crawl(args).map_err(Into::into),
         Command::Resume(args) => resume::run(args).map_err(Into::into),
+        Command::ClusterStatus(args) => cluster_status::status(&args.cluster)
+            .map(|text| {
+                print!("{text}");
+                ExitStatus::Ok
+            })
+            .map_err(|e| Failure::Runtime(e).into()),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
         Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),
         Command::Help(args) => help(args.topic.as_deref()),

@@ -22,8 +22,20 @@ use crate::store::output::Output;
 /// How long an idle partition sleeps before looking again, if nothing wakes it sooner.
 const IDLE_RECHECK: Duration = Duration::from_millis(200);
 
+/// A partition's figures, for those watching the whole crawl (`cluster-status`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeStats {
+    pub pages: u64,
+    pub pages_per_sec: f64,
+    pub queued: u64,
+    pub urls_sent: u64,
+    pub urls_received: u64,
+}
+
 /// What carries batches between partitions.
 pub trait Exchange {
+    /// The waker of this partition's loop: the exchange wakes it when something arrives.
+    fn set_waker(&mut self, waker: Arc<mio::Waker>);
     /// Sends a batch to its partition.
     fn send(&mut self, batch: Batch) -> io::Result<()>;
     /// A batch that arrived for this partition.
@@ -43,8 +55,18 @@ pub trait Exchange {
     /// This partition has nothing to do (`true`) or has work again. Returns whether the whole
     /// crawl is done.
     fn set_idle(&mut self, idle: bool) -> bool;
-    /// This partition stops for good (a limit, an error, Ctrl-C): others must not wait for it.
+    /// This partition stops for good (a limit, an error): others must not wait for it.
     fn stop(&mut self);
+    /// This partition was stopped by Ctrl-C.
+    fn interrupted(&mut self) {
+        self.stop();
+    }
+    /// A seed given elsewhere in the crawl: it widens the scope here too.
+    fn scope_seed(&mut self) -> Option<String> {
+        None
+    }
+    /// The partition's figures, as often as the driver asks the source (called every turn).
+    fn progress(&mut self, _now: Instant, _stats: NodeStats) {}
     /// Whether something arrived since the last look (the driver asks the source again).
     fn has_news(&mut self) -> bool;
 }
@@ -77,6 +99,12 @@ impl<E: Exchange> PartitionSource<E> {
 
     /// Takes what arrived and sends what is due (all of it with `flush`).
     fn pump(&mut self, now: Instant, flush: bool) {
+        // Bounded by the seeds given to the crawl.
+        while let Some(seed) = self.exchange.scope_seed() {
+            if let Ok(url) = crate::crawl::urlnorm::parse_seed(&seed) {
+                self.crawl.add_scope_seed(&url);
+            }
+        }
         let journal = self.exchange.journals_received();
         let mut got = false;
         // Bounded: a turn takes at most this many batches, the rest the next turn.
@@ -111,6 +139,15 @@ impl<E: Exchange> PartitionSource<E> {
                 break;
             }
         }
+        let c = self.crawl.counters();
+        let stats = NodeStats {
+            pages: c.pages_fetched,
+            pages_per_sec: 0.0,
+            queued: self.crawl.queued(),
+            urls_sent: c.urls_forwarded,
+            urls_received: c.urls_received,
+        };
+        self.exchange.progress(now, stats);
     }
 
     fn set_idle(&mut self, idle: bool) {
@@ -245,12 +282,6 @@ impl LocalExchange {
             .collect()
     }
 
-    pub fn set_waker(&self, waker: Arc<mio::Waker>) {
-        if let Some(slot) = lock(&self.wakers).get_mut(self.me) {
-            *slot = Some(waker);
-        }
-    }
-
     fn wake(&self, k: usize) {
         if let Some(Some(w)) = lock(&self.wakers).get(k) {
             let _ = w.wake();
@@ -269,6 +300,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Exchange for LocalExchange {
+    fn set_waker(&mut self, waker: Arc<mio::Waker>) {
+        if let Some(slot) = lock(&self.wakers).get_mut(self.me) {
+            *slot = Some(waker);
+        }
+    }
+
     fn send(&mut self, batch: Batch) -> io::Result<()> {
         let to = batch.to as usize;
         {

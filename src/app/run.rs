@@ -11,6 +11,7 @@ use url::Url;
 
 use crate::app::cli::{abbrev, read_url_file, CommonArgs, CrawlArgs, FetchArgs, ScopeArg, Setup};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
+use crate::app::loops::Partitions;
 use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode, Summary};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::{Crawl, LineTally};
@@ -691,7 +692,9 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
             }
         }
     }
-    if seeds.is_empty() {
+    let cluster = args.cluster_config()?;
+    // A cluster node may start with no seeds: the others send it URLs.
+    if seeds.is_empty() && cluster.is_none() {
         return Err(usage(
             "no usable seed URLs (pass URLs or -i/--input-file FILE)",
         ));
@@ -704,6 +707,9 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     let out = args.common.out.clone();
     let resume = match start {
         Start::New(argv) => {
+            if let Some(c) = &cluster {
+                crate::app::cluster::reachable(&c.url).map_err(Failure::Runtime)?;
+            }
             if crawl_state::holds_crawl(&out) {
                 return Err(usage(format!(
                     "{} already holds a crawl: `spinneret resume {}` continues it, or give \
@@ -738,7 +744,16 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
     let mut report = crate::app::loops::execute(
-        setup, config, seeds, bad_inputs, display, resume, args.loops,
+        setup,
+        config,
+        seeds,
+        bad_inputs,
+        display,
+        resume,
+        Partitions {
+            loops: args.loops,
+            cluster,
+        },
     )?;
     if resume {
         whole_crawl_counts(&mut report)?;
@@ -774,5 +789,16 @@ pub fn execute_crawl(
     display: Display,
     loops: usize,
 ) -> Result<CrawlReport, Failure> {
-    crate::app::loops::execute(setup, config, seeds, bad_inputs, display, false, loops)
+    crate::app::loops::execute(
+        setup,
+        config,
+        seeds,
+        bad_inputs,
+        display,
+        false,
+        Partitions {
+            loops,
+            cluster: None,
+        },
+    )
 }
