@@ -5,212 +5,16 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::crawl_run::{
+    check_complete, crawl_args, resume_args, start_web, Rng, Run, LIFETIME, MAX_CONNS, RUN_LIMIT,
+    UNCOMMITTED,
+};
 use common::temp_dir;
-use spinneret::store::warc::reader::read_records;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
-use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
-
-const LIFETIME: Duration = Duration::from_secs(300);
-/// Connections of the crawl: the bound on fetches in flight at a kill.
-const MAX_CONNS: usize = 4;
-/// Messages the writer may hold uncommitted, and the writer queue: with the fetches in
-/// flight, what a kill can lose (and so fetch again). See store::output.
-const UNCOMMITTED: usize = 32 + 64;
-/// Each run (between kills) may take at most this long.
-const RUN_LIMIT: Duration = Duration::from_secs(120);
-
-/// The test web and its DNS, running for the test.
-struct Web {
-    web: Arc<TestWeb>,
-    server: WebServer,
-    dns: DnsServer,
-}
-
-fn start_web(hosts: usize, pages: usize) -> Web {
-    let web = Arc::new(TestWeb::generate(&WebConfig {
-        hosts,
-        pages,
-        page_kb: 4,
-        ..WebConfig::default()
-    }));
-    let server = WebServer::start(web.clone(), 0, LIFETIME).unwrap();
-    let dns = DnsServer::start(DnsServerConfig {
-        records: web.dns_records(),
-        lifetime: LIFETIME,
-        ..DnsServerConfig::default()
-    })
-    .unwrap();
-    Web { web, server, dns }
-}
-
-/// The crawl command for `web` into `out`; `delay_ms` spaces each host's requests so that a
-/// crawl lasts long enough to be killed in the middle.
-fn crawl_args(web: &Web, out: &Path, delay_ms: u64) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "crawl",
-        "--scope",
-        "any",
-        "--allow-domain",
-        "test",
-        "--allow-net",
-        "127.0.0.0/8",
-        "--hosts-file",
-        "none",
-        "--checkpoint-secs",
-        "1",
-        "-q",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend([
-        "--dns-server".into(),
-        web.dns.addr().to_string(),
-        "--max-conns".into(),
-        MAX_CONNS.to_string(),
-        "--delay-ms".into(),
-        delay_ms.to_string(),
-        "--delay-factor".into(),
-        "0".into(),
-        "-o".into(),
-        out.to_str().unwrap().into(),
-    ]);
-    args.extend(web.web.seeds(web.server.port()));
-    args
-}
-
-/// A `spinneret` child, killed when dropped.
-struct Run(Child);
-
-impl Run {
-    fn start(args: &[String]) -> Run {
-        Run(Command::new(env!("CARGO_BIN_EXE_spinneret"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn spinneret"))
-    }
-
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.0.id().to_string()])
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(ok, "kill {sig}");
-    }
-
-    /// Waits (bounded) for the exit status.
-    fn wait(&mut self) -> Option<i32> {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.0.try_wait().unwrap() {
-                return status.code();
-            }
-            assert!(
-                start.elapsed() < RUN_LIMIT,
-                "spinneret ran over {RUN_LIMIT:?}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn resume_args(out: &Path) -> Vec<String> {
-    vec!["resume".into(), out.to_str().unwrap().into(), "-q".into()]
-}
-
-/// A small deterministic generator for kill times (xorshift), seeded and printed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-/// Response records per target URI over every WARC file; every file must read whole.
-fn responses(dir: &Path) -> BTreeMap<String, usize> {
-    let mut n = BTreeMap::new();
-    for f in common::warc_files(dir) {
-        let bytes = std::fs::read(&f).unwrap();
-        let records = read_records(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", f.display()));
-        for r in records {
-            if matches!(r.header("WARC-Type"), Some("response" | "revisit")) {
-                let uri = r.header("WARC-Target-URI").unwrap().to_string();
-                *n.entry(uri).or_insert(0) += 1;
-            }
-        }
-        if common::warcio_available() {
-            common::warcio_check(&f);
-        }
-    }
-    n
-}
-
-/// Checks the finished crawl in `out` against the web; returns the duplicate fetches.
-fn check_complete(web: &Web, out: &Path) -> usize {
-    let open: Vec<_> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".open"))
-        .collect();
-    assert!(open.is_empty(), "files left open: {open:?}");
-    let expected: BTreeSet<String> = web
-        .web
-        .expected_urls(web.server.port())
-        .into_iter()
-        .collect();
-    let stored = responses(out);
-    let missing: Vec<_> = expected
-        .iter()
-        .filter(|u| !stored.contains_key(*u))
-        .collect();
-    assert!(missing.is_empty(), "pages never stored: {missing:?}");
-    let log = common::read_log(out);
-    let mut lines: BTreeMap<&str, usize> = BTreeMap::new();
-    for l in &log {
-        if !l.url.ends_with("/robots.txt") {
-            *lines.entry(l.url.as_str()).or_insert(0) += 1;
-        }
-    }
-    let unlogged: Vec<_> = expected
-        .iter()
-        .filter(|u| !lines.contains_key(u.as_str()))
-        .collect();
-    assert!(
-        unlogged.is_empty(),
-        "pages without a crawl.log line: {unlogged:?}"
-    );
-    let dup_records: usize = stored
-        .iter()
-        .filter(|(u, _)| !u.ends_with("/robots.txt"))
-        .map(|(_, n)| n - 1)
-        .sum();
-    let dup_lines: usize = lines.values().map(|n| n - 1).sum();
-    assert!(
-        dup_lines <= dup_records,
-        "crawl.log has {dup_lines} extra lines but only {dup_records} pages were fetched twice"
-    );
-    dup_records
-}
 
 #[test]
 fn killed_again_and_again_then_resumed_nothing_is_lost() {
@@ -249,7 +53,7 @@ fn killed_again_and_again_then_resumed_nothing_is_lost() {
         kills >= 5,
         "only {kills} kills: the crawl ended too soon to test"
     );
-    let dups = check_complete(&web, &out);
+    let dups = check_complete(&web, &[&out]);
     eprintln!("{kills} kills, {dups} pages fetched twice");
     assert!(
         dups <= kills * (MAX_CONNS + UNCOMMITTED),
@@ -260,7 +64,7 @@ fn killed_again_and_again_then_resumed_nothing_is_lost() {
     assert_eq!(again.wait(), Some(0));
     drop(again);
     assert_eq!(
-        check_complete(&web, &out),
+        check_complete(&web, &[&out]),
         dups,
         "resuming a finished crawl fetched again"
     );
@@ -291,7 +95,7 @@ fn stopped_with_ctrl_c_and_resumed_nothing_is_fetched_twice() {
         "only {stops} stops: the crawl ended too soon to test"
     );
     assert_eq!(
-        check_complete(&web, &out),
+        check_complete(&web, &[&out]),
         0,
         "pages fetched twice after Ctrl-C"
     );

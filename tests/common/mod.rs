@@ -2,6 +2,7 @@
 //! the `spinneret` binary run as a child. Everything talks to loopback servers only.
 #![allow(dead_code)]
 
+pub mod crawl_run;
 pub mod pywb;
 pub mod static_site;
 

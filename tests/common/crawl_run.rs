@@ -1,0 +1,224 @@
+//! The loopback test web crawled by a `spinneret` child process, and checks of what the crawl
+//! stored: shared by the durable-crawl, `--loops` and cluster tests.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use spinneret::store::warc::reader::read_records;
+use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
+use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
+
+pub const LIFETIME: Duration = Duration::from_secs(300);
+/// Connections of the crawl: the bound on fetches in flight at a kill.
+pub const MAX_CONNS: usize = 4;
+/// Messages the writer may hold uncommitted, and the writer queue: with the fetches in
+/// flight, what a kill can lose (and so fetch again). See store::output.
+pub const UNCOMMITTED: usize = 32 + 64;
+/// Each run (between kills) may take at most this long.
+pub const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+/// The test web and its DNS, running for the test.
+pub struct Web {
+    pub web: Arc<TestWeb>,
+    pub server: WebServer,
+    pub dns: DnsServer,
+}
+
+pub fn start_web(hosts: usize, pages: usize) -> Web {
+    let web = Arc::new(TestWeb::generate(&WebConfig {
+        hosts,
+        pages,
+        page_kb: 4,
+        ..WebConfig::default()
+    }));
+    let server = WebServer::start(web.clone(), 0, LIFETIME).unwrap();
+    let dns = DnsServer::start(DnsServerConfig {
+        records: web.dns_records(),
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .unwrap();
+    Web { web, server, dns }
+}
+
+/// The crawl command for `web` into `out`; `delay_ms` spaces each host's requests so that a
+/// crawl lasts long enough to be killed in the middle.
+pub fn crawl_args(web: &Web, out: &Path, delay_ms: u64) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "crawl",
+        "--scope",
+        "any",
+        "--allow-domain",
+        "test",
+        "--allow-net",
+        "127.0.0.0/8",
+        "--hosts-file",
+        "none",
+        "--checkpoint-secs",
+        "1",
+        "-q",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend([
+        "--dns-server".into(),
+        web.dns.addr().to_string(),
+        "--max-conns".into(),
+        MAX_CONNS.to_string(),
+        "--delay-ms".into(),
+        delay_ms.to_string(),
+        "--delay-factor".into(),
+        "0".into(),
+        "-o".into(),
+        out.to_str().unwrap().into(),
+    ]);
+    args.extend(web.web.seeds(web.server.port()));
+    args
+}
+
+/// A `spinneret` child, killed when dropped.
+pub struct Run(pub Child);
+
+impl Run {
+    pub fn start(args: &[String]) -> Run {
+        Run(Command::new(env!("CARGO_BIN_EXE_spinneret"))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn spinneret"))
+    }
+
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.0.id().to_string()])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "kill {sig}");
+    }
+
+    /// Waits (bounded) for the exit status.
+    pub fn wait(&mut self) -> Option<i32> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                start.elapsed() < RUN_LIMIT,
+                "spinneret ran over {RUN_LIMIT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn resume_args(out: &Path) -> Vec<String> {
+    vec!["resume".into(), out.to_str().unwrap().into(), "-q".into()]
+}
+
+/// A small deterministic generator for kill times (xorshift), seeded and printed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Response records per target URI over every WARC file; every file must read whole.
+pub fn responses(dir: &Path) -> BTreeMap<String, usize> {
+    let mut n = BTreeMap::new();
+    for f in super::warc_files(dir) {
+        let bytes = std::fs::read(&f).unwrap();
+        let records = read_records(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", f.display()));
+        for r in records {
+            if matches!(r.header("WARC-Type"), Some("response" | "revisit")) {
+                let uri = r.header("WARC-Target-URI").unwrap().to_string();
+                *n.entry(uri).or_insert(0) += 1;
+            }
+        }
+        if super::warcio_available() {
+            super::warcio_check(&f);
+        }
+    }
+    n
+}
+
+/// Checks the finished crawl written to `outs` (one directory, or one per cluster node)
+/// against the web: every expected page stored and logged, no file left open. Returns the
+/// duplicate fetches.
+pub fn check_complete(web: &Web, outs: &[&Path]) -> usize {
+    let mut stored: BTreeMap<String, usize> = BTreeMap::new();
+    let mut log = Vec::new();
+    for out in outs {
+        let open: Vec<_> = std::fs::read_dir(out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".open"))
+            .collect();
+        assert!(open.is_empty(), "files left open: {open:?}");
+        for (u, n) in responses(out) {
+            *stored.entry(u).or_insert(0) += n;
+        }
+        log.extend(super::read_log(out));
+    }
+    let expected: BTreeSet<String> = web
+        .web
+        .expected_urls(web.server.port())
+        .into_iter()
+        .collect();
+    let missing: Vec<_> = expected
+        .iter()
+        .filter(|u| !stored.contains_key(*u))
+        .collect();
+    assert!(missing.is_empty(), "pages never stored: {missing:?}");
+    let extra: Vec<_> = stored
+        .keys()
+        .filter(|u| !u.ends_with("/robots.txt") && !expected.contains(*u))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "pages stored that the web does not link: {extra:?}"
+    );
+    let mut lines: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in &log {
+        if !l.url.ends_with("/robots.txt") {
+            *lines.entry(l.url.as_str()).or_insert(0) += 1;
+        }
+    }
+    let unlogged: Vec<_> = expected
+        .iter()
+        .filter(|u| !lines.contains_key(u.as_str()))
+        .collect();
+    assert!(
+        unlogged.is_empty(),
+        "pages without a crawl.log line: {unlogged:?}"
+    );
+    let dup_records: usize = stored
+        .iter()
+        .filter(|(u, _)| !u.ends_with("/robots.txt"))
+        .map(|(_, n)| n - 1)
+        .sum();
+    let dup_lines: usize = lines.values().map(|n| n - 1).sum();
+    assert!(
+        dup_lines <= dup_records,
+        "crawl.log has {dup_lines} extra lines but only {dup_records} pages were fetched twice"
+    );
+    dup_records
+}
