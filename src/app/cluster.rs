@@ -492,6 +492,10 @@ impl RedisSide {
             ToRedis::Idle(idle, taken) => {
                 self.idle = idle;
                 self.taken_by_loop = taken;
+                // The loop sent its batches before saying it is idle: they must be in flight
+                // (counted) before the node counts as idle, or another node could find the
+                // crawl done while they wait here.
+                self.flush_outbox()?;
                 self.publish_idle()?;
             }
             ToRedis::Stop => {
@@ -515,9 +519,9 @@ impl RedisSide {
     }
 
     /// The node is idle in Redis only when the loop said so having taken every batch handed
-    /// to it: a batch on its way to the loop is work.
+    /// to it (a batch on its way to the loop is work), with none of its own waiting to go.
     fn publish_idle(&mut self) -> redis::RedisResult<()> {
-        let idle = self.idle && self.taken_by_loop == self.handed;
+        let idle = self.idle && self.taken_by_loop == self.handed && self.outbox.is_empty();
         let node = self.config.node;
         let Some(con) = self.con.as_mut() else {
             return Ok(());
