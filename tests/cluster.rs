@@ -13,11 +13,28 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::crawl_run::{
-    check_complete, crawl_args, resume_args, start_web, Run, Web, MAX_CONNS, RUN_LIMIT, UNCOMMITTED,
+    check_complete, crawl_args_with, resume_args, start_web, Run, Web, MAX_CONNS, RUN_LIMIT,
+    UNCOMMITTED,
 };
 use common::temp_dir;
 
-/// A redis-server for one test, killed when dropped (and by `timeout` in any case).
+/// The redis-server executable: on the PATH (`which`), else /usr/bin's.
+fn redis_server() -> Option<PathBuf> {
+    let which = Command::new("which")
+        .arg("redis-server")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    which.or_else(|| {
+        let p = PathBuf::from("/usr/bin/redis-server");
+        p.exists().then_some(p)
+    })
+}
+
+/// A redis-server for one test (under `timeout 300`), stopped when dropped.
 struct Redis {
     child: Child,
     port: u16,
@@ -25,9 +42,7 @@ struct Redis {
 
 impl Redis {
     fn start(dir: &Path) -> Option<Redis> {
-        let exe = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"]
-            .into_iter()
-            .find(|p| Path::new(p).exists());
+        let exe = redis_server();
         let Some(exe) = exe else {
             // CI installs it (.ci/run): there, its absence is a failure, not a skip.
             assert!(
@@ -45,7 +60,7 @@ impl Redis {
         std::fs::create_dir_all(dir).unwrap();
         let child = Command::new("timeout")
             .arg("300")
-            .arg(exe)
+            .arg(&exe)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--dir", dir.to_str().unwrap()])
             .args([
@@ -87,7 +102,19 @@ impl Redis {
 }
 
 impl Drop for Redis {
+    /// SIGTERM to `timeout`, which passes it on to redis-server (a SIGKILL would end only
+    /// `timeout` and leave redis-server running); SIGKILL if it is still there after 5 s.
     fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -97,18 +124,19 @@ const NODES: usize = 3;
 
 /// Node `k`'s command: seeds only for node 0 (the others start with none and wait).
 fn node_args(web: &Web, redis: &Redis, out: &Path, k: usize, delay_ms: u64) -> Vec<String> {
-    let mut args = crawl_args(web, out, delay_ms);
+    let (url, nodes, node) = (redis.url(), NODES.to_string(), k.to_string());
+    let cluster = [
+        "--cluster",
+        &url,
+        "--cluster-nodes",
+        &nodes,
+        "--cluster-node",
+        &node,
+    ];
+    let mut args = crawl_args_with(web, out, delay_ms, &cluster);
     if k != 0 {
         args.retain(|a| !a.starts_with("http://"));
     }
-    args.extend([
-        "--cluster".into(),
-        redis.url(),
-        "--cluster-nodes".into(),
-        NODES.to_string(),
-        "--cluster-node".into(),
-        k.to_string(),
-    ]);
     args
 }
 

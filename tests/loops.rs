@@ -9,15 +9,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::crawl_run::{
-    check_complete, crawl_args, resume_args, start_web, Rng, Run, MAX_CONNS, UNCOMMITTED,
+    check_complete, crawl_args_with, resume_args, start_web, Rng, Run, MAX_CONNS, UNCOMMITTED,
 };
 use common::temp_dir;
 use spinneret::store::warc::reader::read_records;
-
-fn with_loops(mut args: Vec<String>, loops: usize) -> Vec<String> {
-    args.extend(["--loops".into(), loops.to_string()]);
-    args
-}
 
 /// For each host, the WARC series (`-pK-` in the file name) its pages were stored in.
 fn partitions_of_hosts(dir: &Path) -> BTreeMap<String, Vec<String>> {
@@ -52,7 +47,7 @@ fn partitions_of_hosts(dir: &Path) -> BTreeMap<String, Vec<String>> {
 fn two_loops_store_every_page_once_and_each_host_in_one_partition() {
     let web = start_web(30, 5);
     let out = temp_dir("loops-two").join("crawl");
-    let mut run = Run::start(&with_loops(crawl_args(&web, &out, 0), 2));
+    let mut run = Run::start(&crawl_args_with(&web, &out, 0, &["--loops", "2"]));
     assert_eq!(run.wait(), Some(0));
     drop(run);
     assert_eq!(check_complete(&web, &[&out]), 0, "pages fetched twice");
@@ -70,7 +65,7 @@ fn three_loops_killed_and_resumed_lose_nothing() {
     let web = start_web(12, 20);
     let out = temp_dir("loops-kill").join("crawl");
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut run = Run::start(&with_loops(crawl_args(&web, &out, 120), 3));
+    let mut run = Run::start(&crawl_args_with(&web, &out, 120, &["--loops", "3"]));
     let mut kills = 0;
     for _ in 0..3 {
         std::thread::sleep(Duration::from_millis(300 + rng.below(700)));
@@ -103,8 +98,7 @@ fn three_loops_killed_and_resumed_lose_nothing() {
 fn a_page_limit_is_shared_by_the_loops_and_a_resume_completes_the_crawl() {
     let web = start_web(10, 6);
     let out = temp_dir("loops-limit").join("crawl");
-    let mut args = with_loops(crawl_args(&web, &out, 0), 2);
-    args.extend(["--max-pages".into(), "20".into()]);
+    let args = crawl_args_with(&web, &out, 0, &["--loops", "2", "--max-pages", "20"]);
     let mut run = Run::start(&args);
     let code = run.wait();
     drop(run);

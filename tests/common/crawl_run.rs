@@ -47,6 +47,11 @@ pub fn start_web(hosts: usize, pages: usize) -> Web {
 /// The crawl command for `web` into `out`; `delay_ms` spaces each host's requests so that a
 /// crawl lasts long enough to be killed in the middle.
 pub fn crawl_args(web: &Web, out: &Path, delay_ms: u64) -> Vec<String> {
+    crawl_args_with(web, out, delay_ms, &[])
+}
+
+/// [`crawl_args`] with `extra` options (e.g. `--loops 2`) before the seeds.
+pub fn crawl_args_with(web: &Web, out: &Path, delay_ms: u64, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = [
         "crawl",
         "--scope",
@@ -76,6 +81,7 @@ pub fn crawl_args(web: &Web, out: &Path, delay_ms: u64) -> Vec<String> {
         "-o".into(),
         out.to_str().unwrap().into(),
     ]);
+    args.extend(extra.iter().map(|s| s.to_string()));
     args.extend(web.web.seeds(web.server.port()));
     args
 }
