@@ -414,6 +414,16 @@ fn print_report(
         peak_rss as f64 / (1 << 20) as f64
     );
     println!("  bytes/seen URL {:.1}", r.seen_bytes_per_url);
+    let (batches, bytes) = r.exchange;
+    if batches > 0 {
+        let urls = r.counters.urls_forwarded.max(1) as f64;
+        println!(
+            "  exchange       {} URLs forwarded in {batches} batches ({:.3} per URL), {:.1} bytes per URL",
+            r.counters.urls_forwarded,
+            batches as f64 / urls,
+            bytes as f64 / urls
+        );
+    }
     println!("  stages, mean µs per fetch (latency; fetches overlap):");
     println!(
         "    dns {:.1} | wait for slot {:.1} | connect {:.1} | first byte {:.1} | receive {:.1}",

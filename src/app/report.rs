@@ -450,6 +450,11 @@ impl CrawlReport {
             ("bad_links", c.bad_links),
             ("pages_scan_truncated", c.pages_scan_truncated),
             ("links_over_page_cap", c.links_over_page_cap),
+            ("urls_forwarded", c.urls_forwarded),
+            ("urls_received", c.urls_received),
+            ("received_duplicates", c.received_duplicates),
+            ("exchange_batches", self.exchange.0),
+            ("exchange_bytes", self.exchange.1),
             (
                 "trap_guard_rejections",
                 self.rejections.iter().map(|&(_, n)| n).sum(),
