@@ -5,6 +5,7 @@
 //! One loop is the same path with one partition and no splitter, so `bench` measures what
 //! users run.
 
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use url::Url;
@@ -13,7 +14,7 @@ use crate::app::cli::{abbrev, Setup};
 use crate::app::cluster::{self, ClusterConfig};
 use crate::app::exit::{Failure, RunEnd};
 use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
-use crate::app::report::{eprint_line, CrawlReport, Progress, ProgressMode};
+use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode};
 use crate::app::run::{drive, with_spool, AppSink, Display, Stop};
 use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
 use crate::crawl::{Crawl, CrawlConfig, CrawlCounters};
@@ -276,14 +277,20 @@ pub(crate) fn execute(
     }
 
     let exchanges = LocalExchange::group(n);
+    // One progress line, partition 0's, with the figures of all.
+    let board = Arc::new(Mutex::new(vec![Figures::default(); n]));
     let progress_of = |k: usize| {
-        // One progress display: partition 0's.
         let mode = if k == 0 {
             display.progress
         } else {
             ProgressMode::Off
         };
-        Progress::new(started, mode, max_pages)
+        let p = Progress::new(started, mode, max_pages);
+        if n > 1 {
+            p.with_board(board.clone(), k)
+        } else {
+            p
+        }
     };
     let results: Vec<Result<PartEnd, Failure>> = if let Some(node) = node.take() {
         crawls

@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::crawl::LineTally;
@@ -77,6 +78,17 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// Adds another partition's figures.
+    fn add(&mut self, o: &Figures) {
+        self.fetched += o.fetched;
+        self.errors += o.errors;
+        self.bytes += o.bytes;
+        self.queued += o.queued;
+        self.live += o.live;
+        self.buffered += o.buffered;
+        self.spooled += o.spooled;
+    }
+
     pub fn of(stats: &LoopStats, queued: u64) -> Figures {
         Figures {
             fetched: stats.outcomes.total(),
@@ -101,6 +113,9 @@ pub struct Progress {
     samples: VecDeque<(Instant, u64, u64)>,
     /// `--max-pages`, for the ETA.
     max_pages: Option<u64>,
+    /// With `--loops`: every loop's latest figures, and this loop's slot. The loop that
+    /// shows the line shows their sum; the others only post theirs.
+    board: Option<(Arc<Mutex<Vec<Figures>>>, usize)>,
 }
 
 impl Progress {
@@ -116,7 +131,14 @@ impl Progress {
             next_flush: started + FLUSH_INTERVAL,
             samples: VecDeque::from([(started, 0, 0)]),
             max_pages,
+            board: None,
         }
+    }
+
+    /// This loop's progress is part of the whole crawl's, which one loop shows.
+    pub fn with_board(mut self, board: Arc<Mutex<Vec<Figures>>>, slot: usize) -> Progress {
+        self.board = Some((board, slot));
+        self
     }
 
     /// Draws or prints the line when it is due; returns whether the output should be flushed
@@ -130,15 +152,29 @@ impl Progress {
         if flush {
             self.next_flush = now + FLUSH_INTERVAL;
         }
-        if self.mode == ProgressMode::Off || now < self.next_draw {
+        let posts = self.board.is_some();
+        if (self.mode == ProgressMode::Off && !posts) || now < self.next_draw {
             return flush;
         }
         self.next_draw = now
             + match self.mode {
-                ProgressMode::Redraw => REDRAW_INTERVAL,
+                ProgressMode::Redraw | ProgressMode::Off => REDRAW_INTERVAL,
                 _ => FLUSH_INTERVAL,
             };
-        let f = figures();
+        let mut f = figures();
+        if let Some((board, slot)) = &self.board {
+            let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(mine) = b.get_mut(*slot) {
+                *mine = f;
+            }
+            if self.mode == ProgressMode::Off {
+                return flush;
+            }
+            f = Figures::default();
+            for other in b.iter() {
+                f.add(other);
+            }
+        }
         let line = self.line(now, &f);
         let mut err = io::stderr().lock();
         match self.mode {

@@ -9,11 +9,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$root/target/release/spinneret
 dir=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-timeout 600 redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save "" \
+redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save "" \
   --protected-mode no >/dev/null 2>&1 &
 for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
-(sleep 600 | timeout 600 "$bin" __testweb --hosts "$hosts" --pages "$pages" --page-kb 15 \
-  --urls-out "$dir/urls.txt" >"$dir/web.out" 2>/dev/null) &
+# The test web serves until its stdin closes: a sleep holds it open (and holds none of ours).
+timeout 600 "$bin" __testweb --hosts "$hosts" --pages "$pages" --page-kb 15 \
+  --urls-out "$dir/urls.txt" < <(exec sleep 600 2>/dev/null) >"$dir/web.out" 2>/dev/null &
 for _ in $(seq 600); do grep -q http_port "$dir/web.out" 2>/dev/null && break; sleep 0.1; done
 dns=$(sed -n 's/.*dns=\([0-9.:]*\).*/\1/p' "$dir/web.out")
 grep -E '^http://[^/]+/$' "$dir/urls.txt" >"$dir/seeds.txt"
