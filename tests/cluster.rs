@@ -157,18 +157,51 @@ fn check_status(redis: &Redis) {
     assert!(text.contains("the crawl is done"), "{text}");
 }
 
+/// A redis-server, a test web of 100 hosts and the three nodes crawling it (node 0 given the
+/// seeds), `delay_ms` apart per host.
+struct Cluster {
+    base: PathBuf,
+    redis: Redis,
+    web: Web,
+    outs: Vec<PathBuf>,
+    started: Instant,
+    runs: Vec<Run>,
+}
+
+impl Cluster {
+    fn start(name: &str, delay_ms: u64) -> Option<Cluster> {
+        let base = temp_dir(name);
+        let redis = Redis::start(&base.join("redis"))?;
+        let web = start_web(100, 5);
+        let outs = outs(&base);
+        let started = Instant::now();
+        let runs = (0..NODES)
+            .map(|k| Run::start(&node_args(&web, &redis, &outs[k], k, delay_ms)))
+            .collect();
+        Some(Cluster {
+            base,
+            redis,
+            web,
+            outs,
+            started,
+            runs,
+        })
+    }
+}
+
 #[test]
 fn three_nodes_store_the_whole_web_once() {
-    let base = temp_dir("cluster-three");
-    let Some(redis) = Redis::start(&base.join("redis")) else {
+    let Some(Cluster {
+        base,
+        redis,
+        web,
+        outs,
+        started,
+        mut runs,
+    }) = Cluster::start("cluster-three", 0)
+    else {
         return;
     };
-    let web = start_web(100, 5);
-    let outs = outs(&base);
-    let started = Instant::now();
-    let mut runs: Vec<Run> = (0..NODES)
-        .map(|k| Run::start(&node_args(&web, &redis, &outs[k], k, 0)))
-        .collect();
     for (k, run) in runs.iter_mut().enumerate() {
         assert_eq!(run.wait(), Some(0), "node {k}");
     }
@@ -189,16 +222,17 @@ fn three_nodes_store_the_whole_web_once() {
 
 #[test]
 fn a_node_killed_mid_crawl_and_resumed_loses_nothing() {
-    let base = temp_dir("cluster-kill");
-    let Some(redis) = Redis::start(&base.join("redis")) else {
+    let Some(Cluster {
+        base,
+        redis,
+        web,
+        outs,
+        started,
+        mut runs,
+    }) = Cluster::start("cluster-kill", 250)
+    else {
         return;
     };
-    let web = start_web(100, 5);
-    let outs = outs(&base);
-    let started = Instant::now();
-    let mut runs: Vec<Run> = (0..NODES)
-        .map(|k| Run::start(&node_args(&web, &redis, &outs[k], k, 250)))
-        .collect();
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         runs[1].0.try_wait().unwrap().is_none(),
