@@ -7,14 +7,20 @@ set -euo pipefail
 nodes=${1:?nodes}; hosts=${2:-500}; pages=${3:-40}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$root/target/release/spinneret
-dir=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+dir=$(mktemp -d); pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save "" \
+timeout 600 redis-server --port "$port" --bind 127.0.0.1 --dir "$dir" --appendonly yes --save "" \
   --protected-mode no >/dev/null 2>&1 &
+pids+=($!)
 for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 # The test web serves until its stdin closes: a sleep holds it open (and holds none of ours).
+exec 3< <(exec sleep 600 2>/dev/null)
+pids+=($!)
 timeout 600 "$bin" __testweb --hosts "$hosts" --pages "$pages" --page-kb 15 \
-  --urls-out "$dir/urls.txt" < <(exec sleep 600 2>/dev/null) >"$dir/web.out" 2>/dev/null &
+  --urls-out "$dir/urls.txt" <&3 >"$dir/web.out" 2>/dev/null &
+pids+=($!)
+exec 3<&-
 for _ in $(seq 600); do grep -q http_port "$dir/web.out" 2>/dev/null && break; sleep 0.1; done
 dns=$(sed -n 's/.*dns=\([0-9.:]*\).*/\1/p' "$dir/web.out")
 grep -E '^http://[^/]+/$' "$dir/urls.txt" >"$dir/seeds.txt"
@@ -22,12 +28,14 @@ common=(--scope any --allow-domain test --allow-net 127.0.0.0/8 --hosts-file non
   --dns-server "$dns" --max-conns 512 --delay-ms 0 --delay-factor 0 -q
   --cluster "redis://127.0.0.1:$port/" --cluster-nodes "$nodes")
 start=$(date +%s.%N)
+nodes_pids=()
 for k in $(seq 0 $((nodes - 1))); do
   seeds=(); [ "$k" = 0 ] && seeds=(-i "$dir/seeds.txt")
   /usr/bin/time -f "%U %S" -o "$dir/time$k" "$bin" crawl "${common[@]}" --cluster-node "$k" \
     -o "$dir/out$k" "${seeds[@]}" &
+  nodes_pids+=($!)
 done
-wait $(jobs -p | tail -n "$nodes") || true
+wait "${nodes_pids[@]}" || true
 end=$(date +%s.%N)
 python3 - "$dir" "$nodes" "$start" "$end" <<'PY'
 import json, sys, glob
