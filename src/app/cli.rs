@@ -606,9 +606,8 @@ pub fn read_url_file(path: &Path) -> Result<Vec<(usize, String)>, UsageError> {
 impl CrawlArgs {
     /// The cluster a crawl node joins, checked.
     pub(crate) fn cluster_config(&self) -> Result<Option<ClusterConfig>, Failure> {
-        let args = self;
         let (Some(url), Some(nodes), Some(node)) =
-            (&args.cluster, args.cluster_nodes, args.cluster_node)
+            (&self.cluster, self.cluster_nodes, self.cluster_node)
         else {
             return Ok(None);
         };
@@ -623,7 +622,7 @@ impl CrawlArgs {
                 nodes - 1
             )));
         }
-        if args.loops > 1 {
+        if self.loops > 1 {
             return Err(usage("--loops and --cluster: a cluster node runs one loop"));
         }
         if !url.starts_with("redis://") {

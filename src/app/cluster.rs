@@ -47,7 +47,7 @@ const DONE_CHECK: Duration = Duration::from_millis(100);
 /// How long to wait before reconnecting after a Redis error.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 /// Connect and command timeout.
-pub(crate) const REDIS_TIMEOUT: Duration = Duration::from_secs(10);
+const REDIS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Acknowledges entries of an inbox and counts them out of flight, once each (XACK says how
 /// many were still pending), then deletes them: Redis memory stays bounded by what is in
@@ -129,26 +129,27 @@ pub struct ClusterExchange {
     thread: Option<JoinHandle<()>>,
 }
 
-/// Whether the cluster's Redis answers (before a new node writes anything).
-pub fn reachable(url: &str) -> Result<(), String> {
+/// A connection whose connect and every command are bounded by [`REDIS_TIMEOUT`].
+fn connect(client: &redis::Client) -> redis::RedisResult<Connection> {
+    let con = client.get_connection_with_timeout(REDIS_TIMEOUT)?;
+    con.set_read_timeout(Some(REDIS_TIMEOUT))?;
+    Ok(con)
+}
+
+/// The cluster's Redis at `url`, connected; errors name the URL.
+pub(crate) fn open(url: &str) -> Result<(redis::Client, Connection), String> {
     let fail = |e: redis::RedisError| format!("Redis at {url}: {e}");
     let client = redis::Client::open(url).map_err(fail)?;
-    let mut con = client
-        .get_connection_with_timeout(REDIS_TIMEOUT)
-        .map_err(fail)?;
+    let mut con = connect(&client).map_err(fail)?;
     redis::cmd("PING").query::<String>(&mut con).map_err(fail)?;
-    Ok(())
+    Ok((client, con))
 }
 
 /// Connects to the cluster (checking that it runs `nodes` nodes), publishes `seeds` for every
-/// node's scope and starts the Redis thread. Returns the seeds the other nodes gave, so far.
+/// node's scope and starts the Redis thread.
 pub fn join(config: &ClusterConfig, seeds: &[String]) -> Result<ClusterExchange, String> {
     let fail = |e: redis::RedisError| format!("Redis at {}: {e}", config.url);
-    let client = redis::Client::open(config.url.as_str()).map_err(fail)?;
-    let mut con = client
-        .get_connection_with_timeout(REDIS_TIMEOUT)
-        .map_err(fail)?;
-    con.set_read_timeout(Some(REDIS_TIMEOUT)).map_err(fail)?;
+    let (client, mut con) = open(&config.url)?;
     let set: bool = redis::cmd("SET")
         .arg(key("nodes"))
         .arg(config.nodes)
@@ -205,12 +206,15 @@ pub fn join(config: &ClusterConfig, seeds: &[String]) -> Result<ClusterExchange,
         pending_from: "0".into(),
         seeds_from: "0".into(),
         outbox: VecDeque::new(),
+        acks: Vec::new(),
         idle: false,
         taken_by_loop: 0,
         handed: 0,
         stopped: false,
+        published: Some((false, false)),
         last_done_check: None,
         stats: None,
+        stats_sent: true,
     };
     let thread = std::thread::Builder::new()
         .name("redis".into())
@@ -248,12 +252,6 @@ impl ClusterExchange {
                 Err(_) => return,
             }
         }
-    }
-
-    /// A Redis error to tell the user about (the thread retries on its own).
-    pub fn take_error(&mut self) -> Option<String> {
-        self.gather();
-        self.inbound.error.take()
     }
 
     /// Stops the Redis thread once what the loop sent is written, with the final figures.
@@ -346,6 +344,12 @@ impl Exchange for ClusterExchange {
     /// Ctrl-C stops a node as a crash does: the others wait for its resume.
     fn interrupted(&mut self) {}
 
+    /// A Redis error (the thread retries on its own).
+    fn take_notice(&mut self) -> Option<String> {
+        self.gather();
+        self.inbound.error.take()
+    }
+
     fn progress(&mut self, now: Instant, mut stats: NodeStats) {
         stats.pages += self.done_before;
         self.latest = Some(stats);
@@ -386,22 +390,29 @@ struct RedisSide {
     seeds_from: String,
     /// Batches not yet written to their owner's inbox.
     outbox: VecDeque<Batch>,
+    /// Entry IDs to acknowledge (kept until Redis has taken them).
+    acks: Vec<String>,
     /// What the loop last said, and how many batches it had taken then.
     idle: bool,
     taken_by_loop: u64,
     /// Batches handed to the loop.
     handed: u64,
     stopped: bool,
+    /// The (idle, stopped) flags Redis has; `None` when unknown (start, reconnect).
+    published: Option<(bool, bool)>,
     last_done_check: Option<Instant>,
+    /// The latest figures, and whether Redis has them.
     stats: Option<NodeStats>,
+    stats_sent: bool,
 }
 
 impl RedisSide {
     fn run(&mut self, rx: Receiver<ToRedis>) {
-        let mut quit = false;
-        // Ends when the loop says so (or is gone) and every batch is written (or Redis is
-        // unreachable then: the batches' URLs stay in the journal as not delivered).
+        // Ends when the loop says so (or is gone), once what it said is in Redis (or Redis
+        // is unreachable then: undelivered URLs stay in the journal, unacknowledged entries
+        // in the inbox, both for a resume).
         loop {
+            let mut quit = false;
             let mut got_message = false;
             loop {
                 match rx.try_recv() {
@@ -411,9 +422,7 @@ impl RedisSide {
                     }
                     Ok(m) => {
                         got_message = true;
-                        if let Err(e) = self.handle(m) {
-                            self.failed(e);
-                        }
+                        self.handle(m);
                     }
                     Err(TryRecvError::Empty) => break,
                 }
@@ -421,7 +430,7 @@ impl RedisSide {
             if let Ok(w) = self.waker_rx.try_recv() {
                 self.waker = Some(w);
             }
-            let turn = self.flush_outbox().and_then(|()| {
+            let turn = self.sync().and_then(|()| {
                 if quit {
                     return Ok(());
                 }
@@ -434,32 +443,31 @@ impl RedisSide {
                     return;
                 }
                 std::thread::sleep(RECONNECT_DELAY);
-                continue;
-            }
-            if quit {
-                if let Some(con) = self.con.as_mut() {
-                    let _ = publish_stats(con, self.config.node, self.stats);
-                }
+            } else if quit {
                 return;
             }
         }
     }
 
+    /// Drops the connection; the loop hears of the first failure, not of every retry.
     fn failed(&mut self, e: redis::RedisError) {
-        self.con = None;
-        self.hand(Inbound {
-            error: Some(format!("Redis at {}: {e}", self.config.url)),
-            ..Inbound::default()
-        });
+        if self.con.take().is_some() {
+            self.hand(Inbound {
+                error: Some(format!(
+                    "Redis at {}: {e} (retrying every second)",
+                    self.config.url
+                )),
+                ..Inbound::default()
+            });
+        }
     }
 
     fn con(&mut self) -> redis::RedisResult<&mut Connection> {
         if self.con.is_none() {
-            let con = self.client.get_connection_with_timeout(REDIS_TIMEOUT)?;
-            con.set_read_timeout(Some(REDIS_TIMEOUT))?;
-            self.con = Some(con);
-            // After a reconnect, what Redis may have missed is written again.
-            self.publish_idle()?;
+            self.con = Some(connect(&self.client)?);
+            // After a reconnect, the flags and figures are written again.
+            self.published = None;
+            self.stats_sent = false;
         }
         self.con
             .as_mut()
@@ -473,64 +481,73 @@ impl RedisSide {
         }
     }
 
-    fn handle(&mut self, msg: ToRedis) -> redis::RedisResult<()> {
+    /// Takes in what the loop said; [`RedisSide::sync`] writes it.
+    fn handle(&mut self, msg: ToRedis) {
         match msg {
             ToRedis::Send(batch) => self.outbox.push_back(batch),
-            ToRedis::Ack(ids) => {
-                let node = self.config.node;
-                let con = self.con()?;
-                redis::cmd("EVAL")
-                    .arg(ACK_SCRIPT)
-                    .arg(2)
-                    .arg(inbox(node))
-                    .arg(key("inflight"))
-                    .arg(GROUP)
-                    .arg(node)
-                    .arg(&ids)
-                    .query::<i64>(con)?;
-            }
+            ToRedis::Ack(ids) => self.acks.extend(ids),
             ToRedis::Idle(idle, taken) => {
                 self.idle = idle;
                 self.taken_by_loop = taken;
-                // The loop sent its batches before saying it is idle: they must be in flight
-                // (counted) before the node counts as idle, or another node could find the
-                // crawl done while they wait here.
-                self.flush_outbox()?;
-                self.publish_idle()?;
             }
-            ToRedis::Stop => {
-                self.stopped = true;
-                let node = self.config.node;
-                let con = self.con()?;
-                redis::cmd("HSET")
-                    .arg(key("stopped"))
-                    .arg(node)
-                    .arg(1)
-                    .query::<()>(con)?;
-            }
+            ToRedis::Stop => self.stopped = true,
             ToRedis::Stats(s) => {
                 self.stats = Some(s);
-                let node = self.config.node;
-                publish_stats(self.con()?, node, Some(s))?;
+                self.stats_sent = false;
             }
             ToRedis::Quit => {}
+        }
+    }
+
+    /// Brings Redis up to what the loop said, in the order the done test needs: the loop's
+    /// batches are in flight (counted) before its idle flag can say so, or another node could
+    /// find the crawl done while they wait here. What fails stays to be written next turn.
+    fn sync(&mut self) -> redis::RedisResult<()> {
+        self.flush_outbox()?;
+        if !self.acks.is_empty() {
+            let node = self.config.node;
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(ACK_SCRIPT)
+                .arg(2)
+                .arg(inbox(node))
+                .arg(key("inflight"))
+                .arg(GROUP)
+                .arg(node)
+                .arg(&self.acks);
+            cmd.query::<i64>(self.con()?)?;
+            self.acks.clear();
+        }
+        self.publish_flags()?;
+        if !self.stats_sent {
+            let (node, stats) = (self.config.node, self.stats);
+            publish_stats(self.con()?, node, stats)?;
+            self.stats_sent = true;
         }
         Ok(())
     }
 
-    /// The node is idle in Redis only when the loop said so having taken every batch handed
-    /// to it (a batch on its way to the loop is work), with none of its own waiting to go.
-    fn publish_idle(&mut self) -> redis::RedisResult<()> {
+    /// The node's flags, when they changed. It is idle only when the loop said so having
+    /// taken every batch handed to it (a batch on its way to the loop is work), with none of
+    /// its own waiting to go.
+    fn publish_flags(&mut self) -> redis::RedisResult<()> {
         let idle = self.idle && self.taken_by_loop == self.handed && self.outbox.is_empty();
-        let node = self.config.node;
-        let Some(con) = self.con.as_mut() else {
+        let flags = (idle, self.stopped);
+        if self.published == Some(flags) {
             return Ok(());
-        };
-        redis::cmd("HSET")
+        }
+        let node = self.config.node;
+        let mut p = redis::pipe();
+        p.cmd("HSET")
             .arg(key("idle"))
             .arg(node)
             .arg(u8::from(idle))
-            .query::<()>(con)
+            .cmd("HSET")
+            .arg(key("stopped"))
+            .arg(node)
+            .arg(u8::from(self.stopped));
+        p.query::<()>(self.con()?)?;
+        self.published = Some(flags);
+        Ok(())
     }
 
     /// Writes waiting batches to their owners' inboxes, each with its in-flight count in one
@@ -545,6 +562,7 @@ impl RedisSide {
         let Some(con) = self.con.as_mut() else {
             return Ok(());
         };
+        let mut written = Ok(());
         while let Some(batch) = self.outbox.front() {
             let mut p = redis::pipe();
             p.atomic();
@@ -561,16 +579,22 @@ impl RedisSide {
                 .arg(batch.to)
                 .arg(1)
                 .ignore();
-            p.query::<()>(con)?;
+            written = p.query::<()>(con);
+            if written.is_err() {
+                break;
+            }
             if let Some(b) = self.outbox.pop_front() {
                 delivered.push_back(b);
             }
         }
-        self.hand(Inbound {
-            delivered,
-            ..Inbound::default()
-        });
-        Ok(())
+        // What went out is released even if a later batch failed.
+        if !delivered.is_empty() {
+            self.hand(Inbound {
+                delivered,
+                ..Inbound::default()
+            });
+        }
+        written
     }
 
     /// New seeds (for the scope) and inbox entries. The node is marked busy before the
@@ -615,11 +639,12 @@ impl RedisSide {
                 self.pending_from.clone_from(&id);
             }
             let bytes = field(&fields, b"b").unwrap_or_default();
-            batches.push_back((id, Batch::from_bytes(node, bytes)));
+            batches.push_back((id, Batch { to: node, bytes }));
         }
         self.idle = false;
         self.handed += batches.len() as u64;
-        self.publish_idle()?;
+        // Busy in Redis before the loop can acknowledge the batches.
+        self.publish_flags()?;
         seeds.extend(self.read_seeds()?);
         self.hand(Inbound {
             batches,

@@ -6,16 +6,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use redis::Connection;
 
-use super::cluster::{key, PREFIX, REDIS_TIMEOUT};
+use super::cluster::{key, open, PREFIX};
 
 /// `spinneret cluster-status`: the whole crawl's progress, one line per node.
 pub fn status(url: &str) -> Result<String, String> {
     let fail = |e: redis::RedisError| format!("Redis at {url}: {e}");
-    let client = redis::Client::open(url).map_err(fail)?;
-    let mut con = client
-        .get_connection_with_timeout(REDIS_TIMEOUT)
-        .map_err(fail)?;
-    con.set_read_timeout(Some(REDIS_TIMEOUT)).map_err(fail)?;
+    let (_, mut con) = open(url)?;
     let nodes: Option<u32> = redis::cmd("GET")
         .arg(key("nodes"))
         .query(&mut con)

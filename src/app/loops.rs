@@ -21,7 +21,7 @@ use crate::crawl::{Crawl, CrawlConfig, CrawlCounters};
 use crate::fetcher::stats::LoopStats;
 use crate::fetcher::{Crawler, CrawlerConfig, PayloadDigest};
 use crate::store::crawl_state;
-use crate::store::output::Output;
+use crate::store::output::{Output, Written};
 use crate::store::segments::SegmentSpill;
 use crate::ReturnCode;
 
@@ -40,18 +40,10 @@ struct Restore<'a> {
 }
 
 impl Restore<'_> {
-    /// The local partition for an owner.
-    fn local(&self, owner: u32) -> usize {
-        if self.crawls.len() == 1 {
-            0
-        } else {
-            owner as usize
-        }
-    }
-
+    /// The local partition owning `url` (a cluster node's one crawl owns all it restores).
     fn owner(&self, url: &str) -> usize {
-        match (self.crawls.first(), Url::parse(url)) {
-            (Some(c), Ok(u)) => self.local(c.owner_of(&u)),
+        match (&*self.crawls, Url::parse(url)) {
+            ([first, _, ..], Ok(u)) => first.owner_of(&u) as usize,
             _ => 0,
         }
     }
@@ -65,16 +57,13 @@ impl crawl_state::ReplaySink for Restore<'_> {
         }
     }
 
-    fn queued(&mut self, entry: &[u8]) {
-        let k = self.crawls.first().and_then(|c| c.owner_of_entry(entry));
-        let restored = match k.and_then(|k| {
-            let k = self.local(k);
-            self.crawls.get_mut(k)
-        }) {
-            Some(c) => c.restore_queued(entry),
-            None => false,
-        };
-        if !restored {
+    fn queued(&mut self, url: &str, entry: &[u8]) {
+        let k = self.owner(url);
+        if !self
+            .crawls
+            .get_mut(k)
+            .is_some_and(|c| c.restore_queued(entry))
+        {
             self.bad += 1;
         }
     }
@@ -148,6 +137,40 @@ fn run_partition<E: Exchange>(
         batches_out: source.batches_out,
         bytes_out: source.bytes_out,
         crawl: source.crawl,
+    })
+}
+
+/// Runs every partition to its end: one inline, several on a thread each.
+fn run_all<E: Exchange + Send>(
+    crawls: Vec<Crawl<AppSink>>,
+    exchanges: Vec<E>,
+    config: &CrawlerConfig,
+    progress_of: &(dyn Fn(usize) -> Progress + Sync),
+) -> Vec<Result<PartEnd, Failure>> {
+    let parts = crawls.into_iter().zip(exchanges).enumerate();
+    if parts.len() == 1 {
+        return parts
+            .map(|(k, (c, x))| run_partition(c, x, config.clone(), progress_of(k)))
+            .collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .map(|(k, (c, x))| {
+                let (cfg, progress) = (config.clone(), progress_of(k));
+                std::thread::Builder::new()
+                    .name(format!("loop-{k}"))
+                    .spawn_scoped(scope, move || run_partition(c, x, cfg, progress))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(Failure::Runtime("an event loop panicked".into()))),
+                Err(e) => Err(Failure::runtime(e)),
+            })
+            .collect()
     })
 }
 
@@ -276,7 +299,6 @@ pub(crate) fn execute(
         }
     }
 
-    let exchanges = LocalExchange::group(n);
     // One progress line, partition 0's, with the figures of all.
     let board = Arc::new(Mutex::new(vec![Figures::default(); n]));
     let progress_of = |k: usize| {
@@ -292,42 +314,10 @@ pub(crate) fn execute(
             p
         }
     };
-    let results: Vec<Result<PartEnd, Failure>> = if let Some(node) = node.take() {
-        crawls
-            .pop()
-            .map(|c| run_partition(c, node, crawler_config.clone(), progress_of(0)))
-            .into_iter()
-            .collect()
-    } else if n == 1 {
-        crawls
-            .into_iter()
-            .zip(exchanges)
-            .map(|(c, x)| run_partition(c, x, crawler_config.clone(), progress_of(0)))
-            .collect()
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = crawls
-                .into_iter()
-                .zip(exchanges)
-                .enumerate()
-                .map(|(k, (c, x))| {
-                    let cfg = crawler_config.clone();
-                    let progress = progress_of(k);
-                    std::thread::Builder::new()
-                        .name(format!("loop-{k}"))
-                        .spawn_scoped(scope, move || run_partition(c, x, cfg, progress))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h
-                        .join()
-                        .unwrap_or_else(|_| Err(Failure::Runtime("an event loop panicked".into()))),
-                    Err(e) => Err(Failure::runtime(e)),
-                })
-                .collect()
-        })
+    let cfg = &crawler_config;
+    let results = match node.take() {
+        Some(node) => run_all(crawls, vec![node], cfg, &progress_of),
+        None => run_all(crawls, LocalExchange::group(n), cfg, &progress_of),
     };
     conclude(results, durable, started, out_dir)
 }
@@ -400,12 +390,11 @@ fn conclude(
         revisits += output.stored().revisits;
         outputs.push(output);
     }
-    // Partition 0's output closes the files: it goes last.
-    let mut written = None;
+    // Partition 0's output closes the files and says what was written: it goes last.
+    let mut written = Written::default();
     while let Some(output) = outputs.pop() {
         match output.finish() {
-            Ok(w) if !w.warc_files.is_empty() || written.is_none() => written = Some(w),
-            Ok(_) => {}
+            Ok(w) => written = w,
             Err(e) => {
                 first_failure.get_or_insert(Failure::output(e));
             }
@@ -414,7 +403,6 @@ fn conclude(
     if let Some(f) = first_failure {
         return Err(f);
     }
-    let written = written.unwrap_or_default();
     Ok(CrawlReport {
         stats,
         counters,

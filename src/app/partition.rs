@@ -65,6 +65,10 @@ pub trait Exchange {
     fn scope_seed(&mut self) -> Option<String> {
         None
     }
+    /// Something to tell the user (the exchange's trouble), once per occasion.
+    fn take_notice(&mut self) -> Option<String> {
+        None
+    }
     /// The partition's figures, as often as the driver asks the source (called every turn).
     fn progress(&mut self, _now: Instant, _stats: NodeStats) {}
     /// Whether something arrived since the last look (the driver asks the source again).
@@ -78,8 +82,7 @@ pub struct PartitionSource<E: Exchange> {
     idle: bool,
     /// The exchange said the whole crawl is done.
     all_done: bool,
-    /// Batches received and sent.
-    pub batches_in: u64,
+    /// Batches sent, and their bytes.
     pub batches_out: u64,
     pub bytes_out: u64,
 }
@@ -91,7 +94,6 @@ impl<E: Exchange> PartitionSource<E> {
             exchange,
             idle: false,
             all_done: false,
-            batches_in: 0,
             batches_out: 0,
             bytes_out: 0,
         }
@@ -113,7 +115,6 @@ impl<E: Exchange> PartitionSource<E> {
                 break;
             };
             self.crawl.receive(&batch, journal);
-            self.batches_in += 1;
             got = true;
         }
         if got && journal {
@@ -151,7 +152,8 @@ impl<E: Exchange> PartitionSource<E> {
     }
 
     fn set_idle(&mut self, idle: bool) {
-        if idle != self.idle || idle {
+        // Busy is told once; idle every time, as the answer (whether all is done) changes.
+        if idle || self.idle {
             self.idle = idle;
             self.all_done = self.exchange.set_idle(idle);
         }
@@ -226,7 +228,9 @@ impl<E: Exchange> StoringSource for PartitionSource<E> {
     }
 
     fn take_notice(&mut self) -> Option<String> {
-        self.crawl.take_notice()
+        self.crawl
+            .take_notice()
+            .or_else(|| self.exchange.take_notice())
     }
 
     fn has_news(&mut self) -> bool {
@@ -374,7 +378,10 @@ impl Exchange for LocalExchange {
     fn has_news(&mut self) -> bool {
         // A waker only ends the poll; whether it was for us is not known. Asking the source
         // again is cheap (one turn per wake), so: whenever a batch is on its way anywhere, or
-        // the crawl is done.
+        // the crawl is done. A single loop has no one to hear from (and no lock to take).
+        if self.peers.len() == 1 {
+            return false;
+        }
         let b = lock(&self.board);
         b.in_flight > 0 || b.done
     }
@@ -385,11 +392,7 @@ mod tests {
     use super::*;
 
     fn batch(to: u32) -> Batch {
-        Batch {
-            to,
-            urls: 1,
-            bytes: vec![0],
-        }
+        Batch { to, bytes: vec![0] }
     }
 
     #[test]

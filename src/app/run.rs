@@ -708,7 +708,8 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     let resume = match start {
         Start::New(argv) => {
             if let Some(c) = &cluster {
-                crate::app::cluster::reachable(&c.url).map_err(Failure::Runtime)?;
+                // Nothing is written for a node whose cluster cannot be reached.
+                crate::app::cluster::open(&c.url).map_err(Failure::Runtime)?;
             }
             if crawl_state::holds_crawl(&out) {
                 return Err(usage(format!(

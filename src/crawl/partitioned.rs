@@ -46,14 +46,6 @@ impl<S: Sink> Crawl<S> {
             .map_or(0, |s| s.owner(url.host_str().unwrap_or_default()))
     }
 
-    /// The partition owning the URL of an entry as given to [`Sink::admitted`] (`None` if it
-    /// does not decode).
-    pub fn owner_of_entry(&self, mut entry: &[u8]) -> Option<u32> {
-        let url = get_bytes(&mut entry).and_then(|b| std::str::from_utf8(b).ok())?;
-        let url = Url::parse(url).ok()?;
-        Some(self.owner_of(&url))
-    }
-
     /// A batch for another partition that is full or due (every waiting one with `flush`).
     pub fn poll_batch(&mut self, now: Instant, flush: bool) -> Option<Batch> {
         self.splitter.as_mut()?.poll_batch(now, flush)

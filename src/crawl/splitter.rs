@@ -53,21 +53,10 @@ impl SplitterConfig {
 #[derive(Debug, Default)]
 pub struct Batch {
     pub to: u32,
-    pub urls: u32,
     pub bytes: Vec<u8>,
 }
 
 impl Batch {
-    /// A batch received from another partition.
-    pub fn from_bytes(to: u32, bytes: Vec<u8>) -> Batch {
-        let mut urls = 0u32;
-        let mut input = bytes.as_slice();
-        while get_bytes(&mut input).is_some() {
-            urls = urls.saturating_add(1);
-        }
-        Batch { to, urls, bytes }
-    }
-
     /// The entries, in order; a torn tail is ignored.
     pub fn entries(&self) -> impl Iterator<Item = &[u8]> {
         let mut input = self.bytes.as_slice();
@@ -77,6 +66,7 @@ impl Batch {
 
 struct Outbox {
     batch: Batch,
+    urls: usize,
     /// When the oldest URL in it was added.
     since: Option<Instant>,
 }
@@ -84,9 +74,6 @@ struct Outbox {
 pub struct Splitter {
     config: SplitterConfig,
     outboxes: Vec<Outbox>,
-    /// URLs routed elsewhere, and batches made of them.
-    forwarded: u64,
-    batches: u64,
 }
 
 /// The partition that owns `host` among `partitions`: the highest-scoring by rendezvous
@@ -125,32 +112,20 @@ impl Splitter {
                     to,
                     ..Batch::default()
                 },
+                urls: 0,
                 since: None,
             })
             .collect();
-        Splitter {
-            config,
-            outboxes,
-            forwarded: 0,
-            batches: 0,
-        }
+        Splitter { config, outboxes }
     }
 
     pub fn me(&self) -> u32 {
         self.config.me
     }
 
-    pub fn partitions(&self) -> u32 {
-        self.config.partitions
-    }
-
     /// The partition owning `host`.
     pub fn owner(&self, host: &str) -> u32 {
         owner(host, self.config.partitions)
-    }
-
-    pub fn is_mine(&self, host: &str) -> bool {
-        self.owner(host) == self.config.me
     }
 
     /// Puts an encoded entry in the outbox of partition `to` (not this one).
@@ -159,23 +134,22 @@ impl Splitter {
             return;
         };
         put_bytes(&mut out.batch.bytes, entry);
-        out.batch.urls += 1;
+        out.urls += 1;
         out.since.get_or_insert(now);
-        self.forwarded += 1;
     }
 
     /// A batch that is full or due at `now` (all of them, whatever their age, with `flush`).
     pub fn poll_batch(&mut self, now: Instant, flush: bool) -> Option<Batch> {
         let (max_urls, max_age) = (self.config.max_urls, self.config.max_age);
         let out = self.outboxes.iter_mut().find(|o| {
-            o.batch.urls > 0
+            o.urls > 0
                 && (flush
-                    || o.batch.urls as usize >= max_urls
+                    || o.urls >= max_urls
                     || o.since
                         .is_some_and(|t| now.saturating_duration_since(t) >= max_age))
         })?;
         out.since = None;
-        self.batches += 1;
+        out.urls = 0;
         let to = out.batch.to;
         Some(std::mem::replace(
             &mut out.batch,
@@ -197,12 +171,7 @@ impl Splitter {
 
     /// Whether URLs wait in an outbox.
     pub fn has_pending(&self) -> bool {
-        self.outboxes.iter().any(|o| o.batch.urls > 0)
-    }
-
-    /// URLs forwarded and batches made so far.
-    pub fn counts(&self) -> (u64, u64) {
-        (self.forwarded, self.batches)
+        self.outboxes.iter().any(|o| o.urls > 0)
     }
 }
 
@@ -245,7 +214,7 @@ mod tests {
         assert!(s.poll_batch(t0, false).is_none());
         s.forward(1, b"c", t0);
         let b = s.poll_batch(t0, false).expect("full batch");
-        assert_eq!((b.to, b.urls), (1, 3));
+        assert_eq!(b.to, 1);
         assert_eq!(b.entries().collect::<Vec<_>>(), vec![&b"a"[..], b"b", b"c"]);
         assert_eq!(s.next_due(), Some(t0 + Duration::from_millis(100)));
         assert!(s
@@ -254,12 +223,10 @@ mod tests {
         let late = s
             .poll_batch(t0 + Duration::from_millis(100), false)
             .unwrap();
-        assert_eq!((late.to, late.urls), (2, 1));
+        assert_eq!((late.to, late.entries().count()), (2, 1));
         assert!(!s.has_pending());
         s.forward(2, b"y", t0);
-        assert_eq!(s.poll_batch(t0, true).map(|b| b.urls), Some(1));
-        assert_eq!(s.counts(), (5, 3));
-        let back = Batch::from_bytes(1, b.bytes);
-        assert_eq!(back.urls, 3);
+        assert_eq!(s.poll_batch(t0, true).map(|b| b.entries().count()), Some(1));
+        assert!(s.poll_batch(t0, true).is_none());
     }
 }

@@ -37,6 +37,7 @@ impl LoopStats {
         ] {
             *a += b;
         }
+        // Gauges and peaks add too: the loops run at once.
         for (a, b) in [
             (&mut self.live, o.live),
             (&mut self.peak_live, o.peak_live),

@@ -166,7 +166,7 @@ pub trait ReplaySink {
     /// A URL the crawl admitted (done or not): it is seen.
     fn seen(&mut self, url: &str);
     /// A URL admitted and not ended, in admission order: `entry` as the crawl encoded it.
-    fn queued(&mut self, entry: &[u8]);
+    fn queued(&mut self, url: &str, entry: &[u8]);
     /// The payload digest of a URL that ended with one.
     fn digest(&mut self, digest: PayloadDigest);
 }
@@ -219,7 +219,7 @@ pub fn replay(out: &Path, sink: &mut dyn ReplaySink) -> Result<Replayed, StateEr
                     // Queued once, however often admitted: then it counts as ended here.
                     if done.insert(done_key(url)) {
                         r.queued += 1;
-                        sink.queued(entry);
+                        sink.queued(url, entry);
                     }
                 }
                 (DONE | ADMITTED | RELEASED, _) => {}
@@ -251,7 +251,7 @@ mod tests {
         fn seen(&mut self, url: &str) {
             self.seen.push(url.to_string());
         }
-        fn queued(&mut self, entry: &[u8]) {
+        fn queued(&mut self, _url: &str, entry: &[u8]) {
             self.queued.push(entry.to_vec());
         }
         fn digest(&mut self, _: PayloadDigest) {
