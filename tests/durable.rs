@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::crawl_run::{
     check_complete, crawl_args, resume_args, start_web, Rng, Run, LIFETIME, MAX_CONNS, RUN_LIMIT,
-    UNCOMMITTED,
+    TEST_WEB_FLAGS, UNCOMMITTED,
 };
 use common::temp_dir;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
@@ -170,36 +170,30 @@ fn a_frontier_of_five_million_urls_stays_under_128_mb() {
     .unwrap();
     let out = temp_dir("durable-5m").join("crawl");
     let started = Instant::now();
-    let r = common::spinneret(
-        &[
-            "crawl",
-            "--scope",
-            "any",
-            "--allow-domain",
-            "test",
-            "--allow-net",
-            "127.0.0.0/8",
-            "--hosts-file",
-            "none",
-            "--dns-server",
-            &dns.addr().to_string(),
-            "--delay-ms",
-            "0",
-            "--delay-factor",
-            "0",
-            "--max-pages",
-            "25200",
-            // The default budget (32 MB); SPINNERET_FRONTIER_RAM=10G measures the frontier
-            // all in RAM for comparison.
-            "--frontier-ram",
-            &std::env::var("SPINNERET_FRONTIER_RAM").unwrap_or_else(|_| "32M".into()),
-            "-q",
-            "-o",
-            out.to_str().unwrap(),
-            &server.seed(),
-        ],
-        Duration::from_secs(240),
-    );
+    let dns_addr = dns.addr().to_string();
+    let frontier_ram = std::env::var("SPINNERET_FRONTIER_RAM").unwrap_or_else(|_| "32M".into());
+    let mut args = vec!["crawl"];
+    args.extend(TEST_WEB_FLAGS);
+    args.extend([
+        "--dns-server",
+        &dns_addr,
+        "--delay-ms",
+        "0",
+        "--delay-factor",
+        "0",
+        "--max-pages",
+        "25200",
+        // The default budget (32 MB); SPINNERET_FRONTIER_RAM=10G measures the frontier
+        // all in RAM for comparison.
+        "--frontier-ram",
+        &frontier_ram,
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let seed = server.seed();
+    args.push(&seed);
+    let r = common::spinneret(&args, Duration::from_secs(240));
     let stats = std::fs::read_to_string(out.join("stats.json")).unwrap();
     let number = |key: &str| -> u64 {
         let at = stats.find(&format!("\"{key}\": ")).expect(key) + key.len() + 4;

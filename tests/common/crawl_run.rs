@@ -44,6 +44,19 @@ pub fn start_web(hosts: usize, pages: usize) -> Web {
     Web { web, server, dns }
 }
 
+/// What lets a crawl reach the loopback test webs (`*.test` names on 127.0.0.0/8, our own DNS
+/// rather than /etc/hosts).
+pub const TEST_WEB_FLAGS: [&str; 8] = [
+    "--scope",
+    "any",
+    "--allow-domain",
+    "test",
+    "--allow-net",
+    "127.0.0.0/8",
+    "--hosts-file",
+    "none",
+];
+
 /// The crawl command for `web` into `out`; `delay_ms` spaces each host's requests so that a
 /// crawl lasts long enough to be killed in the middle.
 pub fn crawl_args(web: &Web, out: &Path, delay_ms: u64) -> Vec<String> {
@@ -52,23 +65,12 @@ pub fn crawl_args(web: &Web, out: &Path, delay_ms: u64) -> Vec<String> {
 
 /// [`crawl_args`] with `extra` options (e.g. `--loops 2`) before the seeds.
 pub fn crawl_args_with(web: &Web, out: &Path, delay_ms: u64, extra: &[&str]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "crawl",
-        "--scope",
-        "any",
-        "--allow-domain",
-        "test",
-        "--allow-net",
-        "127.0.0.0/8",
-        "--hosts-file",
-        "none",
-        "--checkpoint-secs",
-        "1",
-        "-q",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut args: Vec<String> = ["crawl"]
+        .iter()
+        .chain(&TEST_WEB_FLAGS)
+        .chain(&["--checkpoint-secs", "1", "-q"])
+        .map(|s| s.to_string())
+        .collect();
     args.extend([
         "--dns-server".into(),
         web.dns.addr().to_string(),
