@@ -17,9 +17,10 @@ use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
 use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode};
 use crate::app::run::{drive, with_spool, AppSink, Display, Stop};
 use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
-use crate::crawl::{Crawl, CrawlConfig, CrawlCounters};
+use crate::crawl::{self, Crawl, CrawlConfig, CrawlCounters};
 use crate::fetcher::stats::LoopStats;
 use crate::fetcher::{Crawler, CrawlerConfig, PayloadDigest};
+use crate::store::compaction::StateKeys;
 use crate::store::crawl_state;
 use crate::store::output::{Output, Written};
 use crate::store::segments::SegmentSpill;
@@ -50,6 +51,12 @@ impl Restore<'_> {
 }
 
 impl crawl_state::ReplaySink for Restore<'_> {
+    fn seen_sorted(&mut self, part: u32, keys: &[u64]) {
+        if let Some(c) = self.crawls.get_mut(part as usize) {
+            c.restore_seen_sorted(keys);
+        }
+    }
+
     fn seen(&mut self, url: &str) {
         let k = self.owner(url);
         if let Some(c) = self.crawls.get_mut(k) {
@@ -211,6 +218,14 @@ pub(crate) fn execute(
     if let Some(c) = &cluster {
         // Node K's files are PREFIX-nK-…: the nodes' outputs can be gathered in one place.
         setup.output.warc_prefix = format!("{}-n{}", setup.output.warc_prefix, c.node);
+    }
+    if durable {
+        // The journal is folded into checkpoints that file each URL-seen key under the
+        // partition the restore gives it to.
+        let parts = n as u32;
+        setup.output.state_keys = Some(StateKeys(Arc::new(move |url: &str| {
+            crawl::partition_key(url, parts)
+        })));
     }
     let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
     let out_dir = setup.output.dir.clone();

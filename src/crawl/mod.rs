@@ -28,6 +28,7 @@
 mod done;
 pub mod frontier;
 mod partitioned;
+pub use partitioned::partition_key;
 pub mod sink;
 pub mod spill;
 pub mod splitter;

@@ -9,10 +9,18 @@ use url::Url;
 
 use super::sink::{Hop, Sink, Via};
 use super::spill::{get_bytes, Spillable};
-use super::splitter::{Batch, Splitter, SplitterConfig};
+use super::splitter::{self, Batch, Splitter, SplitterConfig};
 use super::url_seen::url_key;
 use super::{Crawl, Entry};
 use crate::fetcher::PayloadDigest;
+
+/// A journal URL's partition among `partitions` local ones (the crawl that
+/// [`Crawl::owner_of`] names) and its URL-seen key: what a checkpoint files it under.
+pub fn partition_key(url: &str, partitions: u32) -> Option<(u32, u64)> {
+    let url = Url::parse(url).ok()?;
+    let part = splitter::owner(url.host_str().unwrap_or_default(), partitions);
+    Some((part, url_key(&url)))
+}
 
 impl<S: Sink> Crawl<S> {
     /// The partition owning `url`'s host, if not this one.
@@ -147,6 +155,12 @@ impl<S: Sink> Crawl<S> {
             }
             None => false,
         }
+    }
+
+    /// ...keys of its URL-seen set, from a checkpoint, in increasing order (before any
+    /// [`Self::restore_seen`]).
+    pub fn restore_seen_sorted(&mut self, keys: &[u64]) {
+        self.seen.extend_sorted(keys);
     }
 
     /// ...a payload it fetched is content seen.

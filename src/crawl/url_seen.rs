@@ -268,6 +268,35 @@ impl UrlSeen {
         set
     }
 
+    /// Adds keys given in increasing order (a checkpoint's, in chunks): while they lie above
+    /// every key in the set they are packed into leaves as [`Self::from_sorted`] packs them;
+    /// any other key is inserted as usual.
+    pub fn extend_sorted(&mut self, keys: &[u64]) {
+        for &key in keys {
+            match self.leaves.last_entry() {
+                Some(mut last) if key > last.get().max => {
+                    let leaf = last.get_mut();
+                    if leaf.keys.len() < LOAD_FILL.min(self.leaf_capacity) {
+                        if leaf.keys.len() == leaf.keys.capacity() {
+                            leaf.keys.reserve_exact(LEAF_GROW);
+                        }
+                        leaf.keys.push(key);
+                        leaf.max = key;
+                        self.len += 1;
+                    } else {
+                        let mut run = Vec::with_capacity(LEAF_GROW);
+                        run.push(key);
+                        self.push_leaf(run);
+                    }
+                }
+                Some(_) => {
+                    self.insert(key);
+                }
+                None => self.push_leaf(vec![key]),
+            }
+        }
+    }
+
     /// Appends a non-empty sorted run whose keys are all above every key in the set.
     fn push_leaf(&mut self, keys: Vec<u64>) {
         let leaf = Leaf::new(keys);
@@ -391,6 +420,30 @@ mod tests {
         assert_eq!(reloaded.len(), set.len());
         assert!(reloaded.bytes_used() as f64 / reloaded.len() as f64 <= 10.0);
         assert!(set.iter().eq(reloaded.iter()));
+    }
+
+    #[test]
+    fn a_checkpoint_restored_in_chunks_packs_as_tight_as_from_sorted_and_takes_later_keys() {
+        let mut next = rng(0xc4ec);
+        let mut keys: Vec<u64> = (0..300_000).map(|_| next()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut set = UrlSeen::new();
+        for chunk in keys.chunks(4096) {
+            set.extend_sorted(chunk);
+        }
+        assert_eq!(set.len(), keys.len());
+        assert!(set.iter().eq(keys.iter().copied()));
+        assert!(set.bytes_used() as f64 / set.len() as f64 <= 10.0);
+        check_invariants(&set);
+        // Then keys out of order (a journal's, after the checkpoint) and repeats.
+        let later = [keys[7] + 1, 3, keys[0], u64::MAX];
+        set.extend_sorted(&later);
+        for k in later {
+            assert!(set.contains(k));
+        }
+        assert_eq!(set.len(), keys.len() + 3, "keys[0] was there");
+        check_invariants(&set);
     }
 
     #[test]

@@ -8,10 +8,12 @@
 
 pub mod cdxj;
 pub mod checkpoint;
+pub mod compaction;
 pub mod crawl_log;
 pub mod crawl_state;
 pub mod crc32c;
 pub mod journal;
+mod journal_side;
 pub mod output;
 pub mod recover;
 pub mod segments;

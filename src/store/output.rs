@@ -19,12 +19,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
+use super::compaction::StateKeys;
 use super::crawl_log::{self, CrawlLog, LogLine};
 use super::crawl_state;
+use super::journal_side::JournalSide;
 use super::warc::{WarcInfo, WarcWriter, WriterOptions};
-use super::writer::{JournalSide, OwnedExchange, PartWarc, ToWriter, WarcThread, WriterSide};
+use super::writer::{OwnedExchange, PartWarc, ToWriter, WarcThread, WriterSide};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::spill::put_bytes;
 use crate::fetcher::{FetchDone, PayloadDigest};
@@ -64,6 +66,9 @@ pub struct OutputConfig {
     /// Journal URL events in `DIR/crawl.state` so the crawl can be resumed, fsyncing WARC,
     /// crawl.log and journal this often (power-cut safety; a kill needs no fsync).
     pub durable: Option<Duration>,
+    /// A durable crawl's URL → (local partition, URL-seen key): with it, the journal is
+    /// folded into checkpoints as it rotates; without, it only grows.
+    pub state_keys: Option<StateKeys>,
     /// Continue an earlier run's output: append to crawl.log, number WARC files after the
     /// existing ones.
     pub resume: bool,
@@ -83,6 +88,7 @@ impl OutputConfig {
             command_line: None,
             options: Vec::new(),
             durable: None,
+            state_keys: None,
             resume: false,
         }
     }
@@ -177,15 +183,10 @@ impl Output {
             std::fs::create_dir_all(&state).map_err(|e| err(&state, e))?;
         }
         let journal = match &config.durable {
-            Some(sync_every) => Some(JournalSide {
-                writer: crawl_state::open_journal(&config.dir)
-                    .map_err(|e| err(&crawl_state::journal_path(&config.dir), e))?,
-                pending: Vec::new(),
-                pending_msgs: 0,
-                first_pending: None,
-                sync_every: *sync_every,
-                last_sync: Instant::now(),
-            }),
+            Some(sync_every) => Some(
+                JournalSide::open(config.dir.clone(), *sync_every, config.state_keys.clone())
+                    .map_err(|e| err(&crawl_state::state_dir(&config.dir), e))?,
+            ),
             None => None,
         };
         let mut seed = [0u8; 16];

@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog};
-use super::journal::JournalWriter;
+use super::journal_side::JournalSide;
 use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
 use super::warc::{Exchange, Revisit, WarcWriter};
 use crate::crawl::spill::get_bytes;
@@ -56,17 +56,6 @@ pub(super) const COMMIT_DELAY: Duration = Duration::from_millis(20);
 /// ...and after this many messages: with the writer queue, this bounds the fetches a kill can
 /// lose (and so fetch again on resume).
 pub(super) const COMMIT_MESSAGES: usize = 32;
-
-/// The journal side of the writer thread.
-pub(super) struct JournalSide {
-    pub(super) writer: JournalWriter,
-    /// Framed records received and not yet appended.
-    pub(super) pending: Vec<u8>,
-    pub(super) pending_msgs: usize,
-    pub(super) first_pending: Option<Instant>,
-    pub(super) sync_every: Duration,
-    pub(super) last_sync: Instant,
-}
 
 /// What the writer thread owns: the WARC writer, crawl.log and the journal, written in that
 /// order so that a journal record never reaches the disk before what it says was stored.
@@ -142,11 +131,13 @@ impl WriterSide {
 
     /// Hands WARC, crawl.log and then the pending journal records to the OS (enough for a
     /// kill); every `sync_every`, fsyncs them in the same order (enough for a power cut).
-    fn commit(&mut self, force_sync: bool) -> io::Result<()> {
+    /// `last`: the run is ending: everything is synced, and the journal stays where it is
+    /// (folding it now would only delay the exit; a resume reads it as it is).
+    fn commit(&mut self, last: bool) -> io::Result<()> {
         let Some(j) = &mut self.journal else {
             return Ok(());
         };
-        let sync = force_sync || j.last_sync.elapsed() >= j.sync_every;
+        let sync = last || j.sync_due();
         if j.pending.is_empty() && !sync {
             self.committed.store(self.handled, Ordering::Release);
             return Ok(());
@@ -174,6 +165,9 @@ impl WriterSide {
         if sync {
             j.writer.sync()?;
             j.last_sync = Instant::now();
+            if !last {
+                j.rotate()?;
+            }
         } else {
             j.writer.flush()?;
         }
@@ -232,6 +226,9 @@ impl WriterSide {
             }
         }
         self.commit(true).map_err(fail)?;
+        if let Some(j) = &mut self.journal {
+            j.reap(true).map_err(fail)?;
+        }
         let mut written = Written::default();
         for p in self.warcs {
             let mut warc = p.warc;
