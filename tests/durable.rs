@@ -28,27 +28,48 @@ fn killed_again_and_again_then_resumed_nothing_is_lost() {
     let mut rng = Rng(seed | 1);
     let mut run = Run::start(&crawl_args(&web, &out, 150));
     let mut kills = 0;
-    // At least five kills: at random moments, and one aimed at a checkpoint (fsync every
-    // second: just after a whole second of the run).
-    for k in 0..6 {
-        let wait_ms = if k == 2 {
-            1_000 + rng.below(20)
+    let mut from_checkpoint = 0;
+    let state = out.join("crawl.state");
+    // At least five kills: at random moments, and two aimed at a checkpoint (each second
+    // the files are fsynced, the journal moves to a new generation and the closed ones are
+    // folded into a checkpoint): the moment a new generation appears.
+    for k in 0..7 {
+        if k == 2 || k == 4 {
+            let before = state_names(&state);
+            let t = Instant::now();
+            // Bounded: 3 s of 1 ms polls.
+            while t.elapsed() < Duration::from_secs(3)
+                && state_names(&state)
+                    .iter()
+                    .all(|n| before.contains(n) || !n.starts_with("journal"))
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
         } else {
-            200 + rng.below(900)
-        };
-        std::thread::sleep(Duration::from_millis(wait_ms));
+            std::thread::sleep(Duration::from_millis(200 + rng.below(900)));
+        }
         if run.0.try_wait().unwrap().is_some() {
             break;
         }
         run.signal("-KILL");
         run.wait();
         kills += 1;
+        if state_names(&state)
+            .iter()
+            .any(|n| n.starts_with("checkpoint."))
+        {
+            from_checkpoint += 1;
+        }
         run = Run::start(&resume_args(&out));
     }
     let status = run.wait();
     drop(run);
     // A crawl that finished inside the last resume exits 0 or with HTTP errors (none here).
     assert_eq!(status, Some(0), "the last resume did not finish the crawl");
+    assert!(
+        from_checkpoint >= 2,
+        "only {from_checkpoint} resumes started from a checkpoint"
+    );
     assert!(
         kills >= 5,
         "only {kills} kills: the crawl ended too soon to test"
@@ -108,6 +129,18 @@ fn stopped_with_ctrl_c_and_resumed_nothing_is_fetched_twice() {
         "a fetch cut by Ctrl-C was logged instead of left for the resume"
     );
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
+}
+
+/// The names in `dir` (none if it is missing).
+fn state_names(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir).map_or_else(
+        |_| Vec::new(),
+        |d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        },
+    )
 }
 
 /// Every file name in `dir` with its length.

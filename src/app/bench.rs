@@ -59,6 +59,10 @@ pub struct BenchArgs {
     /// journal's cost.
     #[arg(long)]
     pub no_journal: bool,
+    /// Fsync, start a new journal generation and fold the closed ones into a checkpoint this
+    /// often (as `crawl --checkpoint-secs`): a short interval measures what checkpoints cost.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub checkpoint_secs: u64,
     /// Event loops (as `crawl --loops`): partitions of the hosts, one thread each.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub loops: usize,
@@ -320,7 +324,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         crawler,
         output: OutputConfig {
             gzip_level: args.warc_gzip_level,
-            durable: (!args.no_journal).then_some(Duration::from_secs(60)),
+            durable: (!args.no_journal).then_some(Duration::from_secs(args.checkpoint_secs.max(1))),
             ..OutputConfig::new(out_dir.clone(), "bench")
         },
     };
