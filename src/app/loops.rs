@@ -276,7 +276,7 @@ pub(crate) fn execute(
             crawls: &mut crawls,
             bad: 0,
         };
-        let r = crawl_state::replay(&out_dir, &mut restore)
+        let r = crawl_state::replay(&out_dir, &mut restore, n as u32)
             .map_err(|e| Failure::Output(e.to_string()))?;
         let bad = restore.bad;
         if let Some(x) = node.as_mut() {

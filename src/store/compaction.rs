@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::crawl_state::{
-    self, checkpoint_path, done_key, queued_after, scan_ends, Event, StateError, StateFiles,
+    self, checkpoint_path, queued_after, scan_ends, still_queued, Event, StateError, StateFiles,
 };
 use super::journal::{sync_parent_dir, JournalReader, JournalWriter};
 use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
@@ -403,6 +403,10 @@ impl NewKeys {
 /// Folds the newest checkpoint and the journals up to generation `upto` (closed: appends go
 /// to a later one) into `checkpoint.UPTO`, then removes what it covers. Returns the new
 /// checkpoint's size in bytes.
+///
+/// A URL admitted twice (several loops: see [`crawl_state::replay`]) may stay queued twice
+/// here: the replay queues it once, and keeping a set of queued URLs here would cost 8 bytes
+/// per URL of the whole checkpoint.
 pub fn compact(out: &Path, upto: u64, key: &KeyFn) -> Result<u64, StateError> {
     let StateFiles {
         checkpoint,
@@ -415,7 +419,7 @@ pub fn compact(out: &Path, upto: u64, key: &KeyFn) -> Result<u64, StateError> {
     let mut new = NewKeys::new(w.tmp.clone());
     let mut digests = Vec::new();
     let mut failed = None;
-    let ends = scan_ends(&journals, |ev| match ev {
+    let mut ends = scan_ends(&journals, |ev| match ev {
         Event::Admitted { url, .. } => {
             if let Some((part, k)) = key(url) {
                 if let Err(e) = new.add(part, k) {
@@ -444,8 +448,10 @@ pub fn compact(out: &Path, upto: u64, key: &KeyFn) -> Result<u64, StateError> {
             }
             match item {
                 Item::Seen(part, keys) => new.merge(&mut w, part, keys).map_err(io),
-                Item::Queued(url, _) if ends.ended.contains(&done_key(url)) => Ok(()),
-                Item::Queued(url, entry) => w.queued(url, entry).map_err(io),
+                Item::Queued(url, entry) if still_queued(&mut ends, url, false) => {
+                    w.queued(url, entry).map_err(io)
+                }
+                Item::Queued(..) => Ok(()),
                 Item::Digests(ds) => w.digests(ds).map_err(io),
             }
         })?;
@@ -456,7 +462,8 @@ pub fn compact(out: &Path, upto: u64, key: &KeyFn) -> Result<u64, StateError> {
     counts.done += ends.done;
     queued_after(
         &journals,
-        &ends,
+        &mut ends,
+        false,
         |url, entry| w.queued(url, entry).map_err(StateError::Io),
         &mut counts.admitted,
     )?;

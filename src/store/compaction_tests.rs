@@ -16,6 +16,7 @@ struct Seen {
     digests: Vec<PayloadDigest>,
 }
 
+/// Two local partitions, as `--loops 2`: a URL may be admitted twice.
 fn key(url: &str) -> Option<(u32, u64)> {
     crate::crawl::partition_key(url, 2)
 }
@@ -44,7 +45,7 @@ impl ReplaySink for Seen {
 
 fn replayed(out: &Path) -> (Seen, Replayed) {
     let mut s = Seen::default();
-    let r = replay(out, &mut s).unwrap();
+    let r = replay(out, &mut s, 2).unwrap();
     s.digests.sort();
     (s, r)
 }
@@ -66,8 +67,8 @@ fn rng(mut s: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
-/// A random crawl's journal records: URLs admitted, then done (with or without a digest)
-/// or released, in a random interleaving.
+/// A random crawl's journal records: URLs admitted (some twice, as two loops forwarding
+/// one URL do), then done (with or without a digest) or released, in a random interleaving.
 fn random_records(seed: u64, n: usize) -> Vec<Vec<u8>> {
     let mut r = rng(seed);
     let mut recs = Vec::new();
@@ -75,7 +76,10 @@ fn random_records(seed: u64, n: usize) -> Vec<Vec<u8>> {
     let mut next = 0;
     for _ in 0..n {
         let mut rec = Vec::new();
-        if live.is_empty() || r(3) > 0 {
+        if !live.is_empty() && r(10) == 0 {
+            let url = &live[r(live.len() as u64) as usize];
+            push_admitted(&mut rec, url, b"again");
+        } else if live.is_empty() || r(3) > 0 {
             let url = format!("http://h{}.test/p{next}", r(7));
             next += 1;
             push_admitted(&mut rec, &url, format!("entry{next}").as_bytes());
@@ -170,7 +174,7 @@ fn a_checkpoint_without_its_end_is_refused() {
     let cp = crawl_state::checkpoint_path(&out, 0);
     let bytes = fs::read(&cp).unwrap();
     fs::write(&cp, &bytes[..bytes.len() - 8]).unwrap();
-    let err = replay(&out, &mut Seen::default()).unwrap_err();
+    let err = replay(&out, &mut Seen::default(), 2).unwrap_err();
     assert!(err.to_string().contains("checkpoint.0"), "{err}");
     let _ = fs::remove_dir_all(&out);
 }

@@ -346,12 +346,26 @@ pub(super) fn scan_ends(
     Ok(ends)
 }
 
-/// The second pass: each URL the journals admitted and did not end, in order. (A URL is
-/// admitted once per crawl directory: the URL-seen set decides, and a partition receiving
-/// another's URLs journals them only when the sender's journal is another directory's.)
+/// Whether a URL is queued (not ended, and with `dedupe` not queued before; `dedupe` then
+/// remembers it). Several local partitions (`--loops`) sharing one journal admit a URL more
+/// than once: each journals the URLs it forwards, and two may forward the same one, or one
+/// forward what its owner admitted itself; the owner's URL-seen set keeps one. A single
+/// crawl (one loop, a cluster node) admits each URL once, so it needs no set of queued URLs.
+pub(super) fn still_queued(ends: &mut Ends, url: &str, dedupe: bool) -> bool {
+    let k = done_key(url);
+    if dedupe {
+        ends.ended.insert(k)
+    } else {
+        !ends.ended.contains(&k)
+    }
+}
+
+/// The second pass: each URL the journals admitted and did not end, in order (see
+/// [`still_queued`]).
 pub(super) fn queued_after(
     journals: &[(u64, PathBuf)],
-    ends: &Ends,
+    ends: &mut Ends,
+    dedupe: bool,
     mut f: impl FnMut(&str, &[u8]) -> Result<(), StateError>,
     admitted: &mut u64,
 ) -> Result<(), StateError> {
@@ -359,7 +373,7 @@ pub(super) fn queued_after(
         for_each_event(path, |ev| match ev {
             Event::Admitted { url, entry } => {
                 *admitted += 1;
-                if !ends.ended.contains(&done_key(url)) {
+                if still_queued(ends, url, dedupe) {
                     f(url, entry)?;
                 }
                 Ok(())
@@ -375,7 +389,14 @@ pub(super) fn queued_after(
 /// checkpoint's URL-seen keys, the journals' ends and admissions, the checkpoint's queue
 /// minus what ended since, then the journals' queue. (A 64-bit hash collision could make
 /// one queued URL look ended: about 1 in 10^8 for a crawl of 10^6 URLs; accepted.)
-pub fn replay(out: &Path, sink: &mut dyn ReplaySink) -> Result<Replayed, StateError> {
+/// `partitions`: local partitions sharing the journal; past one, a URL admitted twice is
+/// queued once, at 8 bytes per queued URL more.
+pub fn replay(
+    out: &Path,
+    sink: &mut dyn ReplaySink,
+    partitions: u32,
+) -> Result<Replayed, StateError> {
+    let dedupe = partitions > 1;
     let files = state_files(out)?;
     let mut r = Replayed::default();
     if let Some((_, cp)) = &files.checkpoint {
@@ -386,7 +407,7 @@ pub fn replay(out: &Path, sink: &mut dyn ReplaySink) -> Result<Replayed, StateEr
             Ok(())
         })?;
     }
-    let ends = scan_ends(&files.journals, |ev| match ev {
+    let mut ends = scan_ends(&files.journals, |ev| match ev {
         Event::Admitted { url, .. } => sink.seen(url),
         Event::Done {
             digest: Some(d), ..
@@ -397,7 +418,7 @@ pub fn replay(out: &Path, sink: &mut dyn ReplaySink) -> Result<Replayed, StateEr
         let counts = compaction::read(cp, false, |item| {
             match item {
                 compaction::Item::Queued(url, entry) => {
-                    if !ends.ended.contains(&done_key(url)) {
+                    if still_queued(&mut ends, url, dedupe) {
                         r.queued += 1;
                         sink.queued(url, entry);
                     }
@@ -417,7 +438,8 @@ pub fn replay(out: &Path, sink: &mut dyn ReplaySink) -> Result<Replayed, StateEr
     r.done += ends.done;
     queued_after(
         &files.journals,
-        &ends,
+        &mut ends,
+        dedupe,
         |url, entry| {
             r.queued += 1;
             sink.queued(url, entry);
@@ -471,7 +493,7 @@ mod tests {
     }
 
     #[test]
-    fn released_urls_end_without_counting_done() {
+    fn released_urls_end_without_counting_done_and_a_url_admitted_twice_queues_once() {
         let dir = std::env::temp_dir().join(format!("spinneret-replay-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let (a, b, c) = ("http://a.test/", "http://b.test/", "http://c.test/");
@@ -481,13 +503,15 @@ mod tests {
                 rec(|v| push_admitted(v, a, b"ea")),
                 rec(|v| push_admitted(v, b, b"eb")),
                 rec(|v| push_admitted(v, c, b"ec")),
-                // b went to the partition owning its host; c was fetched.
+                // b went to the partition owning its host; a was admitted again (another
+                // loop forwarded it to its owner too); c was fetched.
                 rec(|v| push_released(v, b)),
+                rec(|v| push_admitted(v, a, b"ea")),
                 rec(|v| push_done(v, c, Some(&[7; 20]))),
             ],
         );
         let mut sink = Collect::default();
-        let r = replay(&dir, &mut sink).unwrap();
+        let r = replay(&dir, &mut sink, 2).unwrap();
         assert_eq!(
             sink.queued,
             vec![b"ea".to_vec()],
