@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::crawl_state::{
-    self, checkpoint_path, queued_after, scan_ends, still_queued, Event, StateError, StateFiles,
+    self, admitted_after, checkpoint_path, scan_ends, still_queued, Event, StateError, StateFiles,
 };
 use super::journal::{sync_parent_dir, JournalReader, JournalWriter};
 use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
@@ -73,12 +73,10 @@ pub struct Counts {
     pub done: u64,
 }
 
-/// Reads the checkpoint at `path`, handing each item to `f`; `seen_only` stops after the
-/// URL-seen keys. A checkpoint that is damaged or lacks its end is an error: it was renamed
+/// Reads the checkpoint at `path`, handing each item to `f`. A checkpoint that is damaged or lacks its end is an error: it was renamed
 /// into place only once complete and synced.
 pub fn read(
     path: &Path,
-    seen_only: bool,
     mut f: impl FnMut(Item<'_>) -> Result<(), StateError>,
 ) -> Result<Counts, StateError> {
     let bad = |what: &str| StateError::Damaged(format!("{}: {what}", path.display()));
@@ -113,7 +111,6 @@ pub fn read(
                 );
                 f(Item::Seen(part, &keys))?;
             }
-            _ if seen_only => return Ok(Counts::default()),
             TAG_QUEUED => {
                 let url = get_bytes(&mut input)
                     .and_then(|b| std::str::from_utf8(b).ok())
@@ -418,30 +415,27 @@ pub fn compact(out: &Path, upto: u64, key: &KeyFn) -> Result<u64, StateError> {
     let mut w = CheckpointWriter::create(path.clone())?;
     let mut new = NewKeys::new(w.tmp.clone());
     let mut digests = Vec::new();
-    let mut failed = None;
-    let mut ends = scan_ends(&journals, |ev| match ev {
-        Event::Admitted { url, .. } => {
-            if let Some((part, k)) = key(url) {
-                if let Err(e) = new.add(part, k) {
-                    failed.get_or_insert(e);
+    let mut ends = scan_ends(&journals, |ev| {
+        match ev {
+            Event::Admitted { url, .. } => {
+                if let Some((part, k)) = key(url) {
+                    new.add(part, k)?;
                 }
             }
+            Event::Done {
+                digest: Some(d), ..
+            } => digests.extend_from_slice(d),
+            _ => {}
         }
-        Event::Done {
-            digest: Some(d), ..
-        } => digests.extend_from_slice(d),
-        _ => {}
+        Ok(())
     })?;
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
     new.sort()?;
     let mut counts = Counts::default();
     // Seen records all come first: the new keys above the checkpoint's go before its next item.
     let mut seen_over = false;
     if let Some((_, cp)) = &checkpoint {
         let io = StateError::Io;
-        counts = read(cp, false, |item| {
+        counts = read(cp, |item| {
             if !seen_over && !matches!(item, Item::Seen(..)) {
                 new.finish(&mut w).map_err(io)?;
                 seen_over = true;
@@ -460,13 +454,12 @@ pub fn compact(out: &Path, upto: u64, key: &KeyFn) -> Result<u64, StateError> {
         new.finish(&mut w)?;
     }
     counts.done += ends.done;
-    queued_after(
-        &journals,
-        &mut ends,
-        false,
-        |url, entry| w.queued(url, entry).map_err(StateError::Io),
-        &mut counts.admitted,
-    )?;
+    counts.admitted += admitted_after(&journals, &mut ends, false, |url, entry, queued| {
+        if queued {
+            w.queued(url, entry)?;
+        }
+        Ok(())
+    })?;
     w.digests(&digests)?;
     w.finish(counts)?;
     let size = fs::metadata(&path)?.len();

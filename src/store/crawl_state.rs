@@ -1,6 +1,8 @@
 //! What a crawl records in `DIR/crawl.state/` so that `spinneret resume DIR` can continue it:
-//! the command line it was started with (`args`, an atomic [`checkpoint`] file), an append-only
-//! [`journal`] of URL events, and a `finished` mark once the frontier emptied.
+//! the command line it was started with (`args`, an atomic [`checkpoint`] file), append-only
+//! [`journal`]s of URL events in generations (`journal.N`), checkpoints folding the older
+//! generations ([`compaction`]: `checkpoint.N`), and a `finished` mark once the frontier
+//! emptied.
 //!
 //! Journal records (each one logical journal record):
 //! - `A` + url + entry: a URL entered the frontier; `entry` is the crawl's own encoding of its
@@ -11,8 +13,8 @@
 //!   owning its host (a cluster node), or dropped on arrival there. Ends it like `D`, without
 //!   counting it done.
 //!
-//! A URL may be admitted more than once (a partitioned crawl's sender and owner both record
-//! it when loops share one journal); it is queued once.
+//! A URL may be admitted more than once when loops share one journal (see [`still_queued`]);
+//! it is queued once.
 //!
 //! Replaying gives the URLs admitted and not ended, in admission order (the frontier to
 //! restore), every URL admitted (the URL-seen set), and the payload digests seen, streamed
@@ -249,7 +251,7 @@ pub trait ReplaySink {
 }
 
 /// A URL's key in the replay's done set: 8 bytes per ended URL instead of its text.
-pub(super) fn done_key(url: &str) -> u64 {
+fn done_key(url: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault};
     BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(url)
 }
@@ -312,7 +314,7 @@ pub(super) fn for_each_event(
     Ok(())
 }
 
-/// The URLs the journals after a checkpoint ended (done or released), by [`done_key`].
+/// The URLs the journals after a checkpoint ended (done or released), by their hash.
 pub(super) struct Ends {
     pub(super) ended: HashSet<u64>,
     pub(super) done: u64,
@@ -321,7 +323,7 @@ pub(super) struct Ends {
 /// The first of the two passes over the journals: what ended, and for each record `f`.
 pub(super) fn scan_ends(
     journals: &[(u64, PathBuf)],
-    mut f: impl FnMut(&Event<'_>),
+    mut f: impl FnMut(&Event<'_>) -> Result<(), StateError>,
 ) -> Result<Ends, StateError> {
     let mut ends = Ends {
         ended: HashSet::new(),
@@ -339,8 +341,7 @@ pub(super) fn scan_ends(
                 }
                 Event::Admitted { .. } => {}
             }
-            f(&ev);
-            Ok(())
+            f(&ev)
         })?;
     }
     Ok(ends)
@@ -360,37 +361,34 @@ pub(super) fn still_queued(ends: &mut Ends, url: &str, dedupe: bool) -> bool {
     }
 }
 
-/// The second pass: each URL the journals admitted and did not end, in order (see
-/// [`still_queued`]).
-pub(super) fn queued_after(
+/// The second pass: each URL the journals admitted, in order, with whether it is still
+/// queued (see [`still_queued`]). Returns how many were admitted.
+pub(super) fn admitted_after(
     journals: &[(u64, PathBuf)],
     ends: &mut Ends,
     dedupe: bool,
-    mut f: impl FnMut(&str, &[u8]) -> Result<(), StateError>,
-    admitted: &mut u64,
-) -> Result<(), StateError> {
+    mut f: impl FnMut(&str, &[u8], bool) -> Result<(), StateError>,
+) -> Result<u64, StateError> {
+    let mut admitted = 0;
     for (_, path) in journals {
         for_each_event(path, |ev| match ev {
             Event::Admitted { url, entry } => {
-                *admitted += 1;
-                if still_queued(ends, url, dedupe) {
-                    f(url, entry)?;
-                }
-                Ok(())
+                admitted += 1;
+                f(url, entry, still_queued(ends, url, dedupe))
             }
             _ => Ok(()),
         })?;
     }
-    Ok(())
+    Ok(admitted)
 }
 
 /// Replays the crawl's state into `sink`: the newest checkpoint and the journals after it,
-/// streamed (memory: 8 bytes per URL ended since the checkpoint, not the journal): the
-/// checkpoint's URL-seen keys, the journals' ends and admissions, the checkpoint's queue
-/// minus what ended since, then the journals' queue. (A 64-bit hash collision could make
-/// one queued URL look ended: about 1 in 10^8 for a crawl of 10^6 URLs; accepted.)
-/// `partitions`: local partitions sharing the journal; past one, a URL admitted twice is
-/// queued once, at 8 bytes per queued URL more.
+/// streamed (memory: 8 bytes per URL ended since the checkpoint, not the journal): a pass
+/// over the journals for what ended since (and their digests), the checkpoint (its URL-seen
+/// keys, its queue minus what ended, its digests), then the journals' admissions. (A 64-bit
+/// hash collision could make one queued URL look ended: about 1 in 10^8 for a crawl of
+/// 10^6 URLs; accepted.) `partitions`: local partitions sharing the journal; past one, a URL
+/// admitted twice is queued once, at 8 bytes per queued URL more.
 pub fn replay(
     out: &Path,
     sink: &mut dyn ReplaySink,
@@ -399,24 +397,19 @@ pub fn replay(
     let dedupe = partitions > 1;
     let files = state_files(out)?;
     let mut r = Replayed::default();
-    if let Some((_, cp)) = &files.checkpoint {
-        compaction::read(cp, true, |item| {
-            if let compaction::Item::Seen(part, keys) = item {
-                sink.seen_sorted(part, keys);
-            }
-            Ok(())
-        })?;
-    }
-    let mut ends = scan_ends(&files.journals, |ev| match ev {
-        Event::Admitted { url, .. } => sink.seen(url),
-        Event::Done {
+    let mut ends = scan_ends(&files.journals, |ev| {
+        if let Event::Done {
             digest: Some(d), ..
-        } => sink.digest(*d),
-        _ => {}
+        } = ev
+        {
+            sink.digest(*d);
+        }
+        Ok(())
     })?;
     if let Some((_, cp)) = &files.checkpoint {
-        let counts = compaction::read(cp, false, |item| {
+        let counts = compaction::read(cp, |item| {
             match item {
+                compaction::Item::Seen(part, keys) => sink.seen_sorted(part, keys),
                 compaction::Item::Queued(url, entry) => {
                     if still_queued(&mut ends, url, dedupe) {
                         r.queued += 1;
@@ -428,7 +421,6 @@ pub fn replay(
                         sink.digest(d.try_into().expect("a chunk is one digest"));
                     }
                 }
-                compaction::Item::Seen(..) => {}
             }
             Ok(())
         })?;
@@ -436,17 +428,14 @@ pub fn replay(
         r.done += counts.done;
     }
     r.done += ends.done;
-    queued_after(
-        &files.journals,
-        &mut ends,
-        dedupe,
-        |url, entry| {
+    r.admitted += admitted_after(&files.journals, &mut ends, dedupe, |url, entry, queued| {
+        sink.seen(url);
+        if queued {
             r.queued += 1;
             sink.queued(url, entry);
-            Ok(())
-        },
-        &mut r.admitted,
-    )?;
+        }
+        Ok(())
+    })?;
     Ok(r)
 }
 
