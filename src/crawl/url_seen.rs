@@ -272,27 +272,25 @@ impl UrlSeen {
     /// every key in the set they are packed into leaves as [`Self::from_sorted`] packs them;
     /// any other key is inserted as usual.
     pub fn extend_sorted(&mut self, keys: &[u64]) {
+        let fill = LOAD_FILL.min(self.leaf_capacity);
         for &key in keys {
             match self.leaves.last_entry() {
-                Some(mut last) if key > last.get().max => {
+                Some(mut last) if key > last.get().max && last.get().keys.len() < fill => {
                     let leaf = last.get_mut();
-                    if leaf.keys.len() < LOAD_FILL.min(self.leaf_capacity) {
-                        if leaf.keys.len() == leaf.keys.capacity() {
-                            leaf.keys.reserve_exact(LEAF_GROW);
-                        }
-                        leaf.keys.push(key);
-                        leaf.max = key;
-                        self.len += 1;
-                    } else {
-                        let mut run = Vec::with_capacity(LEAF_GROW);
-                        run.push(key);
-                        self.push_leaf(run);
-                    }
+                    // One reallocation to the packed size (a no-op for a leaf begun here).
+                    leaf.keys.reserve_exact(fill - leaf.keys.len());
+                    leaf.keys.push(key);
+                    leaf.max = key;
+                    self.len += 1;
                 }
-                Some(_) => {
+                Some(last) if key <= last.get().max => {
                     self.insert(key);
                 }
-                None => self.push_leaf(vec![key]),
+                _ => {
+                    let mut run = Vec::with_capacity(fill);
+                    run.push(key);
+                    self.push_leaf(run);
+                }
             }
         }
     }
