@@ -168,6 +168,18 @@ pub fn responses(dir: &Path) -> BTreeMap<String, usize> {
     n
 }
 
+/// [`check_complete`] after `kills` SIGKILLs: each may lose the fetches in flight and the
+/// writer's uncommitted window, so they may be fetched again; no more. Returns the duplicates.
+pub fn check_complete_after_kills(web: &Web, outs: &[&Path], kills: usize) -> usize {
+    let dups = check_complete(web, outs);
+    eprintln!("{kills} kills, {dups} pages fetched twice");
+    assert!(
+        dups <= kills * (MAX_CONNS + UNCOMMITTED),
+        "{dups} duplicates after {kills} kills"
+    );
+    dups
+}
+
 /// Checks the finished crawl written to `outs` (one directory, or one per cluster node)
 /// against the web: every expected page stored and logged, no file left open. Returns the
 /// duplicate fetches.
