@@ -123,6 +123,16 @@ fn stopped_with_ctrl_c_and_resumed_nothing_is_fetched_twice() {
             .all(|l| l.outcome != spinneret::ReturnCode::Interrupted),
         "a fetch cut by Ctrl-C was logged instead of left for the resume"
     );
+    // Each resume kept the robots.txt rules learnt before: one fetch per host in all.
+    let mut robots: BTreeMap<&str, usize> = BTreeMap::new();
+    for l in log.iter().filter(|l| l.url.ends_with("/robots.txt")) {
+        *robots.entry(l.url.as_str()).or_default() += usize::from(l.status == 200);
+    }
+    assert_eq!(robots.len(), 8, "robots.txt lines: {robots:?}");
+    assert!(
+        robots.values().all(|&n| n == 1),
+        "robots.txt fetched again after a resume: {robots:?}"
+    );
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }
 

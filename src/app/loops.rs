@@ -6,7 +6,7 @@
 //! users run.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use url::Url;
 
@@ -282,8 +282,22 @@ pub(crate) fn execute(
         if let Some(x) = node.as_mut() {
             x.done_before = r.done;
         }
-        for c in &mut crawls {
+        let mut robots_known = 0;
+        for (k, c) in crawls.iter_mut().enumerate() {
             c.hold_until(started + resume_delay);
+            match crawl_state::load_hosts(&out_dir, k, SystemTime::now()) {
+                Ok(Some((age, state))) => match c.restore_hosts(&state, started, age) {
+                    Ok(r) => robots_known += r.robots,
+                    Err(_) => eprint_line(&format!(
+                        "spinneret: the saved host state of event loop {k} could not be read: \
+                         its robots.txt files are fetched again"
+                    )),
+                },
+                Ok(None) => {}
+                Err(e) => eprint_line(&format!(
+                    "spinneret: {e}: robots.txt files are fetched again"
+                )),
+            }
         }
         if bad > 0 {
             eprint_line(&format!(
@@ -292,7 +306,8 @@ pub(crate) fn execute(
         }
         if !display.quiet {
             eprint_line(&format!(
-                "spinneret: resuming the crawl in {}: {} URLs done, {} still queued",
+                "spinneret: resuming the crawl in {}: {} URLs done, {} still queued, \
+                 robots.txt of {robots_known} origins kept",
                 out_dir.display(),
                 r.done,
                 r.queued

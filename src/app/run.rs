@@ -96,6 +96,10 @@ impl Sink for AppSink {
     fn released(&mut self, url: &str) {
         self.output.record_released(url);
     }
+
+    fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
+        self.output.record_hosts(state)
+    }
 }
 
 /// How a URL of the `fetch` list was found: given, or a redirect's target.
@@ -729,10 +733,12 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
             true
         }
     };
-    setup.output.durable = Some(Duration::from_secs(args.checkpoint_secs.max(1)));
+    let checkpoint_every = Duration::from_secs(args.checkpoint_secs.max(1));
+    setup.output.durable = Some(checkpoint_every);
     let config = CrawlConfig {
         frontier_ram: usize::try_from(args.frontier_ram).unwrap_or(usize::MAX),
         resumable: true,
+        save_hosts_every: Some(checkpoint_every),
         max_pages: args.max_pages,
         max_time: args.max_time.map(Duration::from_secs),
         delay,

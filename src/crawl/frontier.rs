@@ -305,6 +305,31 @@ impl<T: Spillable> Frontier<T> {
         self.refill(now);
     }
 
+    /// Hosts that may not be contacted yet at `now`, with how long they must still wait (busy
+    /// hosts are not among them: their gap is not known until their fetch ends).
+    pub fn next_contacts(&self, now: Instant) -> impl Iterator<Item = (&str, Duration)> {
+        let queued = self
+            .heap
+            .iter()
+            .filter_map(move |Reverse((t, q))| Some((self.back[*q].host.as_deref()?, *t)));
+        let parked = self.host_next.iter().map(|(h, t)| (h.as_str(), *t));
+        queued
+            .chain(parked)
+            .filter_map(move |(h, t)| Some((h, t.checked_duration_since(now)?)))
+            .filter(|(_, left)| !left.is_zero())
+    }
+
+    /// `host` may not be contacted before `t` (what a resumed crawl knows of it); the later
+    /// of this and what the frontier knows holds. For a host without a back queue, as every
+    /// host is before the first `pop`; one that has a queue keeps its place in the heap.
+    pub fn not_before(&mut self, host: &str, t: Instant) {
+        if self.host_table.contains_key(host) {
+            return;
+        }
+        let at = self.host_next.entry(host.to_string()).or_insert(t);
+        *at = (*at).max(t);
+    }
+
     /// Mercator's back-queue refill: while a back queue is free, draw URLs from the front
     /// queues; a URL whose host has a queue joins it, the first other one claims the free queue.
     fn refill(&mut self, now: Instant) {

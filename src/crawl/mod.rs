@@ -27,6 +27,8 @@
 
 mod done;
 pub mod frontier;
+mod host_state;
+pub use host_state::{BadHostState, HostsRestored};
 mod partitioned;
 pub use partitioned::partition_key;
 pub mod sink;
@@ -107,6 +109,9 @@ pub struct CrawlConfig {
     /// stop is not ended (no line, no record) but left for the resumed run, and URLs still
     /// queued at a stop stay queued.
     pub resumable: bool,
+    /// How often the per-host state (robots.txt rules, next-contact times) goes to the sink
+    /// for a resumed crawl (and at a stop); `None`: never.
+    pub save_hosts_every: Option<Duration>,
 }
 
 /// Default [`CrawlConfig::frontier_ram`].
@@ -144,6 +149,7 @@ impl CrawlConfig {
             max_redirects: MAX_REDIRECTS,
             page_requisites: true,
             resumable: false,
+            save_hosts_every: None,
         }
     }
 }
@@ -360,6 +366,10 @@ pub struct Crawl<S: Sink> {
     splitter: Option<Splitter>,
     /// The last clock reading given (`admit` has none of its own; batches need only their age).
     last_now: Instant,
+    /// When the per-host state is next saved (with [`CrawlConfig::save_hosts_every`]).
+    next_hosts_save: Option<Instant>,
+    /// Reused: the per-host state's encoding.
+    hosts_buf: Vec<u8>,
 }
 
 impl<S: Sink> Crawl<S> {
@@ -423,6 +433,8 @@ impl<S: Sink> Crawl<S> {
             hold: None,
             splitter: None,
             last_now: now,
+            next_hosts_save: config.save_hosts_every.map(|every| now + every),
+            hosts_buf: Vec::new(),
             config,
         }
     }
@@ -475,6 +487,10 @@ impl<S: Sink> Crawl<S> {
     /// after the driver finished or interrupted, so nothing is in flight; robots.txt redirect
     /// hops not yet issued are logged too.
     pub fn finish_unfetched(&mut self, outcome: ReturnCode, keep_queued: bool) {
+        if keep_queued && self.config.save_hosts_every.is_some() {
+            // Before the robots.txt hops below give their hosts a next contact at `far`.
+            self.save_hosts(self.last_now);
+        }
         let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
         while let Some(req) = self.ready.pop_front() {
             if let Some(Job::Robots { queue, .. }) = self.inflight.try_remove(req.tag as usize) {
@@ -659,6 +675,7 @@ impl<S: Sink> Crawl<S> {
 impl<S: Sink> FetchSource for Crawl<S> {
     fn next_fetch(&mut self, now: Instant) -> Next {
         self.last_now = now;
+        self.save_hosts_if_due(now);
         match self.hold {
             Some(t) if now < t => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
             Some(_) => self.hold = None,

@@ -92,6 +92,13 @@ pub trait Sink {
     /// now (a batch delivered), or it was dropped on arrival. A durable sink records it as
     /// ended, without a crawl.log line (the owner logs the URL's outcome).
     fn released(&mut self, _url: &str) {}
+
+    /// The crawl's per-host state (robots.txt rules, next-contact times: its own encoding,
+    /// given back by [`crate::crawl::Crawl::restore_hosts`]), to replace the one saved before.
+    /// Sent every [`crate::crawl::CrawlConfig::save_hosts_every`] and at a stop.
+    fn hosts_saved(&mut self, _state: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One line of what a [`MemorySink`] was told.
@@ -111,6 +118,8 @@ pub struct Logged {
 #[derive(Debug, Default)]
 pub struct MemorySink {
     pub lines: Vec<Logged>,
+    /// The last per-host state saved.
+    pub hosts: Option<Vec<u8>>,
 }
 
 impl Sink for MemorySink {
@@ -141,6 +150,11 @@ impl Sink for MemorySink {
             status: 0,
             stored: false,
         });
+        Ok(())
+    }
+
+    fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
+        self.hosts = Some(state.to_vec());
         Ok(())
     }
 }

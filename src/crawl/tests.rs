@@ -664,3 +664,97 @@ fn without_page_requisites_only_links_are_followed() {
         assert_eq!(sim.times_issued(url), 0, "{url}");
     }
 }
+
+// ---- per-host state across a resume ----
+
+#[test]
+fn a_restored_crawl_keeps_robots_rules_and_each_host_s_spacing() {
+    let mut web = Web::default();
+    site(&mut web, "a.test", 4);
+    web.robots(
+        "http://a.test",
+        "User-agent: *\nDisallow: /p2\nCrawl-delay: 3\n",
+    );
+    site(&mut web, "b.test", 9);
+    web.latency("b.test", ms(400));
+    let b_seed = ["http://b.test/p1"];
+    let mut first = Sim::new(config(5.0), web, &["http://a.test/"]);
+    let _ = first.crawl.add_seed(Url::parse(b_seed[0]).unwrap());
+    // Bounded: the clock moves at every step.
+    for _ in 0..STEPS {
+        if first.now - first.t0 >= ms(3_000) || first.step() {
+            break;
+        }
+    }
+    first.crawl.save_hosts(first.now);
+    let saved_at = first.now - first.t0;
+    let state = first.crawl.sink().hosts.clone().expect("state saved");
+    // b.test: robots.txt, then p1 two seconds (5 × 400 ms) after it ended; no URL left,
+    // so the host is parked with its next contact 2 s after its last fetch ended.
+    let b_last_end = first.issued_to("b.test").last().unwrap().end.unwrap();
+    assert_eq!(first.issued_to("b.test").len(), 2);
+
+    let mut web = Web::default();
+    site(&mut web, "a.test", 4);
+    web.robots(
+        "http://a.test",
+        "User-agent: *\nDisallow: /p2\nCrawl-delay: 3\n",
+    );
+    site(&mut web, "b.test", 9);
+    web.latency("b.test", ms(400));
+    let seeds = ["http://a.test/p3", "http://a.test/p2", "http://b.test/p9"];
+    let mut second = Sim::new(config(5.0), web, &seeds);
+    let elapsed = ms(500);
+    let restored = second
+        .crawl
+        .restore_hosts(&state, second.t0, elapsed)
+        .expect("state decodes");
+    assert_eq!(restored.robots, 2);
+    second.run(STEPS);
+    assert!(
+        second
+            .issued
+            .iter()
+            .all(|i| !i.url.ends_with("/robots.txt")),
+        "robots.txt fetched again: {:?}",
+        second.issued
+    );
+    assert_eq!(second.times_issued("http://a.test/p2"), 0);
+    assert_eq!(
+        outcomes(&mut second, "http://a.test/p2"),
+        [ReturnCode::RobotsExcluded]
+    );
+    // a.test may have been contacted just before the stop: its Crawl-delay runs from the
+    // restore.
+    let a = second.issued_to("a.test");
+    assert!(a[0].at >= secs(3), "a.test contacted at {:?}", a[0].at);
+    // b.test waits out what was left of its gap at the save, less the time stopped (times
+    // are saved to the millisecond).
+    let b_due = (b_last_end + secs(2)).saturating_sub(saved_at + elapsed);
+    let b = second.issued_to("b.test");
+    assert!(
+        b[0].at + ms(1) >= b_due && b_due > Duration::ZERO,
+        "b.test contacted at {:?}, due {b_due:?}",
+        b[0].at
+    );
+}
+
+#[test]
+fn a_damaged_host_state_is_refused_whole() {
+    let mut web = Web::default();
+    site(&mut web, "a.test", 1);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    sim.run(STEPS);
+    sim.crawl.save_hosts(sim.now);
+    let state = sim.crawl.sink().hosts.clone().unwrap();
+    let fresh = || Sim::new(config(0.0), Web::default(), &[]);
+    assert!(fresh()
+        .crawl
+        .restore_hosts(&state, sim.now, secs(0))
+        .is_ok());
+    for cut in 0..state.len() {
+        let mut s = fresh();
+        let r = s.crawl.restore_hosts(&state[..cut], s.now, secs(0));
+        assert_eq!(r, Err(BadHostState), "cut at {cut}");
+    }
+}

@@ -29,7 +29,7 @@ pub enum Check {
 
 /// One origin's robots.txt state.
 #[derive(Clone, Debug)]
-enum State {
+pub(super) enum State {
     /// A fetch is under way. `stale`: the expired rules, still answered from meanwhile.
     /// `failed_delay`: the back-off used after the previous failure, to double on another.
     Fetching {
@@ -43,10 +43,10 @@ enum State {
 }
 
 #[derive(Clone, Debug)]
-struct Entry {
+pub(super) struct Entry {
     /// Key in `RobotsCache::by_age`: larger is younger.
     seq: u64,
-    state: State,
+    pub(super) state: State,
 }
 
 /// Per-origin robots.txt cache and fetch scheduler (RFC 9309 §2.3–2.4).
@@ -63,11 +63,11 @@ struct Entry {
 #[derive(Debug)]
 pub struct RobotsCache {
     product_token: String,
-    max_age: Duration,
+    pub(super) max_age: Duration,
     retry_after: Duration,
     capacity: usize,
-    entries: HashMap<Box<str>, Entry>,
-    by_age: BTreeMap<u64, Box<str>>,
+    pub(super) entries: HashMap<Box<str>, Entry>,
+    pub(super) by_age: BTreeMap<u64, Box<str>>,
     next_seq: u64,
 }
 
@@ -205,14 +205,14 @@ impl RobotsCache {
         self.entries.is_empty()
     }
 
-    fn remove(&mut self, origin: &str) {
+    pub(super) fn remove(&mut self, origin: &str) {
         if let Some(e) = self.entries.remove(origin) {
             self.by_age.remove(&e.seq);
         }
     }
 
     /// Inserts `origin` as the youngest entry, evicting the oldest ones beyond capacity.
-    fn insert(&mut self, origin: &str, state: State) {
+    pub(super) fn insert(&mut self, origin: &str, state: State) {
         // Bounded: each pass removes one entry.
         while self.entries.len() >= self.capacity {
             let Some((_, oldest)) = self.by_age.pop_first() else {

@@ -489,6 +489,7 @@ fn wildcard_match(pattern: &[u8], anchored: bool, path: &[u8]) -> bool {
 }
 
 mod cache;
+mod saved;
 
 pub use cache::{Check, FetchResult, RobotsCache};
 

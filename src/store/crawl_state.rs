@@ -1,8 +1,9 @@
 //! What a crawl records in `DIR/crawl.state/` so that `spinneret resume DIR` can continue it:
 //! the command line it was started with (`args`, an atomic [`checkpoint`] file), append-only
 //! [`journal`]s of URL events in generations (`journal.N`), checkpoints folding the older
-//! generations ([`compaction`]: `checkpoint.N`), and a `finished` mark once the frontier
-//! emptied.
+//! generations ([`compaction`]: `checkpoint.N`), each event loop's per-host state
+//! (`hosts.pK`, atomic [`checkpoint`] files: [`save_hosts`]), and a `finished` mark once the
+//! frontier emptied.
 //!
 //! Journal records (each one logical journal record):
 //! - `A` + url + entry: a URL entered the frontier; `entry` is the crawl's own encoding of its
@@ -24,6 +25,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::checkpoint;
 use super::compaction;
@@ -37,6 +39,9 @@ const ARGS_FILE: &str = "args";
 const JOURNAL_FILE: &str = "journal";
 const CHECKPOINT_FILE: &str = "checkpoint";
 const FINISHED_FILE: &str = "finished";
+const HOSTS_FILE: &str = "hosts";
+/// Format version of the `hosts.pK` files (the crawl's encoding inside is its own).
+const HOSTS_VERSION: u32 = 1;
 /// Format version of the `args` file.
 const ARGS_VERSION: u32 = 1;
 
@@ -121,6 +126,46 @@ pub fn mark_finished(out: &Path) -> io::Result<()> {
 
 pub fn is_finished(out: &Path) -> bool {
     state_dir(out).join(FINISHED_FILE).exists()
+}
+
+fn hosts_path(out: &Path, part: usize) -> PathBuf {
+    state_dir(out).join(format!("{HOSTS_FILE}.p{part}"))
+}
+
+/// Replaces event loop `part`'s per-host state (the crawl's encoding, `state`), stamped with
+/// the wall-clock time `at` so that a restore can tell how long ago it was saved. Atomic: a
+/// crash leaves the previous state or this one.
+pub fn save_hosts(out: &Path, part: usize, at: SystemTime, state: &[u8]) -> io::Result<()> {
+    let ms = at
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis() as u64;
+    let mut body = Vec::with_capacity(8 + state.len());
+    body.extend_from_slice(&ms.to_le_bytes());
+    body.extend_from_slice(state);
+    checkpoint::save(&hosts_path(out, part), HOSTS_VERSION, &body)
+}
+
+/// Event loop `part`'s last saved per-host state and how long before `now` it was saved
+/// (zero if the clock went back); `None` if none was saved.
+pub fn load_hosts(
+    out: &Path,
+    part: usize,
+    now: SystemTime,
+) -> Result<Option<(Duration, Vec<u8>)>, StateError> {
+    let path = hosts_path(out, part);
+    let damaged = |why: String| StateError::Damaged(format!("{}: {why}", path.display()));
+    let Some(cp) = checkpoint::load(&path).map_err(|e| damaged(e.to_string()))? else {
+        return Ok(None);
+    };
+    if cp.version != HOSTS_VERSION || cp.body.len() < 8 {
+        return Err(damaged(format!("unknown version {}", cp.version)));
+    }
+    let mut body = cp.body;
+    let ms = u64::from_le_bytes(body[..8].try_into().expect("8 bytes"));
+    body.drain(..8);
+    let saved = UNIX_EPOCH + Duration::from_millis(ms);
+    Ok(Some((now.duration_since(saved).unwrap_or_default(), body)))
 }
 
 /// Appends an `A` record for `url` to `out` (a batch being built for the journal).

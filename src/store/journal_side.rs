@@ -70,6 +70,11 @@ impl JournalSide {
         })
     }
 
+    /// The crawl's output directory.
+    pub(super) fn out_dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// Whether the files are due an fsync (and the journal a new generation): every
     /// `sync_every`, and when the generation reaches [`ROTATE_BYTES`].
     pub(super) fn sync_due(&self) -> bool {

@@ -454,6 +454,16 @@ impl Output {
         self.warc.send(ToWriter::Flush)
     }
 
+    /// Hands this partition's per-host state (the crawl's encoding) to the writer, to replace
+    /// the one saved before; stamped with the wall clock, as a restore needs its age.
+    pub fn record_hosts(&mut self, state: &[u8]) -> io::Result<()> {
+        if !self.durable {
+            return Ok(());
+        }
+        let state = state.to_vec();
+        self.warc.send(ToWriter::Hosts(SystemTime::now(), state))
+    }
+
     /// Closes the current WARC file and syncs the log and the journal; says what was written.
     pub fn finish(mut self) -> io::Result<Written> {
         if !self.journal.is_empty() {
@@ -485,6 +495,10 @@ impl Sink for Output {
 
     fn released(&mut self, url: &str) {
         self.record_released(url);
+    }
+
+    fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
+        self.record_hosts(state)
     }
 }
 

@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog};
+use super::crawl_state;
 use super::journal_side::JournalSide;
 use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
 use super::warc::{Exchange, Revisit, WarcWriter};
@@ -47,6 +48,9 @@ pub(super) enum ToWriter {
     Line(Vec<u8>, Vec<u8>),
     /// Journal records only.
     Journal(Vec<u8>),
+    /// The partition's per-host state (the crawl's encoding), saved at this wall-clock time;
+    /// it replaces the one saved before (a crawl that is not durable has nowhere to keep it).
+    Hosts(SystemTime, Vec<u8>),
     Flush,
 }
 
@@ -96,6 +100,15 @@ impl WriterSide {
                 journal
             }
             ToWriter::Journal(journal) => journal,
+            ToWriter::Hosts(at, state) => {
+                if let Some(j) = &self.journal {
+                    crawl_state::save_hosts(j.out_dir(), part, *at, state)?;
+                }
+                if !self.uncommitted() {
+                    self.committed.store(self.handled, Ordering::Release);
+                }
+                return Ok(());
+            }
             ToWriter::Flush => {
                 for p in &mut self.warcs {
                     p.warc.flush()?;
@@ -222,7 +235,7 @@ impl WriterSide {
                     recycle(back_tx, journal);
                 }
                 ToWriter::Journal(journal) => recycle(back_tx, journal),
-                ToWriter::Flush => {}
+                ToWriter::Hosts(..) | ToWriter::Flush => {}
             }
         }
         self.commit(true).map_err(fail)?;
