@@ -44,6 +44,7 @@ fn bench_writer(c: &mut Criterion, dir: &Path) {
         response: &response,
         payload_digest: Some(payload_digest),
         spooled: None,
+        deflated: None,
         truncated: None,
     };
     let exchange_bytes = (request.len() + response.len()) as u64;

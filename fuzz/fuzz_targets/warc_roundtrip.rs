@@ -133,6 +133,7 @@ fuzz_target!(|data: &[u8]| {
                 response: second,
                 payload_digest: Some([flags; 20]),
                 spooled: None,
+                deflated: None,
                 truncated: (flags & 4 != 0).then_some(Truncated::Disconnect),
             })
             .unwrap();

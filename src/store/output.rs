@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -25,7 +25,7 @@ use super::compaction::StateKeys;
 use super::crawl_log::{self, CrawlLog, LogLine};
 use super::crawl_state;
 use super::journal_side::JournalSide;
-use super::warc::{WarcInfo, WarcWriter, WriterOptions};
+use super::warc::{BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
 use super::writer::{OwnedExchange, PartWarc, ToWriter, WarcThread, WriterSide};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::spill::put_bytes;
@@ -141,7 +141,16 @@ pub struct Output {
     stored_payloads: HashMap<PayloadDigest, (Arc<str>, SystemTime)>,
     /// Reused: one crawl.log line.
     line: Vec<u8>,
+    /// Deflates responses here, on the loop, while the writer is behind
+    /// ([`DEFLATE_AHEAD_BACKLOG`]); made at the first use.
+    deflater: Option<BlockDeflater>,
+    gzip_level: u32,
 }
+
+/// Messages waiting for the writer from which the loop deflates responses itself: the
+/// writer (deflate is most of its work) is then the slower of the two threads, and sharing
+/// its work keeps both cores busy; below it, the loop leaves deflate to the writer.
+const DEFLATE_AHEAD_BACKLOG: usize = super::writer::WRITER_QUEUE / 2;
 
 impl Output {
     /// Creates DIR if needed, opens `crawl.log` and the first WARC file.
@@ -241,6 +250,7 @@ impl Output {
             journal,
             handled: 0,
             committed: Arc::new(AtomicU64::new(0)),
+            backlog: Arc::new(AtomicUsize::new(0)),
         };
         let handles = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
         Ok(handles
@@ -254,6 +264,8 @@ impl Output {
                 rec: Vec::with_capacity(512),
                 stored_payloads: HashMap::new(),
                 line: Vec::with_capacity(512),
+                deflater: None,
+                gzip_level: config.gzip_level,
             })
             .collect())
     }
@@ -314,9 +326,23 @@ impl Output {
         if done.head.is_some() {
             let date = done.sent_at.unwrap_or_else(SystemTime::now);
             let refers_to = self.refers_to(done, digest, date);
-            let response = if refers_to.is_some() {
-                // The head alone: the payload is in the record referred to.
-                let head_len = done.response.len() - done.payload.len();
+            let head_len = done.response.len() - done.payload.len();
+            let deflated = if refers_to.is_none()
+                && done.spooled.is_none()
+                && self.warc.backlog() >= DEFLATE_AHEAD_BACKLOG
+            {
+                let level = self.gzip_level;
+                let deflater = self
+                    .deflater
+                    .get_or_insert_with(|| BlockDeflater::new(level));
+                Some(Box::new(
+                    deflater.deflate(done.response, self.warc.empty_buffer())?,
+                ))
+            } else {
+                None
+            };
+            let response = if refers_to.is_some() || deflated.is_some() {
+                // The head alone: the payload is in the record referred to, or deflated.
                 &done.response[..head_len]
             } else {
                 done.response
@@ -335,6 +361,7 @@ impl Output {
                 truncated: done.truncation(),
                 log_line: self.warc.buffer(&self.line),
                 refers_to,
+                deflated,
             };
             self.stored.revisits += u64::from(ex.refers_to.is_some());
             let journal = self.journal_with_done(done.request.url.as_str(), via, digest.as_ref());

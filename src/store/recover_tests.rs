@@ -57,6 +57,7 @@ fn real_warc(dir: &Path, n: u64) -> Vec<u8> {
             response: &resp,
             payload_digest: None,
             spooled: None,
+            deflated: None,
             truncated: None,
         })
         .unwrap();

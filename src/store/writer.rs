@@ -5,7 +5,7 @@
 
 use std::io;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -15,7 +15,7 @@ use super::crawl_log::{self, CrawlLog};
 use super::crawl_state;
 use super::journal_side::JournalSide;
 use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
-use super::warc::{Exchange, Revisit, WarcWriter};
+use super::warc::{DeflatedBlock, Exchange, Revisit, WarcWriter};
 use crate::crawl::spill::get_bytes;
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, Truncation};
@@ -39,6 +39,8 @@ pub(super) struct OwnedExchange {
     pub(super) refers_to: Option<(Arc<str>, SystemTime)>,
     /// The exchange's crawl.log line, for the file's log record.
     pub(super) log_line: Vec<u8>,
+    /// The response deflated on the loop (the writer was behind): `response` is its head.
+    pub(super) deflated: Option<Box<DeflatedBlock>>,
 }
 
 pub(super) enum ToWriter {
@@ -73,6 +75,8 @@ pub(super) struct WriterSide {
     /// [`Output::committed`] reads).
     pub(super) handled: u64,
     pub(super) committed: Arc<AtomicU64>,
+    /// Messages sent and not yet handled, over all partitions: how far behind the writer is.
+    pub(super) backlog: Arc<AtomicUsize>,
 }
 
 /// One partition's WARC files.
@@ -218,6 +222,7 @@ impl WriterSide {
                 }
             };
             self.handle(part, &msg).map_err(fail)?;
+            self.backlog.fetch_sub(1, Ordering::Relaxed);
             if self.commit_due() {
                 self.commit(false).map_err(fail)?;
             }
@@ -228,6 +233,9 @@ impl WriterSide {
                 ToWriter::Exchange(ex, journal) => {
                     for b in [ex.request, ex.response, ex.log_line, journal] {
                         recycle(back_tx, b);
+                    }
+                    if let Some(d) = ex.deflated {
+                        recycle(back_tx, d.into_buffer());
                     }
                 }
                 ToWriter::Line(line, journal) => {
@@ -286,6 +294,7 @@ pub(super) struct WarcThread {
     /// Messages sent, and (from the writer) those whose journal records are committed.
     pub(super) sent: u64,
     pub(super) committed: Arc<AtomicU64>,
+    pub(super) backlog: Arc<AtomicUsize>,
 }
 
 impl WarcThread {
@@ -295,6 +304,7 @@ impl WarcThread {
         let error = Arc::new(Mutex::new(None));
         let committed = Arc::new(AtomicU64::new(0));
         side.committed = committed.clone();
+        let backlog = side.backlog.clone();
         let mut back = Vec::new();
         let mut handles = Vec::new();
         for part in 0..side.warcs.len() {
@@ -308,6 +318,7 @@ impl WarcThread {
                 error: error.clone(),
                 sent: 0,
                 committed: committed.clone(),
+                backlog: backlog.clone(),
             });
         }
         let err_slot = error.clone();
@@ -318,6 +329,11 @@ impl WarcThread {
             first.handle = Some(handle);
         }
         Ok(handles)
+    }
+
+    /// Messages waiting for the writer, over all partitions.
+    pub(super) fn backlog(&self) -> usize {
+        self.backlog.load(Ordering::Relaxed)
     }
 
     /// A buffer back from the writer, or a new one.
@@ -334,6 +350,8 @@ impl WarcThread {
     }
 
     pub(super) fn send(&mut self, msg: ToWriter) -> io::Result<()> {
+        // Counted before it is sent, so the writer's decrement never comes first.
+        self.backlog.fetch_add(1, Ordering::Relaxed);
         let sent = match &self.tx {
             Some(tx) => tx.send((self.part, msg)).is_ok(),
             None => false,
@@ -401,6 +419,7 @@ pub(super) fn write_exchange(
             payload_digest: ex.payload_digest,
             spooled: ex.spooled.as_deref(),
             truncated: ex.truncated.map(Into::into),
+            deflated: ex.deflated.as_deref(),
         })?,
         Some((uri, date)) => warc.write_revisit(&Revisit {
             target_uri: &ex.target_uri,

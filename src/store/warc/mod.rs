@@ -348,6 +348,8 @@ pub struct Exchange<'a> {
     /// The payload, when it is in a spool file rather than in `response` (which is then the
     /// head alone): the writer streams it into the record.
     pub spooled: Option<&'a dyn SpoolFile>,
+    /// The whole response, deflated ahead (`response` is then the head alone, for the index).
+    pub deflated: Option<&'a DeflatedBlock>,
 }
 
 impl From<crate::fetcher::Truncation> for Truncated {
@@ -401,8 +403,11 @@ pub struct Written {
     pub response: RecordPos,
 }
 
+mod gzip;
 pub mod reader;
 mod writer;
+
+pub use gzip::{BlockDeflater, DeflatedBlock};
 
 pub use writer::{WarcWriter, WriterOptions};
 

@@ -1,9 +1,9 @@
+use super::gzip::GzMember;
 use super::reader::{read_records, ReadError, Record};
-use super::writer::GzMember;
 use super::*;
 use proptest::prelude::*;
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -229,6 +229,7 @@ fn rotation_writes_complete_files_each_opened_by_warcinfo() {
             response: &resp,
             payload_digest: Some(sha1(&resp[resp.len() - 900..])),
             spooled: None,
+            deflated: None,
             truncated: None,
         };
         w.write_exchange(&ex).unwrap();
@@ -439,10 +440,36 @@ const CHUNKED_BODY: &[u8] = b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\n\r\n";
 /// (target URI, response bytes, payload digest, truncation)
 type TestExchange = (String, Vec<u8>, Option<Digest>, Option<Truncated>);
 
+/// Which responses [`write_file_with`] deflates ahead, as the loop does when the writer is
+/// behind.
+#[derive(Clone, Copy)]
+enum Ahead {
+    None,
+    Odd,
+    All,
+}
+
 fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
+    write_file_with(dir, exchanges, Ahead::Odd)
+}
+
+fn write_file_with(dir: &Path, exchanges: &[TestExchange], ahead: Ahead) -> PathBuf {
     let mut w = WarcWriter::create(dir, "t", 1 << 30, 6, info(), [5; 16]).unwrap();
+    let mut deflater = BlockDeflater::new(6);
     for (i, (uri, resp, digest, truncated)) in exchanges.iter().enumerate() {
         let req = format!("GET / HTTP/1.1\r\nHost: {i}.test\r\n\r\n").into_bytes();
+        let deflated = match ahead {
+            Ahead::All => true,
+            Ahead::Odd => i % 2 == 1,
+            Ahead::None => false,
+        }
+        .then(|| deflater.deflate(resp, Vec::new()).unwrap());
+        let head_len = memchr::memmem::find(resp, b"\r\n\r\n").map_or(resp.len(), |p| p + 4);
+        let resp = if deflated.is_some() {
+            &resp[..head_len]
+        } else {
+            &resp[..]
+        };
         w.write_exchange(&Exchange {
             target_uri: uri,
             date: UNIX_EPOCH + Duration::from_secs(T0),
@@ -456,6 +483,7 @@ fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
             payload_digest: *digest,
             spooled: None,
             truncated: *truncated,
+            deflated: deflated.as_ref(),
         })
         .unwrap();
     }
@@ -650,6 +678,7 @@ fn write_mixed(
                 // Every other one leaves the index to compute the digest.
                 payload_digest: (i % 2 == 0).then(|| sha1(&body)),
                 spooled: None,
+                deflated: None,
                 truncated: None,
             })
             .unwrap();
@@ -873,6 +902,7 @@ fn no_index_unless_asked() {
             response: b"HTTP/1.1 204 No Content\r\n\r\n",
             payload_digest: None,
             spooled: None,
+            deflated: None,
             truncated: None,
         })
         .unwrap();
@@ -973,6 +1003,7 @@ fn index_lines_are_on_disk_before_the_file_closes() {
             response: b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n",
             payload_digest: None,
             spooled: None,
+            deflated: None,
             truncated: Some(Truncated::Time),
         })
         .unwrap();
@@ -1005,4 +1036,43 @@ fn index_lines_are_on_disk_before_the_file_closes() {
     );
     assert_eq!(fs::read_dir(&dir).unwrap().count(), 2);
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// A response deflated ahead (on the loop) and joined to its header by the writer is the
+/// record the writer alone would have written: the files decompress to the same bytes, and
+/// each record is still a gzip member of its own.
+#[test]
+fn a_response_deflated_ahead_makes_the_same_record() {
+    let exchanges: Vec<TestExchange> = (0..6)
+        .map(|i| {
+            // Large and incompressible enough to take several deflate blocks.
+            let body = noise(i, 1000 + 40_000 * i as usize);
+            let mut resp = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .into_bytes();
+            resp.extend_from_slice(&body);
+            (format!("http://{i}.test/"), resp, Some(sha1(&body)), None)
+        })
+        .collect();
+    let gunzip = |p: &Path| {
+        let mut all = Vec::new();
+        flate2::read::MultiGzDecoder::new(fs::File::open(p).unwrap())
+            .read_to_end(&mut all)
+            .unwrap();
+        all
+    };
+    let (plain_dir, ahead_dir) = (temp_dir("ahead-plain"), temp_dir("ahead-all"));
+    let plain = write_file_with(&plain_dir, &exchanges, Ahead::None);
+    let ahead = write_file_with(&ahead_dir, &exchanges, Ahead::All);
+    assert_eq!(gunzip(&plain), gunzip(&ahead));
+    let records = read_dir_checked(&[ahead], &ahead_dir);
+    assert_eq!(
+        records[0].len(),
+        1 + 2 * exchanges.len(),
+        "one member per record"
+    );
+    let _ = fs::remove_dir_all(&plain_dir);
+    let _ = fs::remove_dir_all(&ahead_dir);
 }

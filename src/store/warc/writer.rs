@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use super::gzip::{DeflatedBlock, GzMember};
 use super::*;
 use crate::datetime;
 use crate::store::cdxj::{self, IndexEntry};
-use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use sha1::Sha1;
 
 use crate::fetcher::spool::SpoolFile;
@@ -19,139 +19,9 @@ use crate::fetcher::spool::SpoolFile;
 const FILE_BUFFER_BYTES: usize = 256 * 1024;
 /// How many names to try when a file name already exists (same prefix, same second).
 const MAX_NAME_ATTEMPTS: u32 = 1000;
-/// Upper bound on deflate calls for one record. Each call gets at least the worst-case output
-/// size of the remaining input, so two calls always suffice; the bound guards a broken backend.
-const MAX_DEFLATE_ROUNDS: usize = 16;
-/// Extra output room beyond the input length: deflate's worst case is stored blocks, 5 bytes per
-/// 16 KiB block plus a few bytes of stream end.
-const DEFLATE_SLACK: usize = 64;
 /// Reused record buffers keep at most this much capacity between records, so one huge page
 /// does not pin its size in memory for the rest of the crawl.
 const RETAIN_BUFFER_BYTES: usize = 4 * 1024 * 1024;
-
-/// The gzip member header we write: magic, CM=deflate, no flags, MTIME=0 (so output does not
-/// depend on the clock), XFL (patched per level), OS=255 (unknown).
-const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
-
-/// Reusable gzip-member encoder: one `Compress`, reset per record.
-pub(super) struct GzMember {
-    compress: Compress,
-    header: [u8; 10],
-}
-
-impl GzMember {
-    pub(super) fn new(level: u32) -> Self {
-        let level = level.min(9);
-        let mut header = GZIP_HEADER;
-        header[8] = match level {
-            9 => 2, // XFL: maximum compression
-            1 => 4, // XFL: fastest
-            _ => 0,
-        };
-        GzMember {
-            compress: Compress::new(Compression::new(level), false),
-            header,
-        }
-    }
-
-    /// Appends `data` to `out` as one complete gzip member.
-    pub(super) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
-        self.compress.reset();
-        out.extend_from_slice(&self.header);
-        // Deflate writes into an initialised slice of its worst-case size: `compress_vec`
-        // would zero the buffer's whole spare capacity on every call (megabytes, once a large
-        // record grew it), which cost more than the compression itself.
-        let start = out.len();
-        out.resize(start + data.len() + data.len() / 1000 + DEFLATE_SLACK, 0);
-        let start_in = self.compress.total_in();
-        let start_out = self.compress.total_out();
-        let mut done = false;
-        for _ in 0..MAX_DEFLATE_ROUNDS {
-            let consumed = (self.compress.total_in() - start_in) as usize;
-            let produced = (self.compress.total_out() - start_out) as usize;
-            if start + produced == out.len() {
-                // No room left (cannot happen with the worst-case size; a guard).
-                out.resize(out.len() + DEFLATE_SLACK + data.len() / 8, 0);
-            }
-            let status = self
-                .compress
-                .compress(
-                    &data[consumed..],
-                    &mut out[start + produced..],
-                    FlushCompress::Finish,
-                )
-                .map_err(|_| io::Error::other("deflate failed"))?;
-            if status == Status::StreamEnd {
-                done = true;
-                break;
-            }
-        }
-        let produced = (self.compress.total_out() - start_out) as usize;
-        out.truncate(start + produced);
-        if !done {
-            return Err(io::Error::other("deflate did not finish"));
-        }
-        let mut crc = Crc::new();
-        crc.update(data);
-        out.extend_from_slice(&crc.sum().to_le_bytes());
-        // ISIZE is the input length modulo 2^32 (RFC 1952).
-        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        Ok(())
-    }
-
-    /// Starts a member whose data comes in parts ([`GzMember::feed`], then
-    /// [`GzMember::end`]): a spooled body is compressed without ever being whole in memory.
-    fn start(&mut self, out: &mut Vec<u8>) -> StreamedMember {
-        self.compress.reset();
-        out.extend_from_slice(&self.header);
-        StreamedMember {
-            crc: Crc::new(),
-            len: 0,
-        }
-    }
-
-    fn feed(&mut self, m: &mut StreamedMember, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
-        m.crc.update(data);
-        m.len += data.len() as u64;
-        let start_in = self.compress.total_in();
-        // Bound: each round gets room for the worst case of what is left, so two suffice.
-        for _ in 0..MAX_DEFLATE_ROUNDS {
-            let consumed = (self.compress.total_in() - start_in) as usize;
-            if consumed == data.len() {
-                return Ok(());
-            }
-            let rest = &data[consumed..];
-            out.reserve(rest.len() + rest.len() / 1000 + DEFLATE_SLACK);
-            self.compress
-                .compress_vec(rest, out, FlushCompress::None)
-                .map_err(|_| io::Error::other("deflate failed"))?;
-        }
-        Err(io::Error::other("deflate did not take its input"))
-    }
-
-    fn end(&mut self, m: StreamedMember, out: &mut Vec<u8>) -> io::Result<()> {
-        for _ in 0..MAX_DEFLATE_ROUNDS {
-            out.reserve(DEFLATE_SLACK + 64 * 1024);
-            let status = self
-                .compress
-                .compress_vec(&[], out, FlushCompress::Finish)
-                .map_err(|_| io::Error::other("deflate failed"))?;
-            if status == Status::StreamEnd {
-                out.extend_from_slice(&m.crc.sum().to_le_bytes());
-                // ISIZE is the input length modulo 2^32 (RFC 1952).
-                out.extend_from_slice(&(m.len as u32).to_le_bytes());
-                return Ok(());
-            }
-        }
-        Err(io::Error::other("deflate did not finish"))
-    }
-}
-
-/// A gzip member being streamed: the CRC and length of its data so far.
-struct StreamedMember {
-    crc: Crc,
-    len: u64,
-}
 
 /// Spool bytes read per step when streaming a spooled body into its record.
 const SPOOL_CHUNK: usize = 64 * 1024;
@@ -498,6 +368,7 @@ impl WarcWriter {
         second_fields: &[(&str, &str)],
         second_block: &[u8],
         second_spool: Option<&dyn SpoolFile>,
+        second_deflated: Option<&DeflatedBlock>,
     ) -> io::Result<Written> {
         let req_id = self.ids.next_id();
         let mut second_text = Vec::with_capacity(48);
@@ -527,8 +398,22 @@ impl WarcWriter {
         fields.extend_from_slice(second_fields);
         self.record_buf.clear();
         let mut streamed = 0u64;
-        match second_spool {
-            None => {
+        match (second_spool, second_deflated) {
+            (None, Some(block)) => {
+                write_record_header(
+                    &mut self.record_buf,
+                    second_type,
+                    second_id,
+                    date,
+                    &fields,
+                    "application/http;msgtype=response",
+                    block.block_len,
+                    &block.digest,
+                );
+                self.gz
+                    .encode_joined(&self.record_buf, block, &mut self.gz_buf)?;
+            }
+            (None, None) => {
                 write_record(
                     &mut self.record_buf,
                     second_type,
@@ -540,7 +425,7 @@ impl WarcWriter {
                 );
                 self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
             }
-            Some(spool) => {
+            (Some(spool), _) => {
                 let FileState::Open(f) = &mut self.state else {
                     return Err(io::Error::other("WARC writer has no open file"));
                 };
@@ -628,6 +513,7 @@ impl WarcWriter {
                 &resp_fields,
                 ex.response,
                 ex.spooled,
+                ex.deflated,
             )
         };
         self.field_text = t;
@@ -677,6 +563,7 @@ impl WarcWriter {
             RecordType::Revisit,
             &rv_fields,
             rv.response_head,
+            None,
             None,
         )?;
         self.index(

@@ -1,0 +1,281 @@
+//! gzip members, one per WARC record (what lets a reader seek to any record): the writer's
+//! reusable encoder, and a record's block deflated ahead of the writer ([`BlockDeflater`],
+//! on the event loop while the writer is behind) that the writer joins to the record's
+//! header without compressing it again.
+//!
+//! A joined member is one gzip member holding one deflate stream: the header's blocks end
+//! with a sync flush (byte-aligned, not final), the block's own blocks follow and end the
+//! stream; the CRC-32 of the whole is the header's combined with the block's.
+
+use std::io;
+
+use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use sha1::{Digest as _, Sha1};
+
+use super::Digest;
+
+/// Upper bound on deflate calls for one record. Each call gets at least the worst-case output
+/// size of the remaining input, so two calls always suffice; the bound guards a broken backend.
+const MAX_DEFLATE_ROUNDS: usize = 16;
+/// Extra output room beyond the input length: deflate's worst case is stored blocks, 5 bytes per
+/// 16 KiB block plus a few bytes of stream end.
+const DEFLATE_SLACK: usize = 64;
+/// The gzip member header we write: magic, CM=deflate, no flags, MTIME=0 (so output does not
+/// depend on the clock), XFL (patched per level), OS=255 (unknown).
+const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
+
+/// Reusable gzip-member encoder: one `Compress`, reset per record.
+pub struct GzMember {
+    compress: Compress,
+    header: [u8; 10],
+}
+
+impl GzMember {
+    pub(super) fn new(level: u32) -> Self {
+        let level = level.min(9);
+        let mut header = GZIP_HEADER;
+        header[8] = match level {
+            9 => 2, // XFL: maximum compression
+            1 => 4, // XFL: fastest
+            _ => 0,
+        };
+        GzMember {
+            compress: Compress::new(Compression::new(level), false),
+            header,
+        }
+    }
+
+    /// Appends `data` to `out` as one complete gzip member.
+    pub(super) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        self.compress.reset();
+        out.extend_from_slice(&self.header);
+        // Deflate writes into an initialised slice of its worst-case size: `compress_vec`
+        // would zero the buffer's whole spare capacity on every call (megabytes, once a large
+        // record grew it), which cost more than the compression itself.
+        let start = out.len();
+        out.resize(start + data.len() + data.len() / 1000 + DEFLATE_SLACK, 0);
+        let start_in = self.compress.total_in();
+        let start_out = self.compress.total_out();
+        let mut done = false;
+        for _ in 0..MAX_DEFLATE_ROUNDS {
+            let consumed = (self.compress.total_in() - start_in) as usize;
+            let produced = (self.compress.total_out() - start_out) as usize;
+            if start + produced == out.len() {
+                // No room left (cannot happen with the worst-case size; a guard).
+                out.resize(out.len() + DEFLATE_SLACK + data.len() / 8, 0);
+            }
+            let status = self
+                .compress
+                .compress(
+                    &data[consumed..],
+                    &mut out[start + produced..],
+                    FlushCompress::Finish,
+                )
+                .map_err(|_| io::Error::other("deflate failed"))?;
+            if status == Status::StreamEnd {
+                done = true;
+                break;
+            }
+        }
+        let produced = (self.compress.total_out() - start_out) as usize;
+        out.truncate(start + produced);
+        if !done {
+            return Err(io::Error::other("deflate did not finish"));
+        }
+        let mut crc = Crc::new();
+        crc.update(data);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        // ISIZE is the input length modulo 2^32 (RFC 1952).
+        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        Ok(())
+    }
+
+    /// Appends `head` and then `tail` (deflated ahead) to `out` as one gzip member: `head` is
+    /// compressed and sync-flushed, `tail`'s deflate blocks end the stream.
+    pub(super) fn encode_joined(
+        &mut self,
+        head: &[u8],
+        tail: &DeflatedBlock,
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        self.compress.reset();
+        out.extend_from_slice(&self.header);
+        let start = out.len();
+        out.resize(start + head.len() + head.len() / 1000 + DEFLATE_SLACK, 0);
+        let (in0, out0) = (self.compress.total_in(), self.compress.total_out());
+        let mut flushed = false;
+        for _ in 0..MAX_DEFLATE_ROUNDS {
+            let consumed = (self.compress.total_in() - in0) as usize;
+            let produced = (self.compress.total_out() - out0) as usize;
+            if start + produced + DEFLATE_SLACK > out.len() {
+                out.resize(out.len() + DEFLATE_SLACK + head.len() / 8, 0);
+            }
+            self.compress
+                .compress(
+                    &head[consumed..],
+                    &mut out[start + produced..],
+                    FlushCompress::Sync,
+                )
+                .map_err(|_| io::Error::other("deflate failed"))?;
+            let consumed = (self.compress.total_in() - in0) as usize;
+            let produced = (self.compress.total_out() - out0) as usize;
+            // Flushed once all input is in and the output was not filled to the end.
+            if consumed == head.len() && start + produced < out.len() {
+                flushed = true;
+                break;
+            }
+        }
+        let produced = (self.compress.total_out() - out0) as usize;
+        out.truncate(start + produced);
+        if !flushed {
+            return Err(io::Error::other("deflate did not flush"));
+        }
+        out.extend_from_slice(&tail.data);
+        let mut crc = Crc::new();
+        crc.update(head);
+        crc.combine(&tail.crc);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        // ISIZE is the input length modulo 2^32 (RFC 1952).
+        out.extend_from_slice(&(crc.amount()).to_le_bytes());
+        Ok(())
+    }
+
+    /// Starts a member whose data comes in parts ([`GzMember::feed`], then
+    /// [`GzMember::end`]): a spooled body is compressed without ever being whole in memory.
+    pub(super) fn start(&mut self, out: &mut Vec<u8>) -> StreamedMember {
+        self.compress.reset();
+        out.extend_from_slice(&self.header);
+        StreamedMember {
+            crc: Crc::new(),
+            len: 0,
+        }
+    }
+
+    pub(super) fn feed(
+        &mut self,
+        m: &mut StreamedMember,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        m.crc.update(data);
+        m.len += data.len() as u64;
+        let start_in = self.compress.total_in();
+        // Bound: each round gets room for the worst case of what is left, so two suffice.
+        for _ in 0..MAX_DEFLATE_ROUNDS {
+            let consumed = (self.compress.total_in() - start_in) as usize;
+            if consumed == data.len() {
+                return Ok(());
+            }
+            let rest = &data[consumed..];
+            out.reserve(rest.len() + rest.len() / 1000 + DEFLATE_SLACK);
+            self.compress
+                .compress_vec(rest, out, FlushCompress::None)
+                .map_err(|_| io::Error::other("deflate failed"))?;
+        }
+        Err(io::Error::other("deflate did not take its input"))
+    }
+
+    pub(super) fn end(&mut self, m: StreamedMember, out: &mut Vec<u8>) -> io::Result<()> {
+        for _ in 0..MAX_DEFLATE_ROUNDS {
+            out.reserve(DEFLATE_SLACK + 64 * 1024);
+            let status = self
+                .compress
+                .compress_vec(&[], out, FlushCompress::Finish)
+                .map_err(|_| io::Error::other("deflate failed"))?;
+            if status == Status::StreamEnd {
+                out.extend_from_slice(&m.crc.sum().to_le_bytes());
+                // ISIZE is the input length modulo 2^32 (RFC 1952).
+                out.extend_from_slice(&(m.len as u32).to_le_bytes());
+                return Ok(());
+            }
+        }
+        Err(io::Error::other("deflate did not finish"))
+    }
+}
+
+/// A gzip member being streamed: the CRC and length of its data so far.
+pub(super) struct StreamedMember {
+    crc: Crc,
+    len: u64,
+}
+
+/// The block of a record (its HTTP response), deflated ahead of the writer.
+#[derive(Default)]
+pub struct DeflatedBlock {
+    /// Raw deflate blocks of the block and the record end `\r\n\r\n`, the last one final.
+    pub(super) data: Vec<u8>,
+    /// CRC-32 and length of what `data` holds uncompressed.
+    pub(super) crc: Crc,
+    /// The block's length and SHA-1 (`Content-Length`, `WARC-Block-Digest`).
+    pub(super) block_len: u64,
+    pub(super) digest: Digest,
+}
+
+impl DeflatedBlock {
+    /// The compressed bytes' buffer, to reuse.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.data
+    }
+}
+
+/// Deflates record blocks for [`GzMember::encode_joined`], at the writer's level.
+pub struct BlockDeflater {
+    compress: Compress,
+}
+
+impl BlockDeflater {
+    pub fn new(level: u32) -> BlockDeflater {
+        BlockDeflater {
+            compress: Compress::new(Compression::new(level.min(9)), false),
+        }
+    }
+
+    /// Deflates `block` and the record end into `buf` (cleared first, its capacity reused);
+    /// digests and checksums it in the same call, while it is in cache.
+    pub fn deflate(&mut self, block: &[u8], mut buf: Vec<u8>) -> io::Result<DeflatedBlock> {
+        let mut crc = Crc::new();
+        crc.update(block);
+        crc.update(b"\r\n\r\n");
+        let digest: Digest = Sha1::digest(block).into();
+        self.compress.reset();
+        buf.clear();
+        buf.resize(block.len() + block.len() / 1000 + DEFLATE_SLACK, 0);
+        let (in0, out0) = (self.compress.total_in(), self.compress.total_out());
+        for (data, last) in [(block, false), (&b"\r\n\r\n"[..], true)] {
+            let start_in = self.compress.total_in();
+            let flush = if last {
+                FlushCompress::Finish
+            } else {
+                FlushCompress::None
+            };
+            let mut done = false;
+            for _ in 0..MAX_DEFLATE_ROUNDS {
+                let consumed = (self.compress.total_in() - start_in) as usize;
+                let produced = (self.compress.total_out() - out0) as usize;
+                if produced + DEFLATE_SLACK > buf.len() {
+                    buf.resize(buf.len() + DEFLATE_SLACK + data.len() / 8, 0);
+                }
+                let status = self
+                    .compress
+                    .compress(&data[consumed..], &mut buf[produced..], flush)
+                    .map_err(|_| io::Error::other("deflate failed"))?;
+                let consumed = (self.compress.total_in() - start_in) as usize;
+                if (last && status == Status::StreamEnd) || (!last && consumed == data.len()) {
+                    done = true;
+                    break;
+                }
+            }
+            if !done {
+                return Err(io::Error::other("deflate did not finish"));
+            }
+        }
+        debug_assert_eq!(self.compress.total_in() - in0, block.len() as u64 + 4);
+        buf.truncate((self.compress.total_out() - out0) as usize);
+        Ok(DeflatedBlock {
+            data: buf,
+            crc,
+            block_len: block.len() as u64,
+            digest,
+        })
+    }
+}
