@@ -667,8 +667,8 @@ fn without_page_requisites_only_links_are_followed() {
 
 // ---- per-host state across a resume ----
 
-#[test]
-fn a_restored_crawl_keeps_robots_rules_and_each_host_s_spacing() {
+/// a.test asks for a 3 s Crawl-delay and disallows /p2; b.test answers in 400 ms.
+fn polite_web() -> Web {
     let mut web = Web::default();
     site(&mut web, "a.test", 4);
     web.robots(
@@ -677,6 +677,12 @@ fn a_restored_crawl_keeps_robots_rules_and_each_host_s_spacing() {
     );
     site(&mut web, "b.test", 9);
     web.latency("b.test", ms(400));
+    web
+}
+
+#[test]
+fn a_restored_crawl_keeps_robots_rules_and_each_host_s_spacing() {
+    let web = polite_web();
     let b_seed = ["http://b.test/p1"];
     let mut first = Sim::new(config(5.0), web, &["http://a.test/"]);
     let _ = first.crawl.add_seed(Url::parse(b_seed[0]).unwrap());
@@ -694,14 +700,7 @@ fn a_restored_crawl_keeps_robots_rules_and_each_host_s_spacing() {
     let b_last_end = first.issued_to("b.test").last().unwrap().end.unwrap();
     assert_eq!(first.issued_to("b.test").len(), 2);
 
-    let mut web = Web::default();
-    site(&mut web, "a.test", 4);
-    web.robots(
-        "http://a.test",
-        "User-agent: *\nDisallow: /p2\nCrawl-delay: 3\n",
-    );
-    site(&mut web, "b.test", 9);
-    web.latency("b.test", ms(400));
+    let web = polite_web();
     let seeds = ["http://a.test/p3", "http://a.test/p2", "http://b.test/p9"];
     let mut second = Sim::new(config(5.0), web, &seeds);
     let elapsed = ms(500);
