@@ -49,39 +49,16 @@ impl GzMember {
     pub(super) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         self.compress.reset();
         out.extend_from_slice(&self.header);
-        // Deflate writes into an initialised slice of its worst-case size: `compress_vec`
-        // would zero the buffer's whole spare capacity on every call (megabytes, once a large
-        // record grew it), which cost more than the compression itself.
-        let start = out.len();
-        out.resize(start + data.len() + data.len() / 1000 + DEFLATE_SLACK, 0);
-        let start_in = self.compress.total_in();
-        let start_out = self.compress.total_out();
-        let mut done = false;
-        for _ in 0..MAX_DEFLATE_ROUNDS {
-            let consumed = (self.compress.total_in() - start_in) as usize;
-            let produced = (self.compress.total_out() - start_out) as usize;
-            if start + produced == out.len() {
-                // No room left (cannot happen with the worst-case size; a guard).
-                out.resize(out.len() + DEFLATE_SLACK + data.len() / 8, 0);
-            }
-            let status = self
-                .compress
-                .compress(
-                    &data[consumed..],
-                    &mut out[start + produced..],
-                    FlushCompress::Finish,
-                )
-                .map_err(|_| io::Error::other("deflate failed"))?;
-            if status == Status::StreamEnd {
-                done = true;
-                break;
-            }
-        }
-        let produced = (self.compress.total_out() - start_out) as usize;
-        out.truncate(start + produced);
-        if !done {
-            return Err(io::Error::other("deflate did not finish"));
-        }
+        let mut at = out.len();
+        out.resize(at + worst_case(data.len()), 0);
+        deflate_at(
+            &mut self.compress,
+            data,
+            FlushCompress::Finish,
+            out,
+            &mut at,
+        )?;
+        out.truncate(at);
         let mut crc = Crc::new();
         crc.update(data);
         out.extend_from_slice(&crc.sum().to_le_bytes());
@@ -100,36 +77,10 @@ impl GzMember {
     ) -> io::Result<()> {
         self.compress.reset();
         out.extend_from_slice(&self.header);
-        let start = out.len();
-        out.resize(start + head.len() + head.len() / 1000 + DEFLATE_SLACK, 0);
-        let (in0, out0) = (self.compress.total_in(), self.compress.total_out());
-        let mut flushed = false;
-        for _ in 0..MAX_DEFLATE_ROUNDS {
-            let consumed = (self.compress.total_in() - in0) as usize;
-            let produced = (self.compress.total_out() - out0) as usize;
-            if start + produced + DEFLATE_SLACK > out.len() {
-                out.resize(out.len() + DEFLATE_SLACK + head.len() / 8, 0);
-            }
-            self.compress
-                .compress(
-                    &head[consumed..],
-                    &mut out[start + produced..],
-                    FlushCompress::Sync,
-                )
-                .map_err(|_| io::Error::other("deflate failed"))?;
-            let consumed = (self.compress.total_in() - in0) as usize;
-            let produced = (self.compress.total_out() - out0) as usize;
-            // Flushed once all input is in and the output was not filled to the end.
-            if consumed == head.len() && start + produced < out.len() {
-                flushed = true;
-                break;
-            }
-        }
-        let produced = (self.compress.total_out() - out0) as usize;
-        out.truncate(start + produced);
-        if !flushed {
-            return Err(io::Error::other("deflate did not flush"));
-        }
+        let mut at = out.len();
+        out.resize(at + worst_case(head.len()), 0);
+        deflate_at(&mut self.compress, head, FlushCompress::Sync, out, &mut at)?;
+        out.truncate(at);
         out.extend_from_slice(&tail.data);
         let mut crc = Crc::new();
         crc.update(head);
@@ -199,6 +150,52 @@ pub(super) struct StreamedMember {
     len: u64,
 }
 
+/// Deflate's worst-case output for `len` bytes of input: stored blocks, 5 bytes per 16 KiB
+/// block, plus the stream's end.
+fn worst_case(len: usize) -> usize {
+    len + len / 1000 + DEFLATE_SLACK
+}
+
+/// Deflates all of `data` into `out[*at..]` with `flush` and moves `*at` past the output:
+/// `Finish` ends the stream, `Sync` byte-aligns it, `None` only takes the input. Deflate
+/// writes into an initialised slice the caller sized with [`worst_case`] (`compress_vec`
+/// would zero the buffer's whole spare capacity on every call: megabytes, once a large
+/// record grew it, which cost more than the compression); it grows only as a guard. The
+/// caller truncates `out` at `*at` when done.
+fn deflate_at(
+    c: &mut Compress,
+    data: &[u8],
+    flush: FlushCompress,
+    out: &mut Vec<u8>,
+    at: &mut usize,
+) -> io::Result<()> {
+    let (in0, out0) = (c.total_in(), c.total_out());
+    // Bounded: each round has room for the worst case of what is left, so two suffice.
+    for _ in 0..MAX_DEFLATE_ROUNDS {
+        let consumed = (c.total_in() - in0) as usize;
+        let here = *at + (c.total_out() - out0) as usize;
+        if here + DEFLATE_SLACK > out.len() {
+            out.resize(out.len() + DEFLATE_SLACK + data.len() / 8, 0);
+        }
+        let status = c
+            .compress(&data[consumed..], &mut out[here..], flush)
+            .map_err(|_| io::Error::other("deflate failed"))?;
+        let consumed = (c.total_in() - in0) as usize;
+        let end = *at + (c.total_out() - out0) as usize;
+        let done = match flush {
+            FlushCompress::Finish => status == Status::StreamEnd,
+            // Flushed once all input is in and the output was not filled to the end.
+            FlushCompress::Sync => consumed == data.len() && end < out.len(),
+            _ => consumed == data.len(),
+        };
+        if done {
+            *at = end;
+            return Ok(());
+        }
+    }
+    Err(io::Error::other("deflate did not finish"))
+}
+
 /// The block of a record (its HTTP response), deflated ahead of the writer.
 #[derive(Default)]
 pub struct DeflatedBlock {
@@ -239,38 +236,12 @@ impl BlockDeflater {
         let digest: Digest = Sha1::digest(block).into();
         self.compress.reset();
         buf.clear();
-        buf.resize(block.len() + block.len() / 1000 + DEFLATE_SLACK, 0);
-        let (in0, out0) = (self.compress.total_in(), self.compress.total_out());
-        for (data, last) in [(block, false), (&b"\r\n\r\n"[..], true)] {
-            let start_in = self.compress.total_in();
-            let flush = if last {
-                FlushCompress::Finish
-            } else {
-                FlushCompress::None
-            };
-            let mut done = false;
-            for _ in 0..MAX_DEFLATE_ROUNDS {
-                let consumed = (self.compress.total_in() - start_in) as usize;
-                let produced = (self.compress.total_out() - out0) as usize;
-                if produced + DEFLATE_SLACK > buf.len() {
-                    buf.resize(buf.len() + DEFLATE_SLACK + data.len() / 8, 0);
-                }
-                let status = self
-                    .compress
-                    .compress(&data[consumed..], &mut buf[produced..], flush)
-                    .map_err(|_| io::Error::other("deflate failed"))?;
-                let consumed = (self.compress.total_in() - start_in) as usize;
-                if (last && status == Status::StreamEnd) || (!last && consumed == data.len()) {
-                    done = true;
-                    break;
-                }
-            }
-            if !done {
-                return Err(io::Error::other("deflate did not finish"));
-            }
-        }
-        debug_assert_eq!(self.compress.total_in() - in0, block.len() as u64 + 4);
-        buf.truncate((self.compress.total_out() - out0) as usize);
+        buf.resize(worst_case(block.len() + 4), 0);
+        let mut at = 0;
+        let c = &mut self.compress;
+        deflate_at(c, block, FlushCompress::None, &mut buf, &mut at)?;
+        deflate_at(c, b"\r\n\r\n", FlushCompress::Finish, &mut buf, &mut at)?;
+        buf.truncate(at);
         Ok(DeflatedBlock {
             data: buf,
             crc,
