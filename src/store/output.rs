@@ -487,7 +487,7 @@ impl Output {
         if !self.durable {
             return Ok(());
         }
-        let state = state.to_vec();
+        let state = self.warc.buffer(state);
         self.warc.send(ToWriter::Hosts(SystemTime::now(), state))
     }
 

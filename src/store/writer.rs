@@ -89,7 +89,7 @@ pub(super) struct PartWarc {
 impl WriterSide {
     fn handle(&mut self, part: usize, msg: &ToWriter) -> io::Result<()> {
         self.handled += 1;
-        let journal = match msg {
+        let journal: &[u8] = match msg {
             ToWriter::Exchange(ex, journal) => {
                 let p = self
                     .warcs
@@ -108,10 +108,7 @@ impl WriterSide {
                 if let Some(j) = &self.journal {
                     crawl_state::save_hosts(j.out_dir(), part, *at, state)?;
                 }
-                if !self.uncommitted() {
-                    self.committed.store(self.handled, Ordering::Release);
-                }
-                return Ok(());
+                &[]
             }
             ToWriter::Flush => {
                 for p in &mut self.warcs {
@@ -243,7 +240,8 @@ impl WriterSide {
                     recycle(back_tx, journal);
                 }
                 ToWriter::Journal(journal) => recycle(back_tx, journal),
-                ToWriter::Hosts(..) | ToWriter::Flush => {}
+                ToWriter::Hosts(_, state) => recycle(back_tx, state),
+                ToWriter::Flush => {}
             }
         }
         self.commit(true).map_err(fail)?;
