@@ -97,9 +97,13 @@ fn a_page_limit_is_shared_by_the_loops_and_a_resume_completes_the_crawl() {
     let mut run = Run::start(&args);
     let code = run.wait();
     drop(run);
+    // Fetches, not lines: URLs robots.txt excludes end with a line but no request, and how
+    // many the loops reach before their share of the limit depends on timing.
     let fetched = common::read_log(&out)
         .iter()
-        .filter(|l| !l.url.ends_with("/robots.txt"))
+        .filter(|l| {
+            !l.url.ends_with("/robots.txt") && l.outcome != spinneret::ReturnCode::RobotsExcluded
+        })
         .count();
     assert!(
         (1..=20).contains(&fetched),
