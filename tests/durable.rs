@@ -26,23 +26,27 @@ fn killed_again_and_again_then_resumed_nothing_is_lost() {
         .unwrap_or(0x9e37_79b9_7f4a_7c15u64);
     eprintln!("kill seed {seed} (SPINNERET_KILL_SEED to repeat)");
     let mut rng = Rng(seed | 1);
-    let mut run = Run::start(&crawl_args(&web, &out, 150));
+    let mut run = Run::start(&crawl_args(&web, &out, 250));
     let mut kills = 0;
     let mut from_checkpoint = 0;
     let state = out.join("crawl.state");
     // At least five kills: at random moments, and two aimed at a checkpoint (each second
     // the files are fsynced, the journal moves to a new generation and the closed ones are
-    // folded into a checkpoint): the moment a new generation appears.
+    // folded into a checkpoint on a thread of its own): the moment a new generation appears
+    // (the fold has just begun), then the same moment once a checkpoint is in place, so
+    // that the later resumes start from one however slow the machine.
     for k in 0..7 {
-        if k == 2 || k == 4 {
+        if k == 1 || k == 3 {
             let before = state_names(&state);
-            let t = Instant::now();
-            // Bounded: 3 s of 1 ms polls.
-            while t.elapsed() < Duration::from_secs(3)
-                && state_names(&state)
+            let aimed_at = |names: Vec<String>| {
+                names
                     .iter()
-                    .all(|n| before.contains(n) || !n.starts_with("journal"))
-            {
+                    .any(|n| n.starts_with("journal") && !before.contains(n))
+                    && (k == 1 || names.iter().any(|n| is_checkpoint(n)))
+            };
+            let t = Instant::now();
+            // Bounded: 10 s of 1 ms polls.
+            while t.elapsed() < Duration::from_secs(10) && !aimed_at(state_names(&state)) {
                 std::thread::sleep(Duration::from_millis(1));
             }
         } else {
@@ -51,13 +55,15 @@ fn killed_again_and_again_then_resumed_nothing_is_lost() {
         if run.0.try_wait().unwrap().is_some() {
             break;
         }
+        eprintln!(
+            "kill {k} at {:?}: {:?}",
+            std::time::SystemTime::now(),
+            state_names(&state)
+        );
         run.signal("-KILL");
         run.wait();
         kills += 1;
-        if state_names(&state)
-            .iter()
-            .any(|n| n.starts_with("checkpoint."))
-        {
+        if state_names(&state).iter().any(|n| is_checkpoint(n)) {
             from_checkpoint += 1;
         }
         run = Run::start(&resume_args(&out));
@@ -134,6 +140,11 @@ fn stopped_with_ctrl_c_and_resumed_nothing_is_fetched_twice() {
         "robots.txt fetched again after a resume: {robots:?}"
     );
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
+}
+
+/// Whether `name` is a checkpoint a resume reads (not one still being written).
+fn is_checkpoint(name: &str) -> bool {
+    name.starts_with("checkpoint.") && !name.contains(".tmp")
 }
 
 /// The names in `dir` (none if it is missing).
