@@ -1,22 +1,5 @@
 use super::*;
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d =
-            std::env::temp_dir().join(format!("spinneret-checkpoint-{}-{tag}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+use crate::store::test_dir::TempDir;
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
@@ -29,7 +12,7 @@ fn names(dir: &Path) -> Vec<String> {
 
 #[test]
 fn save_load_round_trip_and_replace() {
-    let dir = TempDir::new("roundtrip");
+    let dir = TempDir::new("checkpoint", "roundtrip");
     let path = dir.0.join("frontier.ckpt");
     assert!(load(&path).unwrap().is_none());
     save(&path, 3, b"first").unwrap();
@@ -52,7 +35,7 @@ fn save_load_round_trip_and_replace() {
 
 #[test]
 fn crash_before_rename_leaves_old_content_and_load_cleans_the_tmp() {
-    let dir = TempDir::new("crash");
+    let dir = TempDir::new("checkpoint", "crash");
     let path = dir.0.join("state");
     save(&path, 1, b"old state").unwrap();
     let new = encode(1, b"new state, longer than the old one");
@@ -106,7 +89,7 @@ fn every_single_byte_flip_and_every_truncation_is_detected() {
 
 #[test]
 fn load_returns_typed_errors_from_disk() {
-    let dir = TempDir::new("errors");
+    let dir = TempDir::new("checkpoint", "errors");
     let path = dir.0.join("c");
     save(&path, 1, b"body bytes").unwrap();
     let good = fs::read(&path).unwrap();
@@ -145,7 +128,7 @@ fn load_returns_typed_errors_from_disk() {
 
 #[test]
 fn save_into_a_missing_directory_fails_cleanly() {
-    let dir = TempDir::new("missing");
+    let dir = TempDir::new("checkpoint", "missing");
     let path = dir.0.join("no").join("such").join("c");
     assert!(save(&path, 1, b"x").is_err());
     assert!(names(&dir.0).is_empty());

@@ -1,25 +1,7 @@
 use super::*;
+use crate::store::test_dir::TempDir;
 use std::fs;
 use std::io::Cursor;
-
-/// A fresh, empty directory for one test; the guard removes it.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d =
-            std::env::temp_dir().join(format!("spinneret-journal-{}-{tag}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Deterministic bytes for record `i` of length `len`.
 fn payload(i: usize, len: usize) -> Vec<u8> {
@@ -53,7 +35,7 @@ fn read_bytes(b: &[u8]) -> JournalRead {
 
 #[test]
 fn round_trip_of_many_sizes_including_multi_block_records() {
-    let dir = TempDir::new("roundtrip");
+    let dir = TempDir::new("journal", "roundtrip");
     let path = dir.0.join("j.log");
     let sizes = [
         0,
@@ -91,7 +73,7 @@ fn round_trip_of_many_sizes_including_multi_block_records() {
 
 #[test]
 fn oversized_record_is_refused_and_the_writer_stays_usable() {
-    let dir = TempDir::new("oversized");
+    let dir = TempDir::new("journal", "oversized");
     let path = dir.0.join("j.log");
     let mut w = JournalWriter::open_append(&path).unwrap();
     let big = vec![7u8; MAX_RECORD_BYTES + 1];
@@ -108,7 +90,7 @@ fn oversized_record_is_refused_and_the_writer_stays_usable() {
 /// Cuts a file at every byte of its last record: all earlier records come back exactly and
 /// nothing more, and `open_append` then repairs the file so a new record follows them.
 fn check_every_cut(earlier: &[Vec<u8>], last: &[u8], step: usize) {
-    let dir = TempDir::new(&format!("cut-{}-{}", earlier.len(), last.len()));
+    let dir = TempDir::new("journal", &format!("cut-{}-{}", earlier.len(), last.len()));
     let path = dir.0.join("j.log");
     let mut all = earlier.to_vec();
     all.push(last.to_vec());
@@ -178,7 +160,7 @@ fn random_byte_flips_are_detected_never_misread() {
     let records: Vec<Vec<u8>> = (0..150).map(|i| payload(i, (i * 37) % 1500)).collect();
     let mut w_buf = Vec::new();
     {
-        let dir = TempDir::new("flips");
+        let dir = TempDir::new("journal", "flips");
         let path = dir.0.join("j.log");
         write_all(&path, &records);
         w_buf.extend(fs::read(&path).unwrap());
@@ -225,7 +207,7 @@ fn random_byte_flips_are_detected_never_misread() {
 #[test]
 fn garbage_or_zeros_after_the_last_record_is_a_torn_tail() {
     let records: Vec<Vec<u8>> = (0..50).map(|i| payload(i, 300)).collect();
-    let dir = TempDir::new("garbage");
+    let dir = TempDir::new("journal", "garbage");
     let path = dir.0.join("j.log");
     write_all(&path, &records);
     let good = fs::read(&path).unwrap();
@@ -252,7 +234,7 @@ fn garbage_or_zeros_after_the_last_record_is_a_torn_tail() {
 #[test]
 fn mid_file_corruption_is_reported_and_open_append_refuses() {
     let records: Vec<Vec<u8>> = (0..200).map(|i| payload(i, 1000)).collect();
-    let dir = TempDir::new("midcorrupt");
+    let dir = TempDir::new("journal", "midcorrupt");
     let path = dir.0.join("j.log");
     let ends = write_all(&path, &records);
     let mut b = fs::read(&path).unwrap();
@@ -275,7 +257,7 @@ fn mid_file_corruption_is_reported_and_open_append_refuses() {
 
 #[test]
 fn reopen_appends_after_existing_records() {
-    let dir = TempDir::new("reopen");
+    let dir = TempDir::new("journal", "reopen");
     let path = dir.0.join("j.log");
     let mut want = Vec::new();
     for round in 0..5 {
@@ -346,7 +328,7 @@ fn kill_9_child_writer() {
 fn kill_9_loses_no_flushed_record() {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
-    let dir = TempDir::new("kill9");
+    let dir = TempDir::new("journal", "kill9");
     let path = dir.0.join("j.log");
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([

@@ -19,5 +19,7 @@ pub mod recover;
 pub mod segments;
 pub mod spool;
 pub mod stats_json;
+#[cfg(test)]
+mod test_dir;
 pub mod warc;
 mod writer;

@@ -1,27 +1,10 @@
 use super::*;
+use crate::store::test_dir::TempDir;
 use crate::store::warc::reader::{read_records, Record};
 use crate::store::warc::{Exchange, WarcInfo, WarcWriter};
 use std::net::IpAddr;
 use std::process::Command;
 use std::time::{Duration, UNIX_EPOCH};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d =
-            std::env::temp_dir().join(format!("spinneret-recover-{}-{tag}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 fn noise(seed: u64, len: usize) -> Vec<u8> {
     let mut x = seed | 1;
@@ -85,7 +68,7 @@ fn member_ends(b: &[u8]) -> Vec<usize> {
 
 #[test]
 fn truncated_open_warc_keeps_every_complete_record() {
-    let dir = TempDir::new("cuts");
+    let dir = TempDir::new("recover", "cuts");
     let full = real_warc(&dir.0, 6);
     let ends = member_ends(&full);
     assert_eq!(ends.len(), 13, "warcinfo + 6 request/response pairs");
@@ -127,7 +110,7 @@ fn truncated_open_warc_keeps_every_complete_record() {
 
 #[test]
 fn garbage_after_the_last_member_is_cut_and_damage_stops_the_scan() {
-    let dir = TempDir::new("garbage");
+    let dir = TempDir::new("recover", "garbage");
     let full = real_warc(&dir.0, 3);
     let ends = member_ends(&full);
     let open = dir.0.join("g.warc.gz.open");
@@ -150,7 +133,7 @@ fn garbage_after_the_last_member_is_cut_and_damage_stops_the_scan() {
 
 #[test]
 fn a_non_warc_gzip_member_is_not_kept() {
-    let dir = TempDir::new("nonwarc");
+    let dir = TempDir::new("recover", "nonwarc");
     let full = real_warc(&dir.0, 1);
     let mut b = full.clone();
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -166,7 +149,7 @@ fn a_non_warc_gzip_member_is_not_kept() {
 
 #[test]
 fn refuses_to_clobber_or_to_touch_other_names() {
-    let dir = TempDir::new("refuse");
+    let dir = TempDir::new("recover", "refuse");
     let full = real_warc(&dir.0, 1);
     let open = dir.0.join("x.warc.gz.open");
     let fin = dir.0.join("x.warc.gz");
@@ -186,7 +169,7 @@ fn refuses_to_clobber_or_to_touch_other_names() {
 
 #[test]
 fn find_open_warcs_lists_only_open_warc_files() {
-    let dir = TempDir::new("find");
+    let dir = TempDir::new("recover", "find");
     for n in [
         "b.warc.gz.open",
         "a.warc.gz.open",
@@ -220,7 +203,7 @@ fn warcio_checks_a_recovered_file() {
         );
         return;
     }
-    let dir = TempDir::new("warcio");
+    let dir = TempDir::new("recover", "warcio");
     let full = real_warc(&dir.0, 4);
     let ends = member_ends(&full);
     let open = dir.0.join("w.warc.gz.open");
