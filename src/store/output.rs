@@ -25,7 +25,7 @@ use super::compaction::StateKeys;
 use super::crawl_log::{self, CrawlLog, LogLine};
 use super::crawl_state;
 use super::journal_side::JournalSide;
-use super::warc::{BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
+use super::warc::{self, BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
 use super::writer::{OwnedExchange, PartWarc, ToWriter, WarcThread, WriterSide};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::spill::put_bytes;
@@ -183,7 +183,7 @@ impl Output {
         }
         .map_err(|e| err(&log_path, e))?;
         let first_seq = if config.resume {
-            count_warc_files(&config.dir).map_err(|e| err(&config.dir, e))?
+            next_warc_seq(&config.dir).map_err(|e| err(&config.dir, e))?
         } else {
             0
         };
@@ -530,14 +530,17 @@ impl Sink for Output {
 }
 
 /// The `.warc.gz` files in `dir` (a resumed crawl numbers its files after them).
-fn count_warc_files(dir: &Path) -> io::Result<u32> {
-    let mut n = 0u32;
+/// One past the highest sequence number of the WARC files in `dir` (any prefix): a resumed
+/// crawl's files come after every earlier one, which is how a resume tells the files begun
+/// after a commit mark (see `commit_mark::cut_back`).
+fn next_warc_seq(dir: &Path) -> io::Result<u32> {
+    let mut next = 0u32;
     for e in std::fs::read_dir(dir)? {
-        if e?.file_name().to_string_lossy().ends_with(".warc.gz") {
-            n = n.saturating_add(1);
+        if let Some((_, seq)) = e?.file_name().to_str().and_then(warc::parse_file_name) {
+            next = next.max(seq.saturating_add(1));
         }
     }
-    Ok(n)
+    Ok(next)
 }
 
 fn hostname() -> String {

@@ -403,6 +403,25 @@ pub struct Written {
     pub response: RecordPos,
 }
 
+/// A WARC file's name: `{prefix}-{stamp}-{seq:05}.warc.gz`.
+pub fn file_name(prefix: &str, stamp: &str, seq: u32) -> String {
+    format!("{prefix}-{stamp}-{seq:05}.warc.gz")
+}
+
+/// The prefix and sequence number of a name [`file_name`] made (with `.open` or not); `None`
+/// for any other name. Read from the right, so a prefix may hold `-`.
+pub fn parse_file_name(name: &str) -> Option<(&str, u32)> {
+    let stem = name.strip_suffix(".open").unwrap_or(name);
+    let stem = stem.strip_suffix(".warc.gz")?;
+    let (head, seq) = stem.rsplit_once('-')?;
+    let (prefix, stamp) = head.rsplit_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if prefix.is_empty() || !digits(stamp) || !digits(seq) {
+        return None;
+    }
+    Some((prefix, seq.parse().ok()?))
+}
+
 mod gzip;
 pub mod reader;
 mod writer;

@@ -1076,3 +1076,24 @@ fn a_response_deflated_ahead_makes_the_same_record() {
     let _ = fs::remove_dir_all(&plain_dir);
     let _ = fs::remove_dir_all(&ahead_dir);
 }
+
+#[test]
+fn file_names_parse_back_to_prefix_and_sequence() {
+    let name = file_name("my-crawl-p1", "20261123101010", 42);
+    assert_eq!(name, "my-crawl-p1-20261123101010-00042.warc.gz");
+    assert_eq!(parse_file_name(&name), Some(("my-crawl-p1", 42)));
+    assert_eq!(
+        parse_file_name(&format!("{name}.open")),
+        Some(("my-crawl-p1", 42))
+    );
+    for other in [
+        "crawl.log",
+        "x-20261123101010-00042.cdxj",
+        "x-2026112310101a-00042.warc.gz",
+        "x-20261123101010-.warc.gz",
+        "-20261123101010-00042.warc.gz",
+        "20261123101010-00042.warc.gz",
+    ] {
+        assert_eq!(parse_file_name(other), None, "{other}");
+    }
+}

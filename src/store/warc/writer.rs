@@ -198,7 +198,7 @@ impl WarcWriter {
     fn open_named(&mut self) -> io::Result<(File, PathBuf, PathBuf)> {
         let stamp = datetime::compact_timestamp(SystemTime::now());
         for _ in 0..MAX_NAME_ATTEMPTS {
-            let name = format!("{}-{}-{:05}.warc.gz", self.prefix, stamp, self.seq);
+            let name = super::file_name(&self.prefix, &stamp, self.seq);
             self.seq = self.seq.wrapping_add(1);
             let final_path = self.dir.join(&name);
             let open_path = self.dir.join(format!("{name}.open"));
@@ -621,6 +621,14 @@ impl WarcWriter {
             &pos,
         )?;
         Ok(pos)
+    }
+
+    /// The open file's final name and its length so far (buffered bytes included).
+    pub fn open_file(&self) -> Option<(&str, u64)> {
+        match &self.state {
+            FileState::Open(f) => Some((&f.name, f.bytes)),
+            _ => None,
+        }
     }
 
     /// Whether the next exchange or revisit will close the current file and open a new one.
