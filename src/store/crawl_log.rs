@@ -222,6 +222,8 @@ pub struct CrawlLog {
     out: BufWriter<File>,
     /// Reused line buffer.
     buf: Vec<u8>,
+    /// The file's length, buffered bytes included: what a commit mark records.
+    len: u64,
 }
 
 impl CrawlLog {
@@ -232,13 +234,16 @@ impl CrawlLog {
         Ok(CrawlLog {
             out,
             buf: Vec::with_capacity(512),
+            len: HEADER.len() as u64,
         })
     }
 
     pub fn write(&mut self, line: &LogLine<'_>) -> io::Result<()> {
         self.buf.clear();
         format_line(&mut self.buf, line);
-        self.out.write_all(&self.buf)
+        self.out.write_all(&self.buf)?;
+        self.len += self.buf.len() as u64;
+        Ok(())
     }
 
     /// Opens `path` to continue a log (a resumed crawl): a line cut short by a crash is
@@ -279,12 +284,15 @@ impl CrawlLog {
         use std::io::Seek;
         file.seek(io::SeekFrom::Start(keep))?;
         let mut out = BufWriter::with_capacity(FILE_BUFFER_BYTES, file);
+        let mut len = keep;
         if keep == 0 {
             out.write_all(HEADER.as_bytes())?;
+            len = HEADER.len() as u64;
         }
         Ok(CrawlLog {
             out,
             buf: Vec::with_capacity(512),
+            len,
         })
     }
 
@@ -296,7 +304,19 @@ impl CrawlLog {
 
     /// Writes a line already formatted by [`format_line`].
     pub fn write_line(&mut self, line: &[u8]) -> io::Result<()> {
-        self.out.write_all(line)
+        self.out.write_all(line)?;
+        self.len += line.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes written so far (the header included), flushed or not.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
