@@ -1,6 +1,6 @@
 //! Durable crawls, end to end: a crawl of the loopback test web killed (SIGKILL) or stopped
 //! (SIGINT) again and again, resumed each time, ends with every expected page stored once in
-//! valid WARC files, crawl.log one line per URL, and duplicates only where a kill allows them.
+//! valid WARC files and crawl.log one line per URL.
 //! Also: a used output directory is refused, a finished crawl resumes to nothing.
 
 mod common;

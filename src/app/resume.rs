@@ -63,11 +63,24 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
     run_crawl_as(args, Start::Resume)
 }
 
-/// What a crash leaves is made whole before a crawl continues: each `*.warc.gz.open` is cut
-/// back to its last complete record and closed, and its index is rebuilt from the lines
-/// that point inside what was kept.
+/// What a crash leaves is made whole before a crawl continues: the outputs and the journal
+/// are cut back to the journal's last commit mark (so nothing the journal does not vouch
+/// for stays, and nothing is archived twice), then each `*.warc.gz.open` is cut back to its
+/// last complete record and closed, and its index is rebuilt from the lines that point
+/// inside what was kept.
 fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
-    use crate::store::recover;
+    use crate::store::{commit_mark, recover};
+    let last = commit_mark::find_last(dir).map_err(|e| Failure::Output(e.to_string()))?;
+    if let Some(last) = last {
+        let cut = commit_mark::cut_back(dir, &last).map_err(Failure::output)?;
+        if !quiet && cut != commit_mark::Cut::default() {
+            eprint_line(&format!(
+                "spinneret: cut back to the last commit: {} WARC files begun after it removed, \
+                 {} WARC bytes, {} crawl.log bytes and {} journal bytes dropped",
+                cut.files_removed, cut.warc_bytes, cut.log_bytes, cut.journal_bytes
+            ));
+        }
+    }
     let open = recover::find_open_warcs(dir).map_err(Failure::output)?;
     for path in open {
         let r = recover::recover_open_warc(&path).map_err(Failure::output)?;

@@ -13,6 +13,9 @@
 //! - `F` + url: the URL is no longer this crawl's to end: it was delivered to the partition
 //!   owning its host (a cluster node), or dropped on arrival there. Ends it like `D`, without
 //!   counting it done.
+//! - `M` + lengths: a [`commit_mark`]: how far crawl.log and the WARC files were written when
+//!   the records before it were committed. Resume cuts the outputs (and the journal) back to
+//!   the newest one.
 //!
 //! A URL may be admitted more than once when loops share one journal (see [`still_queued`]);
 //! it is queued once.
@@ -28,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::checkpoint;
+use super::commit_mark;
 use super::compaction;
 use super::journal::JournalReader;
 use crate::crawl::spill::{get_bytes, put_bytes};
@@ -314,6 +318,8 @@ pub(super) enum Event<'a> {
     Released {
         url: &'a str,
     },
+    /// A [`commit_mark`]: how far the outputs were written (read on resume, not replayed).
+    Mark,
 }
 
 /// Calls `f` with each record of the journal at `path` (missing: none). A torn tail is
@@ -334,6 +340,10 @@ pub(super) fn for_each_event(
         let Some((&tag, mut input)) = rec.split_first() else {
             return Err(bad("empty"));
         };
+        if tag == commit_mark::TAG {
+            f(Event::Mark)?;
+            continue;
+        }
         let url = get_bytes(&mut input)
             .and_then(|b| std::str::from_utf8(b).ok())
             .ok_or_else(|| bad("URL"))?;
@@ -384,7 +394,7 @@ pub(super) fn scan_ends(
                 Event::Released { url } => {
                     ends.ended.insert(done_key(url));
                 }
-                Event::Admitted { .. } => {}
+                Event::Admitted { .. } | Event::Mark => {}
             }
             f(&ev)
         })?;

@@ -1,7 +1,8 @@
-//! The journal as the writer thread keeps it: records batched until committed, generations
-//! rotated at each fsync, and the closed ones folded into a checkpoint
-//! ([`super::compaction`]) on a thread of their own, so the journal a resume replays stays
-//! a fraction of the checkpoint instead of growing with the crawl.
+//! The journal as the writer thread keeps it: records batched until committed (each commit
+//! ending in a [`super::commit_mark`]), generations rotated at each fsync, and the closed
+//! ones folded into a checkpoint ([`super::compaction`]) on a thread of their own, so the
+//! journal a resume replays stays a fraction of the checkpoint instead of growing with the
+//! crawl.
 
 use std::io;
 use std::path::PathBuf;
@@ -25,6 +26,11 @@ pub(super) struct JournalSide {
     pub(super) first_pending: Option<Instant>,
     pub(super) sync_every: Duration,
     pub(super) last_sync: Instant,
+    /// The newest commit mark, encoded: a new generation begins with it.
+    pub(super) mark: Vec<u8>,
+    /// The outputs may have grown since the last mark: the next commit writes one even
+    /// with no records pending.
+    pub(super) needs_mark: bool,
     dir: PathBuf,
     /// The generation `writer` appends to.
     gen: u64,
@@ -61,6 +67,8 @@ impl JournalSide {
             first_pending: None,
             sync_every,
             last_sync: Instant::now(),
+            mark: Vec::new(),
+            needs_mark: true,
             dir,
             gen,
             keys,
@@ -90,7 +98,14 @@ impl JournalSide {
             return Ok(());
         }
         let closed = self.writer.len();
-        let next = JournalWriter::open_append(&crawl_state::journal_path(&self.dir, self.gen + 1))?;
+        let mut next =
+            JournalWriter::open_append(&crawl_state::journal_path(&self.dir, self.gen + 1))?;
+        // The new generation begins with the newest mark, durably, before a compaction may
+        // remove the generations holding the older ones: a resume always finds one.
+        if !self.mark.is_empty() {
+            next.append(&self.mark)?;
+            next.sync()?;
+        }
         self.writer = next;
         self.gen += 1;
         self.closed_bytes += closed;

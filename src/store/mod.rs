@@ -3,11 +3,12 @@
 //! ([`stats_json`]), CDXJ indexes ([`cdxj`]), and [`output::Output`], the sink the crawl
 //! writes through; the body spool ([`spool`]); and the durable-crawl building blocks: an
 //! append-only checksummed [`journal`], atomic [`checkpoint`] files, the resumable crawl's
-//! [`crawl_state`], [`recover`]y of WARC files
+//! [`crawl_state`] and its [`commit_mark`]s, [`recover`]y of WARC files
 //! a crash left `.open`, and frontier [`segments`] (with [`crc32c`] shared by them).
 
 pub mod cdxj;
 pub mod checkpoint;
+pub mod commit_mark;
 pub mod compaction;
 pub mod crawl_log;
 pub mod crawl_state;

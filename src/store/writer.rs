@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::commit_mark::CommitMark;
 use super::crawl_log::{self, CrawlLog};
 use super::crawl_state;
 use super::journal_side::JournalSide;
@@ -88,6 +89,12 @@ pub(super) struct PartWarc {
 
 impl WriterSide {
     fn handle(&mut self, part: usize, msg: &ToWriter) -> io::Result<()> {
+        let rotates = self.warcs.get(part).is_some_and(|p| p.warc.rotation_due());
+        if matches!(msg, ToWriter::Exchange(..)) && rotates {
+            // A WARC file is closed only with all it holds committed: on resume a closed
+            // file is kept whole (see `commit_mark`).
+            self.commit_marked()?;
+        }
         self.handled += 1;
         let journal: &[u8] = match msg {
             ToWriter::Exchange(ex, journal) => {
@@ -132,6 +139,14 @@ impl WriterSide {
         Ok(())
     }
 
+    /// Commits now, with a mark even if no journal records wait.
+    fn commit_marked(&mut self) -> io::Result<()> {
+        if let Some(j) = &mut self.journal {
+            j.needs_mark = true;
+        }
+        self.commit(false)
+    }
+
     fn uncommitted(&self) -> bool {
         self.journal.as_ref().is_some_and(|j| j.pending_msgs > 0)
     }
@@ -143,8 +158,9 @@ impl WriterSide {
         })
     }
 
-    /// Hands WARC, crawl.log and then the pending journal records to the OS (enough for a
-    /// kill); every `sync_every`, fsyncs them in the same order (enough for a power cut).
+    /// Hands WARC, crawl.log and then the pending journal records and a commit mark (their
+    /// lengths, see `commit_mark`) to the OS (enough for a kill); every `sync_every`, fsyncs
+    /// them in the same order (enough for a power cut).
     /// `last`: the run is ending: everything is synced, and the journal stays where it is
     /// (folding it now would only delay the exit; a resume reads it as it is).
     fn commit(&mut self, last: bool) -> io::Result<()> {
@@ -152,7 +168,7 @@ impl WriterSide {
             return Ok(());
         };
         let sync = last || j.sync_due();
-        if j.pending.is_empty() && !sync {
+        if j.pending.is_empty() && !sync && !j.needs_mark {
             self.committed.store(self.handled, Ordering::Release);
             return Ok(());
         }
@@ -176,6 +192,18 @@ impl WriterSide {
         j.pending.clear();
         j.pending_msgs = 0;
         j.first_pending = None;
+        let mark = CommitMark {
+            log_len: self.log.len(),
+            warcs: self
+                .warcs
+                .iter()
+                .map(|p| p.warc.open_file().map(|(n, len)| (n.to_string(), len)))
+                .collect(),
+        };
+        j.mark.clear();
+        mark.encode(&mut j.mark);
+        j.writer.append(&j.mark)?;
+        j.needs_mark = false;
         if sync {
             j.writer.sync()?;
             j.last_sync = Instant::now();
@@ -202,6 +230,8 @@ impl WriterSide {
             // Dropping the receiver makes the loop's next send fail.
             io::Error::new(kind, "WARC writer stopped")
         };
+        // The first mark: what this run starts from (a resume cuts back to no earlier).
+        self.commit_marked().map_err(fail)?;
         loop {
             let (part, msg) = if self.uncommitted() {
                 match rx.recv_timeout(COMMIT_DELAY) {
