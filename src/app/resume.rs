@@ -66,8 +66,8 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
 /// What a crash leaves is made whole before a crawl continues: the outputs and the journal
 /// are cut back to the journal's last commit mark (so nothing the journal does not vouch
 /// for stays, and nothing is archived twice), then each `*.warc.gz.open` is cut back to its
-/// last complete record and closed, and its index is rebuilt from the lines that point
-/// inside what was kept.
+/// last complete record and closed, and its index (or one a kill left unsorted beside a
+/// closed file) is rebuilt from the lines that point inside what was kept.
 fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
     use crate::store::{commit_mark, recover};
     let last = commit_mark::find_last(dir).map_err(|e| Failure::Output(e.to_string()))?;
@@ -98,5 +98,6 @@ fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
             ));
         }
     }
+    recover::recover_orphan_indexes(dir).map_err(Failure::output)?;
     Ok(())
 }

@@ -272,3 +272,29 @@ pub fn recover_open_index(warc_open: &Path, kept: Option<u64>) -> io::Result<()>
     fs::remove_file(&open)?;
     sync_parent_dir(&open)
 }
+
+/// Closes the indexes a crash left `.cdxj.open` beside a WARC file that is no longer `.open`
+/// (killed after the file was renamed, before its index was sorted): each is rebuilt from its
+/// lines inside the file, or removed when the file is gone. Run after [`recover_open_warc`]
+/// and [`recover_open_index`] have dealt with the `.open` WARC files. Returns how many.
+pub fn recover_orphan_indexes(dir: &Path) -> io::Result<u64> {
+    let mut n = 0;
+    for e in fs::read_dir(dir)? {
+        let path = e?.path();
+        let Some(stem) = path.to_str().and_then(|s| s.strip_suffix(".cdxj.open")) else {
+            continue;
+        };
+        let warc_open = PathBuf::from(format!("{stem}{OPEN_SUFFIX}"));
+        if warc_open.try_exists()? {
+            continue;
+        }
+        let kept = match fs::metadata(format!("{stem}.warc.gz")) {
+            Ok(m) => Some(m.len()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        recover_open_index(&warc_open, kept)?;
+        n += 1;
+    }
+    Ok(n)
+}

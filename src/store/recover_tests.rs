@@ -230,3 +230,27 @@ fn warcio_checks_a_recovered_file() {
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 7);
 }
+
+#[test]
+fn an_index_left_unsorted_beside_a_closed_file_is_rebuilt_or_removed() {
+    let dir = TempDir::new("recover", "orphan-index");
+    let d = &dir.0;
+    let line = |off: u64, len: u64| {
+        format!("com,a)/ 20261123000000 {{\"url\": \"http://a.com/\", \"offset\": \"{off}\", \"length\": \"{len}\"}}\n")
+    };
+    // Killed after the rename, before the sort: the lines inside the file are kept.
+    fs::write(d.join("a.warc.gz"), vec![0u8; 100]).unwrap();
+    fs::write(d.join("a.cdxj.open"), line(0, 50) + &line(90, 20)).unwrap();
+    // The file itself is gone (e.g. cut back to a commit): so is its index.
+    fs::write(d.join("b.cdxj.open"), line(0, 10)).unwrap();
+    // Still open: recover_open_warc's business, not this one's.
+    fs::write(d.join("c.warc.gz.open"), b"x").unwrap();
+    fs::write(d.join("c.cdxj.open"), line(0, 1)).unwrap();
+    assert_eq!(recover_orphan_indexes(d).unwrap(), 2);
+    assert_eq!(fs::read_to_string(d.join("a.cdxj")).unwrap(), line(0, 50));
+    for gone in ["a.cdxj.open", "b.cdxj.open", "b.cdxj"] {
+        assert!(!d.join(gone).exists(), "{gone}");
+    }
+    assert!(d.join("c.cdxj.open").exists());
+    assert_eq!(recover_orphan_indexes(d).unwrap(), 0, "nothing left to do");
+}
