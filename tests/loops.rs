@@ -6,10 +6,10 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 use common::crawl_run::{
-    check_complete, check_complete_after_kills, crawl_args_with, resume_args, start_web, Rng, Run,
+    check_complete, check_complete_after_kills, crawl_args_with, kill_and_resume_until_done,
+    resume_args, start_web, Rng, Run,
 };
 use common::temp_dir;
 use spinneret::store::warc::reader::read_records;
@@ -65,26 +65,9 @@ fn three_loops_killed_and_resumed_lose_nothing() {
     let web = start_web(12, 20);
     let out = temp_dir("loops-kill").join("crawl");
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    let mut run = Run::start(&crawl_args_with(&web, &out, 120, &["--loops", "3"]));
-    let mut kills = 0;
-    for _ in 0..3 {
-        std::thread::sleep(Duration::from_millis(300 + rng.below(700)));
-        if run.0.try_wait().unwrap().is_some() {
-            break;
-        }
-        run.signal("-KILL");
-        run.wait();
-        kills += 1;
-        // The number of loops comes back from the saved command line.
-        run = Run::start(&resume_args(&out));
-    }
-    assert_eq!(
-        run.wait(),
-        Some(0),
-        "the last resume did not finish the crawl"
-    );
-    drop(run);
-    assert!(kills >= 2, "only {kills} kills: the crawl ended too soon");
+    // The number of loops comes back from the saved command line.
+    let run = Run::start(&crawl_args_with(&web, &out, 120, &["--loops", "3"]));
+    let kills = kill_and_resume_until_done(run, &out, &mut rng, 3, (300, 700), 2);
     check_complete_after_kills(&web, &[&out], kills);
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }

@@ -149,8 +149,9 @@ impl Rng {
 /// Response records per target URI over every WARC file; every file must read whole.
 pub fn responses(dir: &Path) -> BTreeMap<String, usize> {
     let mut n = BTreeMap::new();
-    for f in super::warc_files(dir) {
-        let bytes = std::fs::read(&f).unwrap();
+    let files = super::warc_files(dir);
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
         let records = read_records(&bytes).unwrap_or_else(|e| panic!("{}: {e:?}", f.display()));
         for r in records {
             if matches!(r.header("WARC-Type"), Some("response" | "revisit")) {
@@ -158,11 +159,46 @@ pub fn responses(dir: &Path) -> BTreeMap<String, usize> {
                 *n.entry(uri).or_insert(0) += 1;
             }
         }
-        if super::warcio_available() {
-            super::warcio_check(&f);
-        }
+    }
+    if super::warcio_available() {
+        super::warcio_check_all(&files);
     }
     n
+}
+
+/// Kills `run` (SIGKILL) up to `attempts` times, each `pause_ms.0` plus a random share of
+/// `pause_ms.1` milliseconds after it started, resuming the crawl in `out` each time; then
+/// the last resume must finish the crawl (exit 0), after at least `min_kills` kills.
+/// Returns the kills.
+pub fn kill_and_resume_until_done(
+    mut run: Run,
+    out: &Path,
+    rng: &mut Rng,
+    attempts: usize,
+    pause_ms: (u64, u64),
+    min_kills: usize,
+) -> usize {
+    let mut kills = 0;
+    for _ in 0..attempts {
+        std::thread::sleep(Duration::from_millis(pause_ms.0 + rng.below(pause_ms.1)));
+        if run.0.try_wait().unwrap().is_some() {
+            break;
+        }
+        run.signal("-KILL");
+        run.wait();
+        kills += 1;
+        run = Run::start(&resume_args(out));
+    }
+    assert_eq!(
+        run.wait(),
+        Some(0),
+        "the last resume did not finish the crawl"
+    );
+    assert!(
+        kills >= min_kills,
+        "only {kills} kills: the crawl ended too soon to test"
+    );
+    kills
 }
 
 /// [`check_complete`] after `kills` SIGKILLs: a kill loses the fetches in flight and those
