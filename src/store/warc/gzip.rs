@@ -20,6 +20,9 @@ const MAX_DEFLATE_ROUNDS: usize = 16;
 /// Extra output room beyond the input length: deflate's worst case is stored blocks, 5 bytes per
 /// 16 KiB block plus a few bytes of stream end.
 const DEFLATE_SLACK: usize = 64;
+/// Output a deflate stream may hold back between calls (zlib-rs's pending buffer: four times
+/// its 16 KiB literal buffer).
+const DEFLATE_PENDING: usize = 64 * 1024;
 /// The gzip member header we write: magic, CM=deflate, no flags, MTIME=0 (so output does not
 /// depend on the clock), XFL (patched per level), OS=255 (unknown).
 const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
@@ -175,7 +178,13 @@ fn deflate_at(
         let consumed = (c.total_in() - in0) as usize;
         let here = *at + (c.total_out() - out0) as usize;
         if here + DEFLATE_SLACK > out.len() {
-            out.resize(out.len() + DEFLATE_SLACK + data.len() / 8, 0);
+            // Room for the worst case of this input (level 1's fixed-code literals take up
+            // to 9 bits a byte) and for what deflate still holds from earlier calls: a short
+            // input after a long incompressible one has a whole pending buffer to flush.
+            out.resize(
+                out.len() + DEFLATE_SLACK + data.len() / 8 + DEFLATE_PENDING,
+                0,
+            );
         }
         let status = c
             .compress(&data[consumed..], &mut out[here..], flush)

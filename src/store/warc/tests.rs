@@ -1097,3 +1097,25 @@ fn file_names_parse_back_to_prefix_and_sequence() {
         assert_eq!(parse_file_name(other), None, "{other}");
     }
 }
+
+/// Deflated ahead, incompressible blocks of any size come out whole at every level: level 1
+/// expands them (fixed-code literals), and the record end after them must still fit.
+#[test]
+fn blocks_deflated_ahead_inflate_back_whatever_their_size_and_level() {
+    for level in [1, 6, 9] {
+        let mut deflater = BlockDeflater::new(level);
+        for len in [0, 100, 70_000, 300_000] {
+            let block = noise(len as u64 + 1, len);
+            let d = deflater.deflate(&block, Vec::new()).unwrap();
+            let mut back = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::DeflateDecoder::new(&d.data[..]),
+                &mut back,
+            )
+            .unwrap();
+            assert_eq!(back.len(), len + 4, "level {level}, {len} bytes");
+            assert!(back[..len] == block[..] && back.ends_with(b"\r\n\r\n"));
+            assert_eq!(d.digest, sha1(&block));
+        }
+    }
+}
