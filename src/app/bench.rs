@@ -52,6 +52,10 @@ pub struct BenchArgs {
     /// gzip level of the WARC records.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub warc_gzip_level: u32,
+    /// Give response records a WARC-Block-Digest (as `crawl --warc-block-digest`): measures
+    /// its cost.
+    #[arg(long)]
+    pub warc_block_digest: bool,
     /// Keep the output here instead of a temporary directory that is removed afterwards.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -324,6 +328,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         crawler,
         output: OutputConfig {
             gzip_level: args.warc_gzip_level,
+            response_block_digest: args.warc_block_digest,
             durable: (!args.no_journal).then_some(Duration::from_secs(args.checkpoint_secs.max(1))),
             ..OutputConfig::new(out_dir.clone(), "bench")
         },

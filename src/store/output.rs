@@ -54,6 +54,9 @@ pub struct OutputConfig {
     pub warc_prefix: String,
     pub warc_max_size: u64,
     pub gzip_level: u32,
+    /// Give response records a `WARC-Block-Digest` (see
+    /// [`WriterOptions::response_block_digest`]).
+    pub response_block_digest: bool,
     pub software: String,
     /// Write `NAME.cdxj` (pywb's index) beside each WARC file.
     pub cdxj: bool,
@@ -82,6 +85,7 @@ impl OutputConfig {
             warc_prefix: warc_prefix.to_string(),
             warc_max_size: 1 << 30,
             gzip_level: 1,
+            response_block_digest: false,
             software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
             cdxj: true,
             log_records: true,
@@ -145,6 +149,7 @@ pub struct Output {
     /// ([`DEFLATE_AHEAD_BACKLOG`]); made at the first use.
     deflater: Option<BlockDeflater>,
     gzip_level: u32,
+    response_block_digest: bool,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -235,6 +240,7 @@ impl Output {
                 WriterOptions {
                     cdxj: config.cdxj,
                     first_seq,
+                    response_block_digest: config.response_block_digest,
                 },
             )
             .map_err(|e| err(&config.dir, e))?;
@@ -266,6 +272,7 @@ impl Output {
                 line: Vec::with_capacity(512),
                 deflater: None,
                 gzip_level: config.gzip_level,
+                response_block_digest: config.response_block_digest,
             })
             .collect())
     }
@@ -331,10 +338,10 @@ impl Output {
                 && done.spooled.is_none()
                 && self.warc.backlog() >= DEFLATE_AHEAD_BACKLOG
             {
-                let level = self.gzip_level;
+                let (level, digest) = (self.gzip_level, self.response_block_digest);
                 let deflater = self
                     .deflater
-                    .get_or_insert_with(|| BlockDeflater::new(level));
+                    .get_or_insert_with(|| BlockDeflater::new(level, digest));
                 Some(Box::new(
                     deflater.deflate(done.response, self.warc.empty_buffer())?,
                 ))

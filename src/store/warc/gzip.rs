@@ -212,9 +212,10 @@ pub struct DeflatedBlock {
     pub(super) data: Vec<u8>,
     /// CRC-32 and length of what `data` holds uncompressed.
     pub(super) crc: Crc,
-    /// The block's length and SHA-1 (`Content-Length`, `WARC-Block-Digest`).
+    /// The block's length and SHA-1 (`Content-Length`, `WARC-Block-Digest`: only when the
+    /// deflater was asked for it).
     pub(super) block_len: u64,
-    pub(super) digest: Digest,
+    pub(super) digest: Option<Digest>,
 }
 
 impl DeflatedBlock {
@@ -224,15 +225,19 @@ impl DeflatedBlock {
     }
 }
 
-/// Deflates record blocks for [`GzMember::encode_joined`], at the writer's level.
+/// Deflates record blocks for [`GzMember::encode_joined`], at the writer's level, with their
+/// block digest when the writer gives response records one
+/// ([`super::WriterOptions::response_block_digest`]).
 pub struct BlockDeflater {
     compress: Compress,
+    block_digest: bool,
 }
 
 impl BlockDeflater {
-    pub fn new(level: u32) -> BlockDeflater {
+    pub fn new(level: u32, block_digest: bool) -> BlockDeflater {
         BlockDeflater {
             compress: Compress::new(Compression::new(level.min(9)), false),
+            block_digest,
         }
     }
 
@@ -242,7 +247,9 @@ impl BlockDeflater {
         let mut crc = Crc::new();
         crc.update(block);
         crc.update(b"\r\n\r\n");
-        let digest: Digest = Sha1::digest(block).into();
+        let digest = self
+            .block_digest
+            .then(|| -> Digest { Sha1::digest(block).into() });
         self.compress.reset();
         buf.clear();
         buf.resize(worst_case(block.len() + 4), 0);

@@ -210,7 +210,7 @@ pub fn write_record(
         extra_fields,
         content_type,
         len,
-        &digest,
+        Some(&digest),
     );
     for part in block {
         out.extend_from_slice(part);
@@ -219,8 +219,27 @@ pub fn write_record(
     digest
 }
 
-/// The header of a record whose block (`len` bytes, SHA-1 `block_digest`) the caller writes
-/// after it, followed by `\r\n\r\n`: for blocks too large to hold in memory.
+/// As [`write_record`], without `WARC-Block-Digest` (the field is optional): one SHA-1 pass
+/// over the block fewer.
+#[allow(clippy::too_many_arguments)]
+pub fn write_record_undigested(
+    out: &mut Vec<u8>,
+    kind: RecordType,
+    id: &RecordId,
+    date: SystemTime,
+    extra_fields: &[(&str, &str)],
+    content_type: &str,
+    block: &[u8],
+) {
+    let len = block.len() as u64;
+    write_record_header(out, kind, id, date, extra_fields, content_type, len, None);
+    out.extend_from_slice(block);
+    out.extend_from_slice(b"\r\n\r\n");
+}
+
+/// The header of a record whose block (`len` bytes, SHA-1 `block_digest`, if given) the caller
+/// writes after it, followed by `\r\n\r\n`: for blocks too large to hold in memory, and for
+/// records without `WARC-Block-Digest`.
 #[allow(clippy::too_many_arguments)]
 pub fn write_record_header(
     out: &mut Vec<u8>,
@@ -230,7 +249,7 @@ pub fn write_record_header(
     extra_fields: &[(&str, &str)],
     content_type: &str,
     len: u64,
-    block_digest: &Digest,
+    block_digest: Option<&Digest>,
 ) {
     out.extend_from_slice(b"WARC/1.1\r\n");
     push_field(out, "WARC-Type", kind.as_str());
@@ -245,9 +264,12 @@ pub fn write_record_header(
     }
     push_field(out, "Content-Type", content_type);
     write!(out, "Content-Length: {len}\r\n").expect("write to Vec");
-    out.extend_from_slice(b"WARC-Block-Digest: ");
-    push_sha1_base32(out, block_digest);
-    out.extend_from_slice(b"\r\n\r\n");
+    if let Some(d) = block_digest {
+        out.extend_from_slice(b"WARC-Block-Digest: ");
+        push_sha1_base32(out, d);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Who wrote the file, and how: the `warcinfo` record that opens each file.

@@ -200,8 +200,12 @@ fn read_dir_checked(files: &[PathBuf], dir: &Path) -> Vec<Vec<Record>> {
             assert_eq!(recs[0].header("WARC-Filename"), Some(name));
             let info_id = recs[0].header("WARC-Record-ID").unwrap();
             for r in &recs {
-                let want = sha1_base32(&sha1(&r.block));
-                assert_eq!(r.header("WARC-Block-Digest"), Some(want.as_str()));
+                // Response records have none unless asked for (WriterOptions).
+                if let Some(got) = r.header("WARC-Block-Digest") {
+                    assert_eq!(got, sha1_base32(&sha1(&r.block)));
+                } else {
+                    assert_eq!(r.header("WARC-Type"), Some("response"));
+                }
                 if r.header("WARC-Type") != Some("warcinfo") {
                     assert_eq!(r.header("WARC-Warcinfo-ID"), Some(info_id));
                 }
@@ -453,9 +457,14 @@ fn write_file(dir: &Path, exchanges: &[TestExchange]) -> PathBuf {
     write_file_with(dir, exchanges, Ahead::Odd)
 }
 
+/// With block digests on response records too, so that warcio checks them.
 fn write_file_with(dir: &Path, exchanges: &[TestExchange], ahead: Ahead) -> PathBuf {
-    let mut w = WarcWriter::create(dir, "t", 1 << 30, 6, info(), [5; 16]).unwrap();
-    let mut deflater = BlockDeflater::new(6);
+    let opts = WriterOptions {
+        response_block_digest: true,
+        ..WriterOptions::default()
+    };
+    let mut w = WarcWriter::create_with(dir, "t", 1 << 30, 6, info(), [5; 16], opts).unwrap();
+    let mut deflater = BlockDeflater::new(6, true);
     for (i, (uri, resp, digest, truncated)) in exchanges.iter().enumerate() {
         let req = format!("GET / HTTP/1.1\r\nHost: {i}.test\r\n\r\n").into_bytes();
         let deflated = match ahead {
@@ -1098,12 +1107,102 @@ fn file_names_parse_back_to_prefix_and_sequence() {
     }
 }
 
+/// A spool in memory, for the writer's streaming path.
+struct MemSpool(Vec<u8>);
+
+impl crate::fetcher::spool::SpoolFile for MemSpool {
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+        let rest = self.0.get(offset as usize..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        Ok(n)
+    }
+}
+
+/// By default response records carry no `WARC-Block-Digest` (written whole, deflated ahead or
+/// streamed from a spool alike), everything else still does, and the records read back whole.
+#[test]
+fn response_records_have_no_block_digest_unless_asked() {
+    let dir = temp_dir("no-block-digest");
+    let head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n".to_vec();
+    let body = noise(3, 70_000);
+    let whole = [head.clone(), body.clone()].concat();
+    let spool = MemSpool(body.clone());
+    let mut deflater = BlockDeflater::new(1, false);
+    let ahead = deflater.deflate(&whole, Vec::new()).unwrap();
+    let mut w = WarcWriter::create(&dir, "d", 1 << 30, 1, info(), [9; 16]).unwrap();
+    for (i, (response, spooled, deflated)) in [
+        (&whole[..], None, None),
+        (&head[..], None, Some(&ahead)),
+        (
+            &head[..],
+            Some(&spool as &dyn crate::fetcher::spool::SpoolFile),
+            None,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        w.write_exchange(&Exchange {
+            target_uri: &format!("http://{i}.test/"),
+            date: UNIX_EPOCH,
+            ip: None,
+            request: b"GET / HTTP/1.1\r\n\r\n",
+            response,
+            payload_digest: Some(sha1(&body)),
+            spooled,
+            deflated,
+            truncated: None,
+        })
+        .unwrap();
+    }
+    let files = w.finish().unwrap();
+    let recs = read_records(&fs::read(&files[0]).unwrap()).unwrap();
+    let responses: Vec<_> = recs
+        .iter()
+        .filter(|r| r.header("WARC-Type") == Some("response"))
+        .collect();
+    assert_eq!(responses.len(), 3);
+    for r in &responses {
+        assert_eq!(r.header("WARC-Block-Digest"), None);
+        assert_eq!(r.block, whole);
+        assert_eq!(
+            r.header("WARC-Payload-Digest"),
+            Some(sha1_base32(&sha1(&body)).as_str())
+        );
+    }
+    for r in recs
+        .iter()
+        .filter(|r| r.header("WARC-Type") != Some("response"))
+    {
+        assert_eq!(
+            r.header("WARC-Block-Digest"),
+            Some(sha1_base32(&sha1(&r.block)).as_str())
+        );
+    }
+    if let Some(out) = warcio(&["check", "-v", files[0].to_str().unwrap()]) {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// Deflated ahead, incompressible blocks of any size come out whole at every level: level 1
 /// expands them (fixed-code literals), and the record end after them must still fit.
 #[test]
 fn blocks_deflated_ahead_inflate_back_whatever_their_size_and_level() {
     for level in [1, 6, 9] {
-        let mut deflater = BlockDeflater::new(level);
+        let mut deflater = BlockDeflater::new(level, true);
         for len in [0, 100, 70_000, 300_000] {
             let block = noise(len as u64 + 1, len);
             let d = deflater.deflate(&block, Vec::new()).unwrap();
@@ -1115,7 +1214,7 @@ fn blocks_deflated_ahead_inflate_back_whatever_their_size_and_level() {
             .unwrap();
             assert_eq!(back.len(), len + 4, "level {level}, {len} bytes");
             assert!(back[..len] == block[..] && back.ends_with(b"\r\n\r\n"));
-            assert_eq!(d.digest, sha1(&block));
+            assert_eq!(d.digest, Some(sha1(&block)));
         }
     }
 }
