@@ -219,24 +219,6 @@ pub fn write_record(
     digest
 }
 
-/// As [`write_record`], without `WARC-Block-Digest` (the field is optional): one SHA-1 pass
-/// over the block fewer.
-#[allow(clippy::too_many_arguments)]
-pub fn write_record_undigested(
-    out: &mut Vec<u8>,
-    kind: RecordType,
-    id: &RecordId,
-    date: SystemTime,
-    extra_fields: &[(&str, &str)],
-    content_type: &str,
-    block: &[u8],
-) {
-    let len = block.len() as u64;
-    write_record_header(out, kind, id, date, extra_fields, content_type, len, None);
-    out.extend_from_slice(block);
-    out.extend_from_slice(b"\r\n\r\n");
-}
-
 /// The header of a record whose block (`len` bytes, SHA-1 `block_digest`, if given) the caller
 /// writes after it, followed by `\r\n\r\n`: for blocks too large to hold in memory, and for
 /// records without `WARC-Block-Digest`.

@@ -404,7 +404,18 @@ impl WarcWriter {
         self.record_buf.clear();
         let mut streamed = 0u64;
         match (second_spool, second_deflated) {
-            (None, Some(block)) => {
+            (None, deflated) => {
+                let (len, digest) = match deflated {
+                    Some(block) => (block.block_len, block.digest),
+                    None => {
+                        let wanted = second_type != RecordType::Response
+                            || self.options.response_block_digest;
+                        (
+                            second_block.len() as u64,
+                            wanted.then(|| sha1(second_block)),
+                        )
+                    }
+                };
                 write_record_header(
                     &mut self.record_buf,
                     second_type,
@@ -412,37 +423,20 @@ impl WarcWriter {
                     date,
                     &fields,
                     "application/http;msgtype=response",
-                    block.block_len,
-                    block.digest.as_ref(),
+                    len,
+                    digest.as_ref(),
                 );
-                self.gz
-                    .encode_joined(&self.record_buf, block, &mut self.gz_buf)?;
-            }
-            (None, None)
-                if second_type == RecordType::Response && !self.options.response_block_digest =>
-            {
-                write_record_undigested(
-                    &mut self.record_buf,
-                    second_type,
-                    second_id,
-                    date,
-                    &fields,
-                    "application/http;msgtype=response",
-                    second_block,
-                );
-                self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
-            }
-            (None, None) => {
-                write_record(
-                    &mut self.record_buf,
-                    second_type,
-                    second_id,
-                    date,
-                    &fields,
-                    "application/http;msgtype=response",
-                    &[second_block],
-                );
-                self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
+                match deflated {
+                    Some(block) => {
+                        self.gz
+                            .encode_joined(&self.record_buf, block, &mut self.gz_buf)?
+                    }
+                    None => {
+                        self.record_buf.extend_from_slice(second_block);
+                        self.record_buf.extend_from_slice(b"\r\n\r\n");
+                        self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
+                    }
+                }
             }
             (Some(spool), _) => {
                 let FileState::Open(f) = &mut self.state else {
