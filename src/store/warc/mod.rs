@@ -428,6 +428,7 @@ pub fn parse_file_name(name: &str) -> Option<(&str, u32)> {
 
 mod gzip;
 pub mod reader;
+mod spooled;
 mod writer;
 
 pub use gzip::{BlockDeflater, DeflatedBlock};

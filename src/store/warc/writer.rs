@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::gzip::{DeflatedBlock, GzMember};
+use super::spooled::{stream_spooled_record, SpooledRecord};
 use super::*;
 use crate::datetime;
 use crate::store::cdxj::{self, IndexEntry};
-use sha1::Sha1;
 
 use crate::fetcher::spool::SpoolFile;
 
@@ -22,11 +22,6 @@ const MAX_NAME_ATTEMPTS: u32 = 1000;
 /// Reused record buffers keep at most this much capacity between records, so one huge page
 /// does not pin its size in memory for the rest of the crawl.
 const RETAIN_BUFFER_BYTES: usize = 4 * 1024 * 1024;
-
-/// Spool bytes read per step when streaming a spooled body into its record.
-const SPOOL_CHUNK: usize = 64 * 1024;
-/// Compressed bytes gathered before they go to the file while a record streams.
-const STREAM_FLUSH_BYTES: usize = 1 << 20;
 
 /// The file currently being appended to.
 struct OpenFile {
@@ -763,91 +758,4 @@ impl Drop for WarcWriter {
 
 fn failed(kind: io::ErrorKind) -> io::Error {
     io::Error::new(kind, "WARC writer failed earlier; file left as .open")
-}
-
-/// A response record whose payload is in a spool file.
-struct SpooledRecord<'a> {
-    kind: RecordType,
-    id: &'a RecordId,
-    date: SystemTime,
-    fields: &'a [(&'a str, &'a str)],
-    /// The HTTP response head, as received.
-    head: &'a [u8],
-    spool: &'a dyn SpoolFile,
-    /// Give it a `WARC-Block-Digest` (a pass over the spool of its own).
-    block_digest: bool,
-}
-
-/// Writes a response record whose payload is spooled: one pass over the spool for the block
-/// digest if it has one (it precedes the block), one to compress it, `SPOOL_CHUNK` bytes at a time. The
-/// compressed bytes go to `file` as they pass `STREAM_FLUSH_BYTES`; whatever is left at the
-/// end stays in `gz_buf` for the caller to write. Returns the bytes already written to `file`.
-fn stream_spooled_record(
-    gz: &mut GzMember,
-    header: &mut Vec<u8>,
-    gz_buf: &mut Vec<u8>,
-    file: &mut impl Write,
-    r: SpooledRecord<'_>,
-) -> io::Result<u64> {
-    let mut chunk = vec![0u8; SPOOL_CHUNK];
-    let mut digest = None;
-    if r.block_digest {
-        let mut block = Sha1::new();
-        block.update(r.head);
-        for_each_chunk(r.spool, &mut chunk, |part| {
-            block.update(part);
-            Ok(())
-        })?;
-        digest = Some(Digest::from(block.finalize()));
-    }
-    let len = r.head.len() as u64 + r.spool.len();
-    header.clear();
-    write_record_header(
-        header,
-        r.kind,
-        r.id,
-        r.date,
-        r.fields,
-        "application/http;msgtype=response",
-        len,
-        digest.as_ref(),
-    );
-    let mut written = 0u64;
-    let mut member = gz.start(gz_buf);
-    gz.feed(&mut member, header, gz_buf)?;
-    gz.feed(&mut member, r.head, gz_buf)?;
-    for_each_chunk(r.spool, &mut chunk, |part| {
-        gz.feed(&mut member, part, gz_buf)?;
-        if gz_buf.len() >= STREAM_FLUSH_BYTES {
-            file.write_all(gz_buf)?;
-            written += gz_buf.len() as u64;
-            gz_buf.clear();
-        }
-        Ok(())
-    })?;
-    gz.feed(&mut member, b"\r\n\r\n", gz_buf)?;
-    gz.end(member, gz_buf)?;
-    Ok(written)
-}
-
-/// Calls `f` with the spool's bytes in order, `buf.len()` at a time.
-fn for_each_chunk(
-    spool: &dyn SpoolFile,
-    buf: &mut [u8],
-    mut f: impl FnMut(&[u8]) -> io::Result<()>,
-) -> io::Result<()> {
-    let mut offset = 0u64;
-    // Bound: each pass reads at least one byte, up to the spool's fixed length.
-    while offset < spool.len() {
-        let n = spool.read_at(offset, buf)?;
-        if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "spool file shorter than written",
-            ));
-        }
-        f(&buf[..n])?;
-        offset += n as u64;
-    }
-    Ok(())
 }
