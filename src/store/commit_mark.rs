@@ -135,21 +135,26 @@ pub struct Cut {
 /// fsynced before the next step.
 pub fn cut_back(out: &Path, last: &LastMark) -> io::Result<Cut> {
     let mut cut = Cut::default();
-    for (name, len) in last.mark.warcs.iter().flatten() {
-        let Some((prefix, seq)) = warc::parse_file_name(name) else {
+    // Each series' last marked file: its prefix, sequence number, name and length.
+    let marked: Vec<_> = last
+        .mark
+        .warcs
+        .iter()
+        .flatten()
+        .filter_map(|(name, len)| Some((warc::parse_file_name(name)?, name, *len)))
+        .collect();
+    for e in fs::read_dir(out)? {
+        let e = e?;
+        let file_name = e.file_name();
+        let Some((prefix, seq)) = file_name.to_str().and_then(warc::parse_file_name) else {
             continue;
         };
-        for e in fs::read_dir(out)? {
-            let e = e?;
-            let file_name = e.file_name();
-            let Some(other) = file_name.to_str() else {
-                continue;
-            };
-            if warc::parse_file_name(other).is_some_and(|(p, s)| p == prefix && s > seq) {
-                remove_with_index(&e.path())?;
-                cut.files_removed += 1;
-            }
+        if marked.iter().any(|((p, s), ..)| *p == prefix && seq > *s) {
+            remove_with_index(&e.path())?;
+            cut.files_removed += 1;
         }
+    }
+    for (_, name, len) in &marked {
         cut.warc_bytes += cut_file(&out.join(format!("{name}.open")), *len)?;
     }
     cut.log_bytes = cut_file(&out.join("crawl.log"), last.mark.log_len)?;
