@@ -319,7 +319,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "0-9", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub warc_gzip_level: u32,
     /// Give response records a WARC-Block-Digest (SHA-1 of HTTP head and body). Optional in
-    /// WARC; it costs a second SHA-1 pass over every body (about 15 % more CPU): the payload
+    /// WARC; it costs a second SHA-1 pass over every body (about 6 % more CPU): the payload
     /// digest and gzip's CRC-32 already cover the body. Other records always have one.
     #[arg(long)]
     pub warc_block_digest: bool,

@@ -536,7 +536,6 @@ impl Sink for Output {
     }
 }
 
-/// The `.warc.gz` files in `dir` (a resumed crawl numbers its files after them).
 /// One past the highest sequence number of the WARC files in `dir` (any prefix): a resumed
 /// crawl's files come after every earlier one, which is how a resume tells the files begun
 /// after a commit mark (see `commit_mark::cut_back`).

@@ -29,9 +29,10 @@ pub(super) struct SpooledRecord<'a> {
 }
 
 /// Writes a response record whose payload is spooled: one pass over the spool for the block
-/// digest if it has one (it precedes the block), one to compress it, `SPOOL_CHUNK` bytes at a time. The
-/// compressed bytes go to `file` as they pass `STREAM_FLUSH_BYTES`; whatever is left at the
-/// end stays in `gz_buf` for the caller to write. Returns the bytes already written to `file`.
+/// digest if it has one (it precedes the block), one to compress it, `SPOOL_CHUNK` bytes at a
+/// time. The compressed bytes go to `file` as they pass `STREAM_FLUSH_BYTES`; whatever is left
+/// at the end stays in `gz_buf` for the caller to write. Returns the bytes already written to
+/// `file`.
 pub(super) fn stream_spooled_record(
     gz: &mut GzMember,
     header: &mut Vec<u8>,

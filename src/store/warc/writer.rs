@@ -95,7 +95,7 @@ pub struct WriterOptions {
     pub first_seq: u32,
     /// Give `response` records a `WARC-Block-Digest` (SHA-1 of HTTP head and body). It is
     /// optional in WARC 1.1 and costs a second SHA-1 pass over every body beside the payload
-    /// digest's (about 15 % of a crawl's CPU): the payload digest and each member's gzip
+    /// digest's (about 6 % of a crawl's CPU): the payload digest and each member's gzip
     /// CRC-32 already cover the body. Other records always have one (their blocks are small).
     pub response_block_digest: bool,
 }
@@ -398,18 +398,16 @@ impl WarcWriter {
         fields.extend_from_slice(second_fields);
         self.record_buf.clear();
         let mut streamed = 0u64;
+        let block_digest =
+            second_type != RecordType::Response || self.options.response_block_digest;
         match (second_spool, second_deflated) {
             (None, deflated) => {
                 let (len, digest) = match deflated {
                     Some(block) => (block.block_len, block.digest),
-                    None => {
-                        let wanted = second_type != RecordType::Response
-                            || self.options.response_block_digest;
-                        (
-                            second_block.len() as u64,
-                            wanted.then(|| sha1(second_block)),
-                        )
-                    }
+                    None => (
+                        second_block.len() as u64,
+                        block_digest.then(|| sha1(second_block)),
+                    ),
                 };
                 write_record_header(
                     &mut self.record_buf,
@@ -449,8 +447,7 @@ impl WarcWriter {
                         fields: &fields,
                         head: second_block,
                         spool,
-                        block_digest: second_type != RecordType::Response
-                            || self.options.response_block_digest,
+                        block_digest,
                     },
                 );
                 match res {
