@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::crawl_run::{
     check_complete, check_complete_after_kills, crawl_args, kill_and_resume_until_done,
-    resume_args, start_web, Rng, Run, LIFETIME, RUN_LIMIT, TEST_WEB_FLAGS,
+    resume_args, start_web, Rng, Run, LIFETIME, LOST_PER_KILL, RUN_LIMIT, TEST_WEB_FLAGS,
 };
 use common::temp_dir;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
@@ -107,6 +107,16 @@ fn killed_while_pages_stream_in_none_is_archived_twice() {
     args.splice(1..1, ["--warc-max-size".to_string(), "256K".to_string()]);
     let kills = kill_and_resume_until_done(Run::start(&args), &out, &mut rng, 6, (100, 200), 2);
     check_complete_after_kills(&web, &[&out], kills);
+    // On the wire, each kill costs at most the fetches in flight and one commit's worth again
+    // (and each run may ask every host for robots.txt once).
+    let pages = web.web.expected_urls(web.server.port()).len() as u64;
+    let extra = web.server.requests() - pages;
+    let bound = (kills * LOST_PER_KILL + 100 * (kills + 1)) as u64;
+    eprintln!("{extra} requests beyond the {pages} pages (bound {bound})");
+    assert!(
+        extra <= bound,
+        "{extra} requests beyond the pages after {kills} kills"
+    );
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }
 

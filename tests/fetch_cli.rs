@@ -56,6 +56,8 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
             "--allow-private",
             "--warc-max-size",
             "256K",
+            // Response records with a block digest, as asked (the default has none).
+            "--warc-block-digest",
         ],
         Duration::from_secs(120),
     );
@@ -95,6 +97,14 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
             "warcinfo",
             "every file opens with warcinfo"
         );
+        for r in records.iter().filter(|r| ty(r) == "response") {
+            let want = spinneret::store::warc::sha1(&r.block);
+            assert_eq!(
+                r.header("WARC-Block-Digest"),
+                Some(spinneret::store::warc::sha1_base32(&want).as_str()),
+                "--warc-block-digest"
+            );
+        }
         responses += records.iter().filter(|r| ty(r) == "response").count();
         requests += records.iter().filter(|r| ty(r) == "request").count();
     }

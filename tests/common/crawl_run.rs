@@ -14,6 +14,9 @@ use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
 pub const LIFETIME: Duration = Duration::from_secs(300);
 /// Connections of the crawl: the bound on fetches in flight at a kill.
 pub const MAX_CONNS: usize = 4;
+/// Fetches a kill can make the crawl do again: those in flight, the writer's queue (64
+/// messages) and its uncommitted batch (32). See store::writer.
+pub const LOST_PER_KILL: usize = MAX_CONNS + 64 + 32;
 /// Each run (between kills) may take at most this long.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);
 
