@@ -27,9 +27,69 @@ const DEFLATE_PENDING: usize = 64 * 1024;
 /// depend on the clock), XFL (patched per level), OS=255 (unknown).
 const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
 
-/// Reusable gzip-member encoder: one `Compress`, reset per record.
+/// The deflate behind a level: ISA-L for level 1 (its fastest level: faster than zlib-rs's
+/// and smaller output, see [`super::isal`]) when built with the `isal` feature, zlib-rs
+/// otherwise and for every other level.
+enum Engine {
+    Zlib(Compress),
+    #[cfg(feature = "isal")]
+    Isal(super::isal::IsalDeflate),
+}
+
+impl Engine {
+    fn new(level: u32) -> Engine {
+        #[cfg(feature = "isal")]
+        if level == 1 {
+            return Engine::Isal(super::isal::IsalDeflate::new());
+        }
+        Engine::Zlib(Compress::new(Compression::new(level), false))
+    }
+
+    /// Starts a new deflate stream.
+    fn reset(&mut self) {
+        match self {
+            Engine::Zlib(c) => c.reset(),
+            #[cfg(feature = "isal")]
+            Engine::Isal(_) => {}
+        }
+    }
+
+    /// Appends all of `data` to `out`, deflated: `Finish` ends the stream, `Sync`
+    /// byte-aligns it, `None` only takes the input. ISA-L's pieces are byte-aligned and
+    /// independent anyway, so for it `Sync` and `None` are the same.
+    fn deflate(&mut self, data: &[u8], flush: FlushCompress, out: &mut Vec<u8>) -> io::Result<()> {
+        match self {
+            Engine::Zlib(c) => {
+                let mut at = out.len();
+                out.resize(at + worst_case(data.len()), 0);
+                deflate_at(c, data, flush, out, &mut at)?;
+                out.truncate(at);
+                Ok(())
+            }
+            #[cfg(feature = "isal")]
+            Engine::Isal(d) => {
+                if flush == FlushCompress::Finish && data.len() <= FINISH_STORED {
+                    super::isal::finish(data, out);
+                    return Ok(());
+                }
+                d.chunk(data, out)?;
+                if flush == FlushCompress::Finish {
+                    super::isal::finish(&[], out);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A last piece up to this long (a record's closing `\r\n\r\n`) is stored in the final
+/// block instead of being compressed on its own.
+#[cfg(feature = "isal")]
+const FINISH_STORED: usize = 16;
+
+/// Reusable gzip-member encoder: one deflate engine, reset per record.
 pub struct GzMember {
-    compress: Compress,
+    engine: Engine,
     header: [u8; 10],
 }
 
@@ -43,25 +103,16 @@ impl GzMember {
             _ => 0,
         };
         GzMember {
-            compress: Compress::new(Compression::new(level), false),
+            engine: Engine::new(level),
             header,
         }
     }
 
     /// Appends `data` to `out` as one complete gzip member.
     pub(super) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
-        self.compress.reset();
+        self.engine.reset();
         out.extend_from_slice(&self.header);
-        let mut at = out.len();
-        out.resize(at + worst_case(data.len()), 0);
-        deflate_at(
-            &mut self.compress,
-            data,
-            FlushCompress::Finish,
-            out,
-            &mut at,
-        )?;
-        out.truncate(at);
+        self.engine.deflate(data, FlushCompress::Finish, out)?;
         let mut crc = Crc::new();
         crc.update(data);
         out.extend_from_slice(&crc.sum().to_le_bytes());
@@ -78,12 +129,9 @@ impl GzMember {
         tail: &DeflatedBlock,
         out: &mut Vec<u8>,
     ) -> io::Result<()> {
-        self.compress.reset();
+        self.engine.reset();
         out.extend_from_slice(&self.header);
-        let mut at = out.len();
-        out.resize(at + worst_case(head.len()), 0);
-        deflate_at(&mut self.compress, head, FlushCompress::Sync, out, &mut at)?;
-        out.truncate(at);
+        self.engine.deflate(head, FlushCompress::Sync, out)?;
         out.extend_from_slice(&tail.data);
         let mut crc = Crc::new();
         crc.update(head);
@@ -97,7 +145,7 @@ impl GzMember {
     /// Starts a member whose data comes in parts ([`GzMember::feed`], then
     /// [`GzMember::end`]): a spooled body is compressed without ever being whole in memory.
     pub(super) fn start(&mut self, out: &mut Vec<u8>) -> StreamedMember {
-        self.compress.reset();
+        self.engine.reset();
         out.extend_from_slice(&self.header);
         StreamedMember {
             crc: Crc::new(),
@@ -113,37 +161,15 @@ impl GzMember {
     ) -> io::Result<()> {
         m.crc.update(data);
         m.len += data.len() as u64;
-        let start_in = self.compress.total_in();
-        // Bound: each round gets room for the worst case of what is left, so two suffice.
-        for _ in 0..MAX_DEFLATE_ROUNDS {
-            let consumed = (self.compress.total_in() - start_in) as usize;
-            if consumed == data.len() {
-                return Ok(());
-            }
-            let rest = &data[consumed..];
-            out.reserve(rest.len() + rest.len() / 1000 + DEFLATE_SLACK);
-            self.compress
-                .compress_vec(rest, out, FlushCompress::None)
-                .map_err(|_| io::Error::other("deflate failed"))?;
-        }
-        Err(io::Error::other("deflate did not take its input"))
+        self.engine.deflate(data, FlushCompress::None, out)
     }
 
     pub(super) fn end(&mut self, m: StreamedMember, out: &mut Vec<u8>) -> io::Result<()> {
-        for _ in 0..MAX_DEFLATE_ROUNDS {
-            out.reserve(DEFLATE_SLACK + 64 * 1024);
-            let status = self
-                .compress
-                .compress_vec(&[], out, FlushCompress::Finish)
-                .map_err(|_| io::Error::other("deflate failed"))?;
-            if status == Status::StreamEnd {
-                out.extend_from_slice(&m.crc.sum().to_le_bytes());
-                // ISIZE is the input length modulo 2^32 (RFC 1952).
-                out.extend_from_slice(&(m.len as u32).to_le_bytes());
-                return Ok(());
-            }
-        }
-        Err(io::Error::other("deflate did not finish"))
+        self.engine.deflate(&[], FlushCompress::Finish, out)?;
+        out.extend_from_slice(&m.crc.sum().to_le_bytes());
+        // ISIZE is the input length modulo 2^32 (RFC 1952).
+        out.extend_from_slice(&(m.len as u32).to_le_bytes());
+        Ok(())
     }
 }
 
@@ -161,7 +187,7 @@ fn worst_case(len: usize) -> usize {
 
 /// Deflates all of `data` into `out[*at..]` with `flush` and moves `*at` past the output:
 /// `Finish` ends the stream, `Sync` byte-aligns it, `None` only takes the input. Deflate
-/// writes into an initialised slice the caller sized with [`worst_case`] (`compress_vec`
+/// writes into an initialised slice sized with [`worst_case`] (`compress_vec`
 /// would zero the buffer's whole spare capacity on every call: megabytes, once a large
 /// record grew it, which cost more than the compression); it grows only as a guard. The
 /// caller truncates `out` at `*at` when done.
@@ -229,14 +255,14 @@ impl DeflatedBlock {
 /// block digest when the writer gives response records one
 /// ([`super::WriterOptions::response_block_digest`]).
 pub struct BlockDeflater {
-    compress: Compress,
+    engine: Engine,
     block_digest: bool,
 }
 
 impl BlockDeflater {
     pub fn new(level: u32, block_digest: bool) -> BlockDeflater {
         BlockDeflater {
-            compress: Compress::new(Compression::new(level.min(9)), false),
+            engine: Engine::new(level.min(9)),
             block_digest,
         }
     }
@@ -250,14 +276,11 @@ impl BlockDeflater {
         let digest = self
             .block_digest
             .then(|| -> Digest { Sha1::digest(block).into() });
-        self.compress.reset();
+        self.engine.reset();
         buf.clear();
-        buf.resize(worst_case(block.len() + 4), 0);
-        let mut at = 0;
-        let c = &mut self.compress;
-        deflate_at(c, block, FlushCompress::None, &mut buf, &mut at)?;
-        deflate_at(c, b"\r\n\r\n", FlushCompress::Finish, &mut buf, &mut at)?;
-        buf.truncate(at);
+        let e = &mut self.engine;
+        e.deflate(block, FlushCompress::None, &mut buf)?;
+        e.deflate(b"\r\n\r\n", FlushCompress::Finish, &mut buf)?;
         Ok(DeflatedBlock {
             data: buf,
             crc,

@@ -427,6 +427,8 @@ pub fn parse_file_name(name: &str) -> Option<(&str, u32)> {
 }
 
 mod gzip;
+#[cfg(feature = "isal")]
+mod isal;
 pub mod reader;
 mod spooled;
 mod writer;
