@@ -1,7 +1,7 @@
 //! The URL-seen set (`is_url_visited`, ARCHITECTURE §7): has this normalized URL been admitted before?
 //!
-//! A URL becomes a 64-bit [`url_key`]: 24 high bits from MD5 of `host:port`, 40 low bits from
-//! MD5 of path+query. Keys of one host share their top bits, so one site's links land in the same
+//! A URL becomes a 64-bit [`url_key`]: 24 high bits from a hash of host and port, 40 low bits
+//! from a hash of path+query (XXH3: stable, specified, cheap on short strings). Keys of one host share their top bits, so one site's links land in the same
 //! few leaves of [`UrlSeen`] (locality now, sequential runs for a disk-spilling version later).
 //! Normalization is [`crate::crawl::urlnorm`]'s job and scope is [`crate::crawl::url_filter`]'s; this module
 //! only remembers keys. [`UrlSeen`]'s surface is kept minimal on purpose: a later version that
@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use md5::{Digest, Md5};
-use url::Url;
+use url::{Position, Url};
+use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
 /// Most keys in one leaf; a full leaf splits in half. 512 keys = 4 KiB, one page: inserting
 /// moves ≤ 4 KiB, a lookup is one B-tree descent plus a binary search of ≤ 9 steps.
@@ -28,45 +28,18 @@ const INTERPOLATION_WINDOW: usize = 16;
 /// holds up to 11 (key, `Vec`) pairs plus edges and a header, and is at least about half full.
 const MAP_BYTES_PER_LEAF: usize = 2 * (size_of::<u64>() + size_of::<Leaf>()) + 16;
 
-/// The 64-bit key of a normalized URL: `MD5("host:port")` → high 24 bits, `MD5(path["?"query])`
-/// → low 40 bits. The port is always explicit, so `http://h/` and `http://h:80/` share a key.
-/// The scheme is not hashed: `http://h:443/x` and `https://h/x` share a key (a near-nonexistent
-/// case, accepted to keep the key per host:port).
+/// The 64-bit key of a normalized URL: XXH3-64 of the host seeded with the port → high 24
+/// bits, XXH3-64 of `path["?"query]` → low 40 bits. The port is always explicit, so
+/// `http://h/` and `http://h:80/` share a key. The scheme is not hashed: `http://h:443/x` and
+/// `https://h/x` share a key (a near-nonexistent case, accepted to keep the key per
+/// host:port). Checkpoints store these keys: changing the definition needs a new checkpoint
+/// format version (`store::compaction`).
 pub fn url_key(url: &Url) -> u64 {
-    let mut host = Md5::new();
-    host.update(url.host_str().unwrap_or("").as_bytes());
-    host.update(b":");
-    let mut port_buf = [0u8; 5];
-    host.update(decimal(
-        url.port_or_known_default().unwrap_or(0),
-        &mut port_buf,
-    ));
-    let h = host.finalize();
-
-    let mut resource = Md5::new();
-    resource.update(url.path().as_bytes());
-    if let Some(query) = url.query() {
-        resource.update(b"?");
-        resource.update(query.as_bytes());
-    }
-    let r = resource.finalize();
-
-    let high = u64::from_be_bytes([0, 0, 0, 0, 0, h[0], h[1], h[2]]);
-    let low = u64::from_be_bytes([0, 0, 0, r[0], r[1], r[2], r[3], r[4]]);
-    (high << 40) | low
-}
-
-/// Writes `n` in decimal into `buf` without allocating; returns the digits.
-fn decimal(mut n: u16, buf: &mut [u8; 5]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
+    let port = url.port_or_known_default().unwrap_or(0);
+    let host = xxh3_64_with_seed(url.host_str().unwrap_or("").as_bytes(), u64::from(port));
+    // Path and query are one slice of the serialization, with the `?` when there is a query.
+    let resource = xxh3_64(url[Position::BeforePath..Position::AfterQuery].as_bytes());
+    ((host >> 40) << 40) | (resource & ((1 << 40) - 1))
 }
 
 /// A set of URL keys: a B-tree of sorted leaves. The map's key is each leaf's lower bound (the
@@ -101,7 +74,7 @@ impl Leaf {
         }
     }
 
-    /// `keys.binary_search(&key)`, but starting from an interpolated guess: keys are MD5 bits,
+    /// `keys.binary_search(&key)`, but starting from an interpolated guess: keys are hash bits,
     /// so nearly uniform within a leaf, and the guess lands within a cache line or two of the
     /// answer. A plain binary search touched ~6 cache lines (and a TLB entry) of a 4 KiB leaf,
     /// and that, not the B-tree descent, dominated lookups on sets larger than the CPU cache.
@@ -359,21 +332,15 @@ mod tests {
         assert_ne!(key("http://h/x"), key("http://h/x?"));
         assert_ne!(key("http://h/x?a"), key("http://h/x?b"));
         // The definition, spelled out: the key is stored in checkpoints, so it must not drift.
-        let h = Md5::digest(b"example.com:80");
-        let r = Md5::digest(b"/a");
-        let want = (u64::from_be_bytes([0, 0, 0, 0, 0, h[0], h[1], h[2]]) << 40)
-            | u64::from_be_bytes([0, 0, 0, r[0], r[1], r[2], r[3], r[4]]);
-        assert_eq!(a, want);
-        // md5sum: "example.com:80" → 05498d…, "/a" → 0639767f3e…
-        assert_eq!(a, 0x0549_8d06_3976_7f3e);
-    }
-
-    #[test]
-    fn decimal_ports() {
-        let mut buf = [0u8; 5];
-        assert_eq!(decimal(0, &mut buf), b"0");
-        assert_eq!(decimal(80, &mut buf), b"80");
-        assert_eq!(decimal(65535, &mut buf), b"65535");
+        let h = xxh3_64_with_seed(b"example.com", 80);
+        let r = xxh3_64(b"/a");
+        assert_eq!(a, (h & !((1 << 40) - 1)) | (r & ((1 << 40) - 1)));
+        // Python's xxhash: xxh3_64(b"example.com", seed=80), xxh3_64(b"/a").
+        assert_eq!(a, 0xb4be_1948_a6b0_6805);
+        assert_eq!(key("http://example.com/x?"), {
+            let r = xxh3_64(b"/x?");
+            (h & !((1 << 40) - 1)) | (r & ((1 << 40) - 1))
+        });
     }
 
     #[test]

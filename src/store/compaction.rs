@@ -32,7 +32,9 @@ use super::journal::{sync_parent_dir, JournalReader, JournalWriter};
 use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::fetcher::PayloadDigest;
 
-const VERSION: u64 = 1;
+/// 2: URL-seen keys are XXH3 (`crawl::url_seen::url_key`); version 1's were MD5, and a
+/// checkpoint holds keys, not URLs, so a version-1 checkpoint cannot be converted.
+const VERSION: u64 = 2;
 const TAG_VERSION: u8 = b'V';
 const TAG_SEEN: u8 = b'S';
 const TAG_QUEUED: u8 = b'Q';
@@ -90,8 +92,15 @@ pub fn read(
             return Err(bad("empty record"));
         };
         if first {
-            if tag != TAG_VERSION || get_varint(&mut input) != Some(VERSION) {
-                return Err(bad("not a checkpoint of this version"));
+            match (tag, get_varint(&mut input)) {
+                (TAG_VERSION, Some(VERSION)) => {}
+                (TAG_VERSION, Some(v)) if v < VERSION => {
+                    return Err(bad(&format!(
+                        "checkpoint format {v} was written by an older spinneret, whose URL \
+                         keys differ: resume this crawl with that version"
+                    )))
+                }
+                _ => return Err(bad("not a checkpoint of this version")),
             }
             first = false;
             continue;

@@ -178,3 +178,28 @@ fn a_checkpoint_without_its_end_is_refused() {
     assert!(err.to_string().contains("checkpoint.0"), "{err}");
     let _ = fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_checkpoint_of_an_older_format_is_refused_with_the_reason() {
+    let out = tmp("v1");
+    append(&out, 0, &random_records(6, 10));
+    compact(&out, 0, &key).unwrap();
+    // The same checkpoint as version 1 wrote it (MD5 URL keys): its first record says so.
+    let cp = crawl_state::checkpoint_path(&out, 0);
+    let mut items = Vec::new();
+    let mut reader = JournalReader::new(fs::File::open(&cp).unwrap()).unwrap();
+    while let Some(rec) = reader.next_record().unwrap() {
+        items.push(rec.to_vec());
+    }
+    assert_eq!(items[0], [TAG_VERSION, VERSION as u8]);
+    items[0] = vec![TAG_VERSION, 1];
+    fs::remove_file(&cp).unwrap();
+    let mut j = JournalWriter::open_append(&cp).unwrap();
+    for r in &items {
+        j.append(r).unwrap();
+    }
+    j.sync().unwrap();
+    let err = replay(&out, &mut Seen::default(), 2).unwrap_err();
+    assert!(err.to_string().contains("older spinneret"), "{err}");
+    let _ = fs::remove_dir_all(&out);
+}
