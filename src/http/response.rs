@@ -23,6 +23,8 @@
 //! from then on the body is not kept (`body()` is empty); only framing still being parsed stays.
 //! The limits count every byte, spilled or not.
 
+use std::mem::MaybeUninit;
+
 use memchr::memchr;
 
 use super::{HttpError, Limits};
@@ -368,6 +370,16 @@ impl ResponseDecoder {
         // Append first, search after: body bytes that came in the same read are copied once
         // more when the body state takes them, at most max_head_bytes per response.
         let take = rest.len().min(max.saturating_sub(old_len));
+        // The usual case: the whole head is in this read. Found in place, only the head is
+        // copied (the read's body bytes would otherwise be copied twice: here and by the
+        // body state).
+        if old_len == 0 && rest.starts_with(b"HTTP/") {
+            if let Ok(end) = find_head_end(&rest[..take], 0) {
+                self.buf.extend_from_slice(&rest[..end]);
+                self.finish_head()?;
+                return Ok(end);
+            }
+        }
         self.buf.extend_from_slice(&rest[..take]);
         // Reject non-HTTP at once rather than waiting for a blank line that may never come.
         let n = self.buf.len().min(5);
@@ -574,14 +586,27 @@ enum Parsed {
     Final(ResponseHead, Persistence),
 }
 
+/// Header slots [`parse_head`] keeps on the stack (the default limit, `DEFAULT_MAX_HEADERS`,
+/// fits).
+const STACK_HEADERS: usize = 128;
+
 fn parse_head(buf: &[u8], max_headers: usize, head_request: bool) -> Result<Parsed, HttpError> {
-    let mut slots = vec![httparse::EMPTY_HEADER; max_headers];
-    let mut resp = httparse::Response::new(&mut slots);
+    // Header slots on the stack (uninitialised: httparse writes the ones it fills) unless the
+    // limit is unusually high: no allocation per response.
+    let mut on_stack = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; STACK_HEADERS];
+    let mut on_heap = Vec::new();
+    let slots = if max_headers <= STACK_HEADERS {
+        &mut on_stack[..max_headers]
+    } else {
+        on_heap.resize_with(max_headers, MaybeUninit::uninit);
+        &mut on_heap[..]
+    };
+    let mut resp = httparse::Response::new(&mut []);
     let mut config = httparse::ParserConfig::default();
     config
         .allow_obsolete_multiline_headers_in_responses(true)
         .allow_multiple_spaces_in_response_status_delimiters(true);
-    match config.parse_response(&mut resp, buf) {
+    match config.parse_response_with_uninit_headers(&mut resp, buf, slots) {
         Ok(httparse::Status::Complete(n)) if n == buf.len() => {}
         // We only call with a buffer ending in its first blank line; anything else means
         // httparse saw the line structure differently (e.g. a stray CR): malformed.

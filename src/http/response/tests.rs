@@ -706,3 +706,28 @@ fn a_spilled_body_is_not_kept_and_memory_stays_small() {
     let (result, _, _) = run_spilling(&c, &pieces);
     assert_eq!(result, Err(HttpError::BodyTooLarge));
 }
+
+#[test]
+fn header_limits_above_and_below_the_stack_slots() {
+    let head = |n: usize| {
+        let mut h = String::from("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n");
+        for i in 1..n {
+            h.push_str(&format!("X-{i}: v\r\n"));
+        }
+        h + "\r\nok"
+    };
+    for (max_headers, n, ok) in [(100, 100, true), (100, 101, false), (300, 300, true)] {
+        let mut d = ResponseDecoder::new(Limits {
+            max_headers,
+            ..Limits::default()
+        });
+        d.reset(false);
+        let got = d.process(head(n).as_bytes());
+        if ok {
+            assert_eq!(got.unwrap().0, Progress::Complete, "{max_headers}: {n}");
+            assert_eq!(d.head().unwrap().headers.len(), n);
+        } else {
+            assert_eq!(got, Err(HttpError::TooManyHeaders), "{max_headers}: {n}");
+        }
+    }
+}
