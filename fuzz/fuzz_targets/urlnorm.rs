@@ -1,11 +1,13 @@
 //! `urlnorm::normalize` on arbitrary hrefs against a few bases, then the filter and the URL key
 //! on the result: no panic, results are http(s) within the length cap, and normalizing is
-//! idempotent.
+//! idempotent. A link's fast key (`link_key::LinkKeys`), when there is one, is the URL key of
+//! what normalizing makes of it.
 #![no_main]
 
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
+use spinneret::crawl::link_key::LinkKeys;
 use spinneret::crawl::url_filter::{FilterConfig, Scope, UrlFilter};
 use spinneret::crawl::url_seen::url_key;
 use spinneret::crawl::urlnorm::{normalize, origin_key, parse_seed, MAX_URL_BYTES};
@@ -27,9 +29,14 @@ const BASE_TEXTS: &[&str] = &[
 fuzz_target!(|href: &[u8]| {
     let _ = parse_seed(&String::from_utf8_lossy(href));
     for base in BASES.iter() {
+        let fast = LinkKeys::new(base).and_then(|mut k| k.key(href));
         let Ok(url) = normalize(base, href) else {
+            assert_eq!(fast, None, "a fast key for a link normalize refuses");
             continue;
         };
+        if let Some(k) = fast {
+            assert_eq!(k, url_key(&url), "fast key differs from {url}");
+        }
         assert!(matches!(url.scheme(), "http" | "https"), "{url}");
         assert!(url.host_str().is_some_and(|h| !h.is_empty()), "{url}");
         assert!(url.as_str().len() <= MAX_URL_BYTES);

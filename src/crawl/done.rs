@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use url::Url;
 
 use super::frontier::BackQueueId;
+use super::link_key::LinkKeys;
 use super::sink::{Hop, Sink, Via};
 use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_REDIRECTS};
 use crate::fetcher::{FetchDone, FetchRequest};
@@ -225,6 +226,7 @@ impl<S: Sink> Crawl<S> {
         let referrer: Arc<str> = Arc::from(entry.url.as_str());
         let admitted_before = self.counters.urls_admitted;
         let cap = self.config.max_links_per_page as u64;
+        let mut keys = LinkKeys::new(base);
         for (kind, href) in found.iter() {
             let hop = match kind {
                 k if k.is_requisite() && self.config.page_requisites => Hop::Embed,
@@ -236,6 +238,13 @@ impl<S: Sink> Crawl<S> {
             if self.counters.urls_admitted - admitted_before >= cap {
                 self.counters.links_over_page_cap += 1;
                 continue;
+            }
+            // Most links lead where the crawl has been: known by their key, no parsing.
+            if let Some(key) = keys.as_mut().and_then(|k| k.key(href)) {
+                if self.seen.contains(key) {
+                    self.counters.duplicate_urls += 1;
+                    continue;
+                }
             }
             match urlnorm::normalize(base, href) {
                 Ok(url) => self.admit(url, entry.depth + 1, Some(referrer.clone()), 0, hop),

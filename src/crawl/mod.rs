@@ -28,6 +28,7 @@
 mod done;
 pub mod frontier;
 mod host_state;
+pub mod link_key;
 pub use host_state::{BadHostState, HostsRestored};
 mod partitioned;
 pub use partitioned::partition_key;

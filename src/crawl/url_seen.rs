@@ -36,10 +36,19 @@ const MAP_BYTES_PER_LEAF: usize = 2 * (size_of::<u64>() + size_of::<Leaf>()) + 1
 /// format version (`store::compaction`).
 pub fn url_key(url: &Url) -> u64 {
     let port = url.port_or_known_default().unwrap_or(0);
-    let host = xxh3_64_with_seed(url.host_str().unwrap_or("").as_bytes(), u64::from(port));
     // Path and query are one slice of the serialization, with the `?` when there is a query.
-    let resource = xxh3_64(url[Position::BeforePath..Position::AfterQuery].as_bytes());
-    ((host >> 40) << 40) | (resource & ((1 << 40) - 1))
+    let resource = &url[Position::BeforePath..Position::AfterQuery];
+    host_bits(url.host_str().unwrap_or(""), port) | resource_bits(resource.as_bytes())
+}
+
+/// Bits of the host:port half of [`url_key`] (the low 40 clear).
+pub(crate) fn host_bits(host: &str, port: u16) -> u64 {
+    (xxh3_64_with_seed(host.as_bytes(), u64::from(port)) >> 40) << 40
+}
+
+/// The path+query half of [`url_key`]: the low 40 bits.
+pub(crate) fn resource_bits(resource: &[u8]) -> u64 {
+    xxh3_64(resource) & ((1 << 40) - 1)
 }
 
 /// A set of URL keys: a B-tree of sorted leaves. The map's key is each leaf's lower bound (the

@@ -1,0 +1,348 @@
+//! URL-seen keys of found links, computed straight from the `href` bytes for the simple
+//! forms most links take, so that a link to a URL already seen (most links on most pages)
+//! costs a hash and a lookup instead of URL parsing ([`super::urlnorm::normalize`] was ~13 %
+//! of the event loop's time, most of it on such links).
+//!
+//! [`LinkKeys::key`] answers only where the answer is certain: `Some(k)` means `normalize`
+//! would accept the link and [`url_key`](super::url_seen::url_key) of its result is `k` (the
+//! unit tests and the `urlnorm` fuzz target check exactly that). Everything else — dot
+//! segments, percent-escapes, uppercase or IDNA hosts, user info, backslashes, spaces,
+//! anything unusual — gets `None` and takes the full path.
+
+use url::{Position, Url};
+
+use super::url_seen::{host_bits, resource_bits};
+use super::urlnorm::MAX_URL_BYTES;
+
+/// Longest host the fast path handles (DNS's limit).
+const MAX_HOST: usize = 253;
+/// Room for `https://`, `:65535` and slack beside host and resource in a URL's length.
+const URL_FRAME: usize = 16;
+
+/// The parts of a page's URL that its links resolve against, and a scratch buffer.
+pub struct LinkKeys {
+    /// [`host_bits`] of the page's host:port.
+    host_bits: u64,
+    /// The page's path and query (`/dir/page.html?q=1`), and where its directory ends
+    /// (after the last `/` of the path).
+    resource: String,
+    path_len: usize,
+    dir_len: usize,
+    host_len: usize,
+    scratch: Vec<u8>,
+}
+
+impl LinkKeys {
+    /// `None` for a base that is not an `http(s)` URL with a host (its links take the
+    /// full path).
+    pub fn new(base: &Url) -> Option<LinkKeys> {
+        if !matches!(base.scheme(), "http" | "https") {
+            return None;
+        }
+        let host = base.host_str().filter(|h| !h.is_empty())?;
+        let port = base.port_or_known_default()?;
+        let resource = base[Position::BeforePath..Position::AfterQuery].to_string();
+        let path_len = base.path().len();
+        let dir_len = base.path().rfind('/').map_or(0, |i| i + 1);
+        Some(LinkKeys {
+            host_bits: host_bits(host, port),
+            resource,
+            path_len,
+            dir_len,
+            host_len: host.len(),
+            scratch: Vec::new(),
+        })
+    }
+
+    /// The URL-seen key of `href` resolved against the base, when it is certain without
+    /// parsing.
+    pub fn key(&mut self, href: &[u8]) -> Option<u64> {
+        // The fragment is dropped by normalization; its bytes must still be plain.
+        let (main, fragment) = match memchr::memchr(b'#', href) {
+            Some(i) => (&href[..i], &href[i + 1..]),
+            None => (href, &[][..]),
+        };
+        if main.is_empty() || !fragment.iter().all(|&b| is_query_byte(b)) {
+            return None;
+        }
+        let (host_bits, host_len, resource) = match main {
+            [b'/', b'/', ..] => return None, // scheme-relative: an authority follows
+            [b'/', ..] => {
+                check_resource(main)?;
+                (self.host_bits, self.host_len, main)
+            }
+            [b'?', ..] => {
+                check_query(&main[1..])?;
+                self.scratch.clear();
+                self.scratch
+                    .extend_from_slice(&self.resource.as_bytes()[..self.path_len]);
+                self.scratch.extend_from_slice(main);
+                (self.host_bits, self.host_len, &self.scratch[..])
+            }
+            _ => match absolute(main) {
+                Some(a) => a?,
+                None => {
+                    // A relative path: no scheme (no `:` at all), no dot segment.
+                    if main[0] == b'.' {
+                        return None;
+                    }
+                    check_resource(main)?;
+                    self.scratch.clear();
+                    self.scratch
+                        .extend_from_slice(&self.resource.as_bytes()[..self.dir_len]);
+                    self.scratch.extend_from_slice(main);
+                    (self.host_bits, self.host_len, &self.scratch[..])
+                }
+            },
+        };
+        if host_len + resource.len() + URL_FRAME > MAX_URL_BYTES {
+            return None;
+        }
+        Some(host_bits | resource_bits(resource))
+    }
+}
+
+/// [`host_bits`], the host's length and the resource (path and query) of a link.
+type KeyParts<'a> = (u64, usize, &'a [u8]);
+
+/// `Some(answer)` when `main` starts with `http://` or `https://` (lowercase): the key parts
+/// of a plain absolute URL, or `None` inside when it is not plain. `None` when `main` is not
+/// absolute in that form (it may still be, e.g. `HTTP:`; then [`check_resource`] refuses
+/// its `:`).
+fn absolute(main: &[u8]) -> Option<Option<KeyParts<'_>>> {
+    let (rest, default_port) = if let Some(r) = main.strip_prefix(b"http://") {
+        (r, 80)
+    } else if let Some(r) = main.strip_prefix(b"https://") {
+        (r, 443)
+    } else {
+        return None;
+    };
+    let end = rest
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(rest.len());
+    let (authority, resource) = rest.split_at(end);
+    let (host, port) = match memchr::memchr(b':', authority) {
+        Some(i) => (&authority[..i], Some(&authority[i + 1..])),
+        None => (authority, None),
+    };
+    let Some(host) = plain_host(host) else {
+        return Some(None);
+    };
+    let port = match port {
+        None => default_port,
+        Some(digits) => match parse_port(digits) {
+            Some(p) => p,
+            None => return Some(None),
+        },
+    };
+    // `http://h` and `http://h?q` have the path `/`: the key needs the serialization's bytes.
+    if !resource.starts_with(b"/") {
+        return Some(None);
+    }
+    if check_resource(resource).is_none() {
+        return Some(None);
+    }
+    Some(Some((host_bits(host, port), host.len(), resource)))
+}
+
+/// A host the URL standard leaves exactly as written: lowercase ASCII letters, digits, `-`
+/// and dots between non-empty labels, the last label starting with a letter (so it is not
+/// an IPv4 address), no IDNA label (`xn--`).
+fn plain_host(host: &[u8]) -> Option<&str> {
+    if host.is_empty() || host.len() > MAX_HOST {
+        return None;
+    }
+    let mut last_start = 0;
+    for label in host.split(|&b| b == b'.') {
+        if label.is_empty()
+            || label.starts_with(b"xn--")
+            || !label
+                .iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            return None;
+        }
+        last_start = label[0];
+    }
+    if !last_start.is_ascii_lowercase() {
+        return None;
+    }
+    std::str::from_utf8(host).ok()
+}
+
+/// A port of one to five digits, 1–65535.
+fn parse_port(digits: &[u8]) -> Option<u16> {
+    if digits.is_empty() || digits.len() > 5 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0u32, |n, &d| n * 10 + u32::from(d - b'0'));
+    u16::try_from(n).ok().filter(|&p| p != 0)
+}
+
+/// A path (then maybe `?` and a query) that parsing leaves as written: plain bytes, no dot
+/// segment (no `/.` at all, which also keeps out `..`).
+fn check_resource(resource: &[u8]) -> Option<()> {
+    let (path, query) = match memchr::memchr(b'?', resource) {
+        Some(i) => (&resource[..i], Some(&resource[i + 1..])),
+        None => (resource, None),
+    };
+    if !path.iter().all(|&b| is_path_byte(b)) || memchr::memmem::find(path, b"/.").is_some() {
+        return None;
+    }
+    match query {
+        Some(q) => check_query(q),
+        None => Some(()),
+    }
+}
+
+fn check_query(query: &[u8]) -> Option<()> {
+    query.iter().all(|&b| is_query_byte(b)).then_some(())
+}
+
+/// Bytes a path keeps as they are (unreserved, and `/`).
+fn is_path_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/')
+}
+
+/// Bytes a query keeps as they are: a path's, and `=`, `&`, `?`.
+fn is_query_byte(b: u8) -> bool {
+    is_path_byte(b) || matches!(b, b'=' | b'&' | b'?')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crawl::url_seen::url_key;
+    use crate::crawl::urlnorm::normalize;
+    use proptest::prelude::*;
+
+    const BASES: &[&str] = &[
+        "http://example.com/dir/page.html?q=1#frag",
+        "https://example.com/",
+        "http://h.test:8080/a/b/",
+        "https://ex.org:443/x?y",
+        "http://127.0.0.1:9000/p/3.html",
+        "http://example.com/%7Euser/.well-known/x",
+    ];
+
+    /// The module's promise: a fast key is the key of what `normalize` makes of the link.
+    fn agrees(base: &Url, href: &[u8]) -> bool {
+        let Some(k) = LinkKeys::new(base).and_then(|mut l| l.key(href)) else {
+            return true;
+        };
+        match normalize(base, href) {
+            Ok(u) => url_key(&u) == k,
+            Err(_) => false,
+        }
+    }
+
+    #[test]
+    fn the_common_forms_take_the_fast_path_and_agree() {
+        let base = Url::parse("http://example.com/dir/page.html?q=1").unwrap();
+        let mut keys = LinkKeys::new(&base).unwrap();
+        for href in [
+            &b"/p/12.html"[..],
+            b"p/12.html",
+            b"other.html#section-2",
+            b"?sort=name&page=0",
+            b"/list.html?sort=name&page=0",
+            b"http://host-7.test:8080/p/3.html",
+            b"https://example.com/",
+            b"http://example.com:80/dir/page.html?q=1",
+            b"http://a-b.example/x?y=1#top",
+        ] {
+            let k = keys.key(href);
+            let want = url_key(&normalize(&base, href).unwrap());
+            assert_eq!(k, Some(want), "{}", String::from_utf8_lossy(href));
+        }
+    }
+
+    #[test]
+    fn unusual_forms_take_the_full_path() {
+        let base = Url::parse("http://example.com/dir/page.html").unwrap();
+        let mut keys = LinkKeys::new(&base).unwrap();
+        for href in [
+            &b"../up"[..],
+            b"./here",
+            b"a/./b",
+            b"/a/../b",
+            b"/x/.",
+            b"//proto.rel/x",
+            b"HTTP://EXAMPLE.ORG/Path",
+            b"http://Example.com/",
+            b"http://xn--nxasmq6b.example/",
+            b"http://1.2.3.4/",
+            b"http://0x7f.1/",
+            b"http://h:0/",
+            b"http://h:65536/",
+            b"http://h:/x",
+            b"http://user@h/",
+            b"http://h",
+            b"http://h?q",
+            b"/a%20b",
+            b"/a b",
+            b" /a",
+            b"/a\\b",
+            b"mailto:x@y",
+            b"javascript:void(0)",
+            b"#only",
+            b"",
+            b"/caf\xc3\xa9",
+            b"/x#frag ment",
+        ] {
+            assert_eq!(keys.key(href), None, "{}", String::from_utf8_lossy(href));
+        }
+    }
+
+    #[test]
+    fn every_base_agrees_on_a_table_of_links() {
+        let hrefs: &[&[u8]] = &[
+            b"/a",
+            b"a",
+            b"a/b/c.html",
+            b"?",
+            b"?a=1&b",
+            b"/?x",
+            b"x?y?z",
+            b"http://other.example/",
+            b"https://other.example:444/p?q#f",
+            b"http://o.example:80/",
+            b"https://o.example:443/",
+            b"https://o.example:80/",
+            b"/a//b",
+            b"/.well-known/x",
+            b"~user/x",
+        ];
+        for base in BASES {
+            let base = Url::parse(base).unwrap();
+            for href in hrefs {
+                assert!(
+                    agrees(&base, href),
+                    "{base} + {}",
+                    String::from_utf8_lossy(href)
+                );
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Links made of the characters that matter to parsing, against every base.
+        #[test]
+        fn fast_keys_agree_with_normalize(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "/", ".", "..", "a", "B", "0", "-", "_", "~", "?", "#", "=", "&", ":", "@", "%",
+                "%2e", " ", "\\", "//", "http://", "https://", "h.test", "x.", "1", "9", "xn--",
+                "\t", "é", ":80", ":0", ":99999",
+            ]), 0..10),
+            base in 0..BASES.len(),
+        ) {
+            let href = parts.concat();
+            let base = Url::parse(BASES[base]).unwrap();
+            prop_assert!(agrees(&base, href.as_bytes()), "{} + {:?}", base, href);
+        }
+    }
+}
