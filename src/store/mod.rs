@@ -21,6 +21,8 @@ pub mod segments;
 pub mod spool;
 pub mod stats_json;
 #[cfg(test)]
+mod test_data;
+#[cfg(test)]
 mod test_dir;
 pub mod warc;
 mod writer;

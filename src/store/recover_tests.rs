@@ -1,22 +1,11 @@
 use super::*;
+use crate::store::test_data::noise;
 use crate::store::test_dir::TempDir;
 use crate::store::warc::reader::{read_records, Record};
 use crate::store::warc::{Exchange, WarcInfo, WarcWriter};
 use std::net::IpAddr;
 use std::process::Command;
 use std::time::{Duration, UNIX_EPOCH};
-
-fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
 
 /// A real WARC file from the crate's writer: warcinfo plus `n` exchanges. Returns its bytes.
 fn real_warc(dir: &Path, n: u64) -> Vec<u8> {

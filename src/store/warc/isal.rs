@@ -148,6 +148,7 @@ impl IsalDeflate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::test_data::noise;
     use flate2::{Decompress, FlushDecompress, Status};
     use proptest::prelude::*;
 
@@ -166,18 +167,6 @@ mod tests {
         out
     }
 
-    fn noise(len: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect()
-    }
-
     fn text(len: usize) -> Vec<u8> {
         let words = [
             "<p>crawler ",
@@ -187,7 +176,7 @@ mod tests {
             "<a href=\"/x\">",
             "WARC ",
         ];
-        let mut n = noise(len, 7).into_iter();
+        let mut n = noise(7, len).into_iter();
         let mut t = Vec::with_capacity(len + 16);
         while t.len() < len {
             t.extend_from_slice(words[n.next().unwrap_or(0) as usize % words.len()].as_bytes());
@@ -210,7 +199,7 @@ mod tests {
             300_000,
         ];
         for &size in &sizes {
-            for (kind, piece) in [("noise", noise(size, size as u64)), ("text", text(size))] {
+            for (kind, piece) in [("noise", noise(size as u64, size)), ("text", text(size))] {
                 let mut z = Vec::new();
                 let mut want = Vec::new();
                 // Three pieces and a tail: each piece stands alone, so they concatenate.
@@ -271,7 +260,7 @@ mod tests {
         ) {
             let mut data = Vec::new();
             for (is_text, len, seed) in runs {
-                data.extend(if is_text { text(len) } else { noise(len, seed) });
+                data.extend(if is_text { text(len) } else { noise(seed, len) });
             }
             let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c % (data.len() + 1)).collect();
             cuts.sort_unstable();

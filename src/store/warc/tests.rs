@@ -1,6 +1,7 @@
 use super::gzip::GzMember;
 use super::reader::{read_records, ReadError, Record};
 use super::*;
+use crate::store::test_data::noise;
 use proptest::prelude::*;
 use std::fs;
 use std::io::{Read, Write};
@@ -27,19 +28,6 @@ fn info() -> WarcInfo {
         description: None,
         ..WarcInfo::default()
     }
-}
-
-/// Deterministic incompressible-ish bytes (xorshift), so rotation sizes are predictable.
-fn noise(seed: u64, len: usize) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 #[test]
