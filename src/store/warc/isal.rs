@@ -93,7 +93,8 @@ impl IsalDeflate {
     fn piece(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         let at = out.len();
         let room = stored_size(data.len());
-        out.resize(at + room, 0);
+        // ISA-L writes into the spare capacity: no zeroing of a page-sized buffer per piece.
+        out.reserve(room);
         let s = &mut *self.stream;
         // SAFETY: initialises the stream's fields for one stateless call.
         unsafe { isal::isal_deflate_stateless_init(s) };
@@ -119,10 +120,11 @@ impl IsalDeflate {
         // ISA-L reads through `next_in` only; the `*mut` is its C signature.
         s.next_in = data.as_ptr().cast_mut();
         s.avail_in = data.len() as u32;
-        s.next_out = out[at..].as_mut_ptr();
+        s.next_out = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
         s.avail_out = room as u32;
-        // SAFETY: `next_in`/`avail_in` describe `data` and `next_out`/`avail_out` the
-        // `room` bytes of `out` after `at`, both live and unaliased for the call.
+        // SAFETY: `next_in`/`avail_in` describe `data` and `next_out`/`avail_out` the first
+        // `room` bytes of `out`'s spare capacity (reserved above), both live and unaliased
+        // for the call; ISA-L only writes there.
         let rc = unsafe { isal::isal_deflate_stateless(s) };
         let written = room - s.avail_out as usize;
         s.next_in = ptr::null_mut();
@@ -130,7 +132,8 @@ impl IsalDeflate {
         s.next_out = ptr::null_mut();
         s.avail_out = 0;
         if rc == isal::COMP_OK as i32 && written < room {
-            out.truncate(at + written);
+            // SAFETY: ISA-L wrote (initialised) the `written` bytes after `at`.
+            unsafe { out.set_len(at + written) };
             return Ok(());
         }
         if rc != isal::COMP_OK as i32 && rc != isal::STATELESS_OVERFLOW {
@@ -139,7 +142,6 @@ impl IsalDeflate {
             )));
         }
         // Compressed, it would be at least as long as stored: store it.
-        out.truncate(at);
         push_stored(data, false, out);
         Ok(())
     }
