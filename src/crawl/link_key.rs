@@ -57,6 +57,10 @@ impl LinkKeys {
     /// The URL-seen key of `href` resolved against the base, when it is certain without
     /// parsing.
     pub fn key(&mut self, href: &[u8]) -> Option<u64> {
+        // `normalize` refuses an href this long, fragment and all.
+        if href.len() > MAX_URL_BYTES {
+            return None;
+        }
         // The fragment is dropped by normalization; its bytes must still be plain.
         let (main, fragment) = match memchr::memchr(b'#', href) {
             Some(i) => (&href[..i], &href[i + 1..]),
@@ -295,6 +299,10 @@ mod tests {
         ] {
             assert_eq!(keys.key(href), None, "{}", String::from_utf8_lossy(href));
         }
+        // Too long for `normalize` because of its fragment alone.
+        let long = [&b"/a#"[..], &[b'f'; MAX_URL_BYTES]].concat();
+        assert!(normalize(&base, &long).is_err());
+        assert_eq!(keys.key(&long), None);
     }
 
     #[test]
