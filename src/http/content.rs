@@ -240,7 +240,7 @@ mod tests {
         ResponseHead {
             version_minor: 1,
             status: 200,
-            headers: Vec::new(),
+            headers: crate::http::Headers::default(),
             content_length: None,
             framing: Framing::Close,
             content_encodings: codings.to_vec(),

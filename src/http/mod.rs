@@ -12,10 +12,12 @@
 //! `tls`, and the WARC record built from [`ResponseDecoder::raw`] in `warc`.
 
 mod content;
+mod headers;
 mod request;
 mod response;
 
 pub use content::{decode_content, decode_content_with, DecodeOptions};
+pub use headers::Headers;
 pub use request::{host_and_port, path_and_query, write_request, Method, Request, RequestError};
 pub use response::{ContentCoding, Framing, Progress, ResponseDecoder, ResponseHead};
 

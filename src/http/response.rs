@@ -27,7 +27,7 @@ use std::mem::MaybeUninit;
 
 use memchr::memchr;
 
-use super::{HttpError, Limits};
+use super::{Headers, HttpError, Limits};
 
 /// A decoder keeps at most this much buffer capacity across `reset()`, so one huge response does
 /// not pin its memory to a kept-alive connection for the rest of the crawl.
@@ -71,7 +71,7 @@ pub struct ResponseHead {
     pub version_minor: u8,
     pub status: u16,
     /// In order received; names lowercased; obs-fold line breaks replaced by spaces.
-    pub headers: Vec<(String, Vec<u8>)>,
+    pub headers: Headers,
     /// The `Content-Length` value, if present (also when `Transfer-Encoding` overrides it).
     pub content_length: Option<u64>,
     pub framing: Framing,
@@ -87,7 +87,7 @@ impl ResponseHead {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_slice())
+            .map(|(_, v)| v)
     }
 
     pub fn content_type(&self) -> Option<&[u8]> {
@@ -159,6 +159,8 @@ pub struct ResponseDecoder {
     /// Chunk data, for chunked bodies only.
     decoded: Vec<u8>,
     head: Option<ResponseHead>,
+    /// The last head's header buffers, cleared, for the next head to fill.
+    spare_headers: Headers,
     head_len: usize,
     /// False once the body has been spilled: body bytes are then neither kept in `buf` past
     /// the next spill nor copied to `decoded`.
@@ -185,6 +187,7 @@ impl ResponseDecoder {
             buf: Vec::new(),
             decoded: Vec::new(),
             head: None,
+            spare_headers: Headers::default(),
             head_len: 0,
             retain_body: true,
             spilled: 0,
@@ -206,7 +209,9 @@ impl ResponseDecoder {
         self.buf.shrink_to(RETAINED_CAPACITY);
         self.decoded.clear();
         self.decoded.shrink_to(RETAINED_CAPACITY);
-        self.head = None;
+        if let Some(head) = self.head.take() {
+            self.spare_headers = head.headers;
+        }
         self.head_len = 0;
         self.retain_body = true;
         self.spilled = 0;
@@ -408,7 +413,13 @@ impl ResponseDecoder {
         {
             self.parse_attempts += 1;
         }
-        let parsed = parse_head(&self.buf, self.limits.max_headers, self.head_request)?;
+        let headers = std::mem::take(&mut self.spare_headers);
+        let parsed = parse_head(
+            &self.buf,
+            self.limits.max_headers,
+            self.head_request,
+            headers,
+        )?;
         let Parsed::Final(head, persistence) = parsed else {
             self.interim_seen += 1;
             if self.interim_seen > self.limits.max_interim_responses {
@@ -590,7 +601,13 @@ enum Parsed {
 /// fits).
 const STACK_HEADERS: usize = 128;
 
-fn parse_head(buf: &[u8], max_headers: usize, head_request: bool) -> Result<Parsed, HttpError> {
+/// Parses a complete head into `headers` (cleared first: a previous head's buffers).
+fn parse_head(
+    buf: &[u8],
+    max_headers: usize,
+    head_request: bool,
+    mut headers: Headers,
+) -> Result<Parsed, HttpError> {
     // Header slots on the stack (uninitialised: httparse writes the ones it fills) unless the
     // limit is unusually high: no allocation per response.
     let mut on_stack = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; STACK_HEADERS];
@@ -628,7 +645,7 @@ fn parse_head(buf: &[u8], max_headers: usize, head_request: bool) -> Result<Pars
         _ => {}
     }
 
-    let mut headers = Vec::with_capacity(resp.headers.len());
+    headers.clear();
     let mut content_length: Option<u64> = None;
     let mut te_seen = false;
     let mut te_last_chunked = false;
@@ -636,14 +653,11 @@ fn parse_head(buf: &[u8], max_headers: usize, head_request: bool) -> Result<Pars
     let mut keep_alive = false;
     let mut content_encodings = Vec::new();
     for h in resp.headers.iter() {
-        let name = h.name.to_ascii_lowercase();
-        let mut value = h.value.to_vec();
-        for b in value.iter_mut() {
-            if *b == b'\r' || *b == b'\n' {
-                *b = b' ';
-            }
-        }
-        match name.as_str() {
+        headers.push(h.name, h.value);
+        let Some((name, value)) = headers.last() else {
+            continue;
+        };
+        match name {
             "content-length" => {
                 for element in value.split(|&b| b == b',') {
                     let n = parse_decimal(trim_ows(element)).ok_or(HttpError::ContentLength)?;
@@ -655,22 +669,21 @@ fn parse_head(buf: &[u8], max_headers: usize, head_request: bool) -> Result<Pars
             }
             "transfer-encoding" => {
                 te_seen = true;
-                for element in list_elements(&value) {
+                for element in list_elements(value) {
                     te_last_chunked = element.eq_ignore_ascii_case(b"chunked");
                 }
             }
             "connection" => {
-                for element in list_elements(&value) {
+                for element in list_elements(value) {
                     connection_close |= element.eq_ignore_ascii_case(b"close");
                     keep_alive |= element.eq_ignore_ascii_case(b"keep-alive");
                 }
             }
             "content-encoding" => {
-                content_encodings.extend(list_elements(&value).map(content_coding));
+                content_encodings.extend(list_elements(value).map(content_coding));
             }
             _ => {}
         }
-        headers.push((name, value));
     }
 
     let framing = if head_request || status == 204 || status == 304 {

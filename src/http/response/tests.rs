@@ -424,7 +424,7 @@ fn head_fields_and_lookups() {
         Some(&b"a  \tb"[..]),
         "obs-fold becomes spaces"
     );
-    assert_eq!(h.headers[0].0, "location");
+    assert_eq!(h.headers.get(0).unwrap().0, "location");
     assert_eq!(
         h.content_encodings,
         [
