@@ -45,6 +45,14 @@ impl Headers {
         self.fields.clear();
     }
 
+    /// Forgets the fields and keeps at most `bytes` of buffer (and fields to match), so one
+    /// huge head does not pin its memory to a kept-alive connection.
+    pub(super) fn clear_and_shrink(&mut self, bytes: usize) {
+        self.clear();
+        self.bytes.shrink_to(bytes);
+        self.fields.shrink_to(bytes / size_of::<[u32; 3]>());
+    }
+
     /// Appends a field: `name` lowercased, CR and LF in `value` (obs-fold) made spaces. The
     /// head is bounded (`max_head_bytes`, far below 4 GiB), so offsets fit `u32`.
     pub(super) fn push(&mut self, name: &str, value: &[u8]) {
@@ -83,8 +91,9 @@ mod tests {
         assert_eq!(h.get(3), None);
         let names: Vec<&str> = h.iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["content-type", "x-long", "content-type"]);
-        h.clear();
+        h.clear_and_shrink(0);
         assert!(h.is_empty());
+        assert_eq!(h.bytes.capacity(), 0);
         h.push("A", b"");
         assert_eq!(h.get(0), Some(("a", &b""[..])));
     }

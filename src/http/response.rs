@@ -211,6 +211,7 @@ impl ResponseDecoder {
         self.decoded.shrink_to(RETAINED_CAPACITY);
         if let Some(head) = self.head.take() {
             self.spare_headers = head.headers;
+            self.spare_headers.clear_and_shrink(RETAINED_CAPACITY);
         }
         self.head_len = 0;
         self.retain_body = true;
