@@ -1,19 +1,12 @@
 use super::*;
+use crate::store::test_data::noise;
 use crate::store::test_dir::TempDir;
 use std::fs;
 use std::io::Cursor;
 
 /// Deterministic bytes for record `i` of length `len`.
 fn payload(i: usize, len: usize) -> Vec<u8> {
-    let mut x = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    noise((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15), len)
 }
 
 /// Writes `records` to a fresh journal at `path`; returns the length after each record.
