@@ -310,13 +310,8 @@ impl CrawlLog {
     }
 
     /// Bytes written so far (the header included), flushed or not.
-    pub fn len(&self) -> u64 {
+    pub fn bytes_written(&self) -> u64 {
         self.len
-    }
-
-    /// Whether nothing was written yet.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     pub fn flush(&mut self) -> io::Result<()> {

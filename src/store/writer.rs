@@ -193,7 +193,7 @@ impl WriterSide {
         j.pending_msgs = 0;
         j.first_pending = None;
         let mark = CommitMark {
-            log_len: self.log.len(),
+            log_len: self.log.bytes_written(),
             warcs: self
                 .warcs
                 .iter()
