@@ -20,28 +20,28 @@ const MAX_HOST: usize = 253;
 const URL_FRAME: usize = 16;
 
 /// The parts of a page's URL that its links resolve against, and a scratch buffer.
-pub struct LinkKeys {
+pub struct LinkKeys<'a> {
     /// [`host_bits`] of the page's host:port.
     host_bits: u64,
-    /// The page's path and query (`/dir/page.html?q=1`), and where its directory ends
-    /// (after the last `/` of the path).
-    resource: String,
+    /// The page's path and query (`/dir/page.html?q=1`, borrowed from its URL), where its
+    /// path ends, and where its directory ends (after the last `/` of the path).
+    resource: &'a [u8],
     path_len: usize,
     dir_len: usize,
     host_len: usize,
     scratch: Vec<u8>,
 }
 
-impl LinkKeys {
+impl<'a> LinkKeys<'a> {
     /// `None` for a base that is not an `http(s)` URL with a host (its links take the
     /// full path).
-    pub fn new(base: &Url) -> Option<LinkKeys> {
+    pub fn new(base: &'a Url) -> Option<LinkKeys<'a>> {
         if !matches!(base.scheme(), "http" | "https") {
             return None;
         }
         let host = base.host_str().filter(|h| !h.is_empty())?;
         let port = base.port_or_known_default()?;
-        let resource = base[Position::BeforePath..Position::AfterQuery].to_string();
+        let resource = base[Position::BeforePath..Position::AfterQuery].as_bytes();
         let path_len = base.path().len();
         let dir_len = base.path().rfind('/').map_or(0, |i| i + 1);
         Some(LinkKeys {
@@ -77,49 +77,46 @@ impl LinkKeys {
             }
             [b'?', ..] => {
                 check_query(&main[1..])?;
-                self.scratch.clear();
-                self.scratch
-                    .extend_from_slice(&self.resource.as_bytes()[..self.path_len]);
-                self.scratch.extend_from_slice(main);
-                (self.host_bits, self.host_len, &self.scratch[..])
+                (
+                    self.host_bits,
+                    self.host_len,
+                    self.join(self.path_len, main),
+                )
             }
-            _ => match absolute(main) {
-                Some(a) => a?,
-                None => {
-                    // A relative path: no scheme (no `:` at all), no dot segment.
-                    if main[0] == b'.' {
-                        return None;
-                    }
-                    check_resource(main)?;
-                    self.scratch.clear();
-                    self.scratch
-                        .extend_from_slice(&self.resource.as_bytes()[..self.dir_len]);
-                    self.scratch.extend_from_slice(main);
-                    (self.host_bits, self.host_len, &self.scratch[..])
-                }
-            },
+            _ if main.starts_with(b"http://") || main.starts_with(b"https://") => absolute(main)?,
+            // Any other scheme (or `HTTP:`) has a `:`, which `check_resource` refuses.
+            [b'.', ..] => return None, // a dot segment
+            _ => {
+                // A relative path.
+                check_resource(main)?;
+                (self.host_bits, self.host_len, self.join(self.dir_len, main))
+            }
         };
         if host_len + resource.len() + URL_FRAME > MAX_URL_BYTES {
             return None;
         }
         Some(host_bits | resource_bits(resource))
     }
+
+    /// The first `keep` bytes of the base's resource followed by `rest`, in the scratch
+    /// buffer.
+    fn join(&mut self, keep: usize, rest: &[u8]) -> &[u8] {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&self.resource[..keep]);
+        self.scratch.extend_from_slice(rest);
+        &self.scratch
+    }
 }
 
 /// [`host_bits`], the host's length and the resource (path and query) of a link.
 type KeyParts<'a> = (u64, usize, &'a [u8]);
 
-/// `Some(answer)` when `main` starts with `http://` or `https://` (lowercase): the key parts
-/// of a plain absolute URL, or `None` inside when it is not plain. `None` when `main` is not
-/// absolute in that form (it may still be, e.g. `HTTP:`; then [`check_resource`] refuses
-/// its `:`).
-fn absolute(main: &[u8]) -> Option<Option<KeyParts<'_>>> {
-    let (rest, default_port) = if let Some(r) = main.strip_prefix(b"http://") {
-        (r, 80)
-    } else if let Some(r) = main.strip_prefix(b"https://") {
-        (r, 443)
-    } else {
-        return None;
+/// The key parts of `main`, an absolute URL starting with `http://` or `https://`
+/// (lowercase), when it is plain.
+fn absolute(main: &[u8]) -> Option<KeyParts<'_>> {
+    let (rest, default_port) = match main.strip_prefix(b"http://") {
+        Some(r) => (r, 80),
+        None => (main.strip_prefix(b"https://")?, 443),
     };
     let end = rest
         .iter()
@@ -130,24 +127,17 @@ fn absolute(main: &[u8]) -> Option<Option<KeyParts<'_>>> {
         Some(i) => (&authority[..i], Some(&authority[i + 1..])),
         None => (authority, None),
     };
-    let Some(host) = plain_host(host) else {
-        return Some(None);
-    };
+    let host = plain_host(host)?;
     let port = match port {
         None => default_port,
-        Some(digits) => match parse_port(digits) {
-            Some(p) => p,
-            None => return Some(None),
-        },
+        Some(digits) => parse_port(digits)?,
     };
     // `http://h` and `http://h?q` have the path `/`: the key needs the serialization's bytes.
     if !resource.starts_with(b"/") {
-        return Some(None);
+        return None;
     }
-    if check_resource(resource).is_none() {
-        return Some(None);
-    }
-    Some(Some((host_bits(host, port), host.len(), resource)))
+    check_resource(resource)?;
+    Some((host_bits(host, port), host.len(), resource))
 }
 
 /// A host the URL standard leaves exactly as written: lowercase ASCII letters, digits, `-`
