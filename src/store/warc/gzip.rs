@@ -110,14 +110,28 @@ impl GzMember {
 
     /// Appends `data` to `out` as one complete gzip member.
     pub(super) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        self.encode_parts(&[data], out)
+    }
+
+    /// Appends the concatenation of `parts` to `out` as one complete gzip member, without
+    /// gathering them into one buffer first (a record's header, its block, its end).
+    pub(super) fn encode_parts(&mut self, parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<()> {
         self.engine.reset();
         out.extend_from_slice(&self.header);
-        self.engine.deflate(data, FlushCompress::Finish, out)?;
         let mut crc = Crc::new();
-        crc.update(data);
+        let (last, init): (&[u8], _) = match parts.split_last() {
+            Some((last, init)) => (last, init),
+            None => (&[], &[]),
+        };
+        for part in init {
+            crc.update(part);
+            self.engine.deflate(part, FlushCompress::None, out)?;
+        }
+        crc.update(last);
+        self.engine.deflate(last, FlushCompress::Finish, out)?;
         out.extend_from_slice(&crc.sum().to_le_bytes());
         // ISIZE is the input length modulo 2^32 (RFC 1952).
-        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        out.extend_from_slice(&crc.amount().to_le_bytes());
         Ok(())
     }
 

@@ -424,11 +424,12 @@ impl WarcWriter {
                         self.gz
                             .encode_joined(&self.record_buf, block, &mut self.gz_buf)?
                     }
-                    None => {
-                        self.record_buf.extend_from_slice(second_block);
-                        self.record_buf.extend_from_slice(b"\r\n\r\n");
-                        self.gz.encode(&self.record_buf, &mut self.gz_buf)?;
-                    }
+                    // Header, block and record end compressed in turn: the block is not
+                    // copied next to its header first.
+                    None => self.gz.encode_parts(
+                        &[&self.record_buf, second_block, b"\r\n\r\n"],
+                        &mut self.gz_buf,
+                    )?,
                 }
             }
             (Some(spool), _) => {
