@@ -9,7 +9,7 @@
 
 use std::io;
 
-use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use flate2::{Compress, Compression, FlushCompress, Status};
 use sha1::{Digest as _, Sha1};
 
 use super::Digest;
@@ -82,6 +82,54 @@ impl Engine {
     }
 }
 
+/// gzip's CRC-32 and the length of the data it covers. With the `isal` feature it is ISA-L's
+/// (AVX-512 carry-less multiply: ~0.3 µs for a 15 KB record, a quarter of zlib-rs's); the
+/// combination of two is zlib-rs's either way.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Crc {
+    sum: u32,
+    len: u64,
+}
+
+#[cfg(feature = "isal")]
+extern "C" {
+    /// ISA-L's gzip CRC-32 (in `libisal`, which `isal-sys` links): continues from `init`, the
+    /// CRC of the data before `buf` (0 for none), as zlib's `crc32` does.
+    fn crc32_gzip_refl(init: u32, buf: *const u8, len: u64) -> u32;
+}
+
+impl Crc {
+    pub(super) fn new() -> Crc {
+        Crc::default()
+    }
+
+    pub(super) fn update(&mut self, data: &[u8]) {
+        #[cfg(feature = "isal")]
+        {
+            // SAFETY: reads exactly `data.len()` bytes from `data`, keeps no pointer.
+            self.sum = unsafe { crc32_gzip_refl(self.sum, data.as_ptr(), data.len() as u64) };
+        }
+        #[cfg(not(feature = "isal"))]
+        {
+            self.sum = zlib_rs::crc32::crc32(self.sum, data);
+        }
+        self.len += data.len() as u64;
+    }
+
+    /// Makes this the CRC of its data followed by `other`'s.
+    pub(super) fn combine(&mut self, other: &Crc) {
+        self.sum = zlib_rs::crc32::crc32_combine(self.sum, other.sum, other.len);
+        self.len += other.len;
+    }
+
+    /// Appends a gzip member's trailer: the CRC-32, then ISIZE, the length modulo 2^32
+    /// (RFC 1952).
+    pub(super) fn write_trailer(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.sum.to_le_bytes());
+        out.extend_from_slice(&(self.len as u32).to_le_bytes());
+    }
+}
+
 /// A last piece up to this long (a record's closing `\r\n\r\n`) is stored in the final
 /// block instead of being compressed on its own.
 #[cfg(feature = "isal")]
@@ -129,9 +177,7 @@ impl GzMember {
         }
         crc.update(last);
         self.engine.deflate(last, FlushCompress::Finish, out)?;
-        out.extend_from_slice(&crc.sum().to_le_bytes());
-        // ISIZE is the input length modulo 2^32 (RFC 1952).
-        out.extend_from_slice(&crc.amount().to_le_bytes());
+        crc.write_trailer(out);
         Ok(())
     }
 
@@ -150,9 +196,7 @@ impl GzMember {
         let mut crc = Crc::new();
         crc.update(head);
         crc.combine(&tail.crc);
-        out.extend_from_slice(&crc.sum().to_le_bytes());
-        // ISIZE is the input length modulo 2^32 (RFC 1952).
-        out.extend_from_slice(&(crc.amount()).to_le_bytes());
+        crc.write_trailer(out);
         Ok(())
     }
 
@@ -161,10 +205,7 @@ impl GzMember {
     pub(super) fn start(&mut self, out: &mut Vec<u8>) -> StreamedMember {
         self.engine.reset();
         out.extend_from_slice(&self.header);
-        StreamedMember {
-            crc: Crc::new(),
-            len: 0,
-        }
+        StreamedMember { crc: Crc::new() }
     }
 
     pub(super) fn feed(
@@ -174,15 +215,12 @@ impl GzMember {
         out: &mut Vec<u8>,
     ) -> io::Result<()> {
         m.crc.update(data);
-        m.len += data.len() as u64;
         self.engine.deflate(data, FlushCompress::None, out)
     }
 
     pub(super) fn end(&mut self, m: StreamedMember, out: &mut Vec<u8>) -> io::Result<()> {
         self.engine.deflate(&[], FlushCompress::Finish, out)?;
-        out.extend_from_slice(&m.crc.sum().to_le_bytes());
-        // ISIZE is the input length modulo 2^32 (RFC 1952).
-        out.extend_from_slice(&(m.len as u32).to_le_bytes());
+        m.crc.write_trailer(out);
         Ok(())
     }
 }
@@ -190,7 +228,6 @@ impl GzMember {
 /// A gzip member being streamed: the CRC and length of its data so far.
 pub(super) struct StreamedMember {
     crc: Crc,
-    len: u64,
 }
 
 /// Deflate's worst-case output for `len` bytes of input: stored blocks, 5 bytes per 16 KiB
@@ -301,5 +338,38 @@ impl BlockDeflater {
             block_len: block.len() as u64,
             digest,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Crc;
+    use crate::store::test_data::noise;
+
+    /// Whatever computes it, the CRC is gzip's: equal to zlib-rs's one-shot CRC of the whole,
+    /// however the data is cut into updates or combined from parts.
+    #[test]
+    fn crc_in_parts_and_combined_is_the_crc_of_the_whole() {
+        for (seed, len) in [(1, 0), (2, 1), (3, 63), (4, 64), (5, 15_000), (6, 70_001)] {
+            let data = noise(seed, len);
+            let whole = zlib_rs::crc32::crc32(0, &data);
+            for cut in [0, len / 3, len / 2, len] {
+                let (a, b) = data.split_at(cut);
+                let mut updated = Crc::new();
+                updated.update(a);
+                updated.update(b);
+                let mut combined = Crc::new();
+                combined.update(a);
+                let mut tail = Crc::new();
+                tail.update(b);
+                combined.combine(&tail);
+                for crc in [updated, combined] {
+                    let mut trailer = Vec::new();
+                    crc.write_trailer(&mut trailer);
+                    assert_eq!(trailer[..4], whole.to_le_bytes(), "len {len} cut {cut}");
+                    assert_eq!(trailer[4..], (len as u32).to_le_bytes());
+                }
+            }
+        }
     }
 }
