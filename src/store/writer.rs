@@ -299,11 +299,15 @@ impl WriterSide {
 pub(super) const RECYCLED_BUFFERS: usize = 32;
 /// A buffer larger than this is freed rather than pooled: one huge page must not stay.
 pub(super) const RECYCLE_MAX_CAPACITY: usize = 256 * 1024;
+/// Only buffers at least this large are pooled, and only copies at least this long take one:
+/// malloc serves small ones from its per-thread cache, and a small pooled buffer handed a
+/// page would be grown by `realloc`, which copies its whole old capacity.
+pub(super) const RECYCLE_MIN_CAPACITY: usize = 4096;
 
-/// Offers a buffer back to the loop; an empty or huge one, or one the pool has no room for,
+/// Offers a buffer back to the loop; a small or huge one, or one the pool has no room for,
 /// is freed.
 pub(super) fn recycle(back: &SyncSender<Vec<u8>>, b: Vec<u8>) {
-    if (1..=RECYCLE_MAX_CAPACITY).contains(&b.capacity()) {
+    if (RECYCLE_MIN_CAPACITY..=RECYCLE_MAX_CAPACITY).contains(&b.capacity()) {
         let _ = back.try_send(b);
     }
 }
@@ -371,8 +375,16 @@ impl WarcThread {
         v
     }
 
+    /// `bytes` in a buffer of their own: a pooled one if it is large enough to be pooled.
     pub(super) fn buffer(&self, bytes: &[u8]) -> Vec<u8> {
+        if bytes.len() < RECYCLE_MIN_CAPACITY {
+            return bytes.to_vec();
+        }
         let mut v = self.empty_buffer();
+        if v.capacity() < bytes.len() {
+            // A fresh one: growing this would copy its stale contents.
+            v = Vec::with_capacity(bytes.len());
+        }
         v.extend_from_slice(bytes);
         v
     }
@@ -467,4 +479,57 @@ pub(super) fn write_exchange(
         log.extend_from_slice(&ex.log_line);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn handle() -> (WarcThread, SyncSender<Vec<u8>>) {
+        let (back, recycled) = mpsc::sync_channel(RECYCLED_BUFFERS);
+        let thread = WarcThread {
+            tx: None,
+            part: 0,
+            recycled,
+            handle: None,
+            error: Arc::new(Mutex::new(None)),
+            sent: 0,
+            committed: Arc::new(AtomicU64::new(0)),
+            backlog: Arc::new(AtomicUsize::new(0)),
+        };
+        (thread, back)
+    }
+
+    /// The pool holds page-sized buffers only, a page's copy reuses one that fits and never
+    /// grows one that does not, and every copy holds exactly its bytes.
+    #[test]
+    fn pool_keeps_page_sized_buffers_and_copies_exactly() {
+        let (thread, back) = handle();
+        recycle(&back, Vec::with_capacity(100));
+        recycle(&back, Vec::with_capacity(RECYCLE_MAX_CAPACITY + 1));
+        assert!(
+            thread.recycled.try_recv().is_err(),
+            "small and huge are freed"
+        );
+
+        let page = crate::store::test_data::noise(7, 15_000);
+        let mut pooled = Vec::with_capacity(20_000);
+        let pooled_at = pooled.as_ptr();
+        pooled.extend_from_slice(b"stale");
+        recycle(&back, pooled);
+        let small = thread.buffer(b"GET / HTTP/1.1\r\n\r\n");
+        assert_eq!(small, b"GET / HTTP/1.1\r\n\r\n");
+        let copy = thread.buffer(&page);
+        assert_eq!(copy, page);
+        assert_eq!(copy.as_ptr(), pooled_at, "the pooled buffer was reused");
+
+        recycle(&back, Vec::with_capacity(RECYCLE_MIN_CAPACITY));
+        let bigger = thread.buffer(&page);
+        assert_eq!(bigger, page);
+        assert!(
+            thread.recycled.try_recv().is_err(),
+            "the too-small one was taken"
+        );
+        assert!(thread.empty_buffer().is_empty());
+    }
 }
