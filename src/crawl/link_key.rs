@@ -11,7 +11,7 @@
 
 use url::{Position, Url};
 
-use super::url_seen::{host_bits, resource_bits};
+use super::url_seen::{host_hash, key_of};
 use super::urlnorm::MAX_URL_BYTES;
 
 /// Longest host the fast path handles (DNS's limit).
@@ -21,8 +21,8 @@ const URL_FRAME: usize = 16;
 
 /// The parts of a page's URL that its links resolve against, and a scratch buffer.
 pub struct LinkKeys<'a> {
-    /// [`host_bits`] of the page's host:port.
-    host_bits: u64,
+    /// [`host_hash`] of the page's host:port.
+    host: u64,
     /// The page's path and query (`/dir/page.html?q=1`, borrowed from its URL), where its
     /// path ends, and where its directory ends (after the last `/` of the path).
     resource: &'a [u8],
@@ -45,7 +45,7 @@ impl<'a> LinkKeys<'a> {
         let path_len = base.path().len();
         let dir_len = base.path().rfind('/').map_or(0, |i| i + 1);
         Some(LinkKeys {
-            host_bits: host_bits(host, port),
+            host: host_hash(host, port),
             resource,
             path_len,
             dir_len,
@@ -69,19 +69,15 @@ impl<'a> LinkKeys<'a> {
         if main.is_empty() || !fragment.iter().all(|&b| is_query_byte(b)) {
             return None;
         }
-        let (host_bits, host_len, resource) = match main {
+        let (host, host_len, resource) = match main {
             [b'/', b'/', ..] => return None, // scheme-relative: an authority follows
             [b'/', ..] => {
                 check_resource(main)?;
-                (self.host_bits, self.host_len, main)
+                (self.host, self.host_len, main)
             }
             [b'?', ..] => {
                 check_query(&main[1..])?;
-                (
-                    self.host_bits,
-                    self.host_len,
-                    self.join(self.path_len, main),
-                )
+                (self.host, self.host_len, self.join(self.path_len, main))
             }
             _ if main.starts_with(b"http://") || main.starts_with(b"https://") => absolute(main)?,
             // Any other scheme (or `HTTP:`) has a `:`, which `check_resource` refuses.
@@ -89,13 +85,13 @@ impl<'a> LinkKeys<'a> {
             _ => {
                 // A relative path.
                 check_resource(main)?;
-                (self.host_bits, self.host_len, self.join(self.dir_len, main))
+                (self.host, self.host_len, self.join(self.dir_len, main))
             }
         };
         if host_len + resource.len() + URL_FRAME > MAX_URL_BYTES {
             return None;
         }
-        Some(host_bits | resource_bits(resource))
+        Some(key_of(host, resource))
     }
 
     /// The first `keep` bytes of the base's resource followed by `rest`, in the scratch
@@ -108,7 +104,7 @@ impl<'a> LinkKeys<'a> {
     }
 }
 
-/// [`host_bits`], the host's length and the resource (path and query) of a link.
+/// [`host_hash`], the host's length and the resource (path and query) of a link.
 type KeyParts<'a> = (u64, usize, &'a [u8]);
 
 /// The key parts of `main`, an absolute URL starting with `http://` or `https://`
@@ -137,7 +133,7 @@ fn absolute(main: &[u8]) -> Option<KeyParts<'_>> {
         return None;
     }
     check_resource(resource)?;
-    Some((host_bits(host, port), host.len(), resource))
+    Some((host_hash(host, port), host.len(), resource))
 }
 
 /// A host the URL standard leaves exactly as written: lowercase ASCII letters, digits, `-`

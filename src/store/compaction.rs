@@ -32,9 +32,11 @@ use super::journal::{sync_parent_dir, JournalReader, JournalWriter};
 use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::fetcher::PayloadDigest;
 
-/// 2: URL-seen keys are XXH3 (`crawl::url_seen::url_key`); version 1's were MD5, and a
-/// checkpoint holds keys, not URLs, so a version-1 checkpoint cannot be converted.
-const VERSION: u64 = 2;
+/// 3: a URL-seen key's resource hash is seeded with its host's (`crawl::url_seen::url_key`);
+/// version 2's was not (two hosts with the same 24 key bits shared the keys of common paths),
+/// version 1's were MD5. A checkpoint holds keys, not URLs, so an older one cannot be
+/// converted.
+const VERSION: u64 = 3;
 const TAG_VERSION: u8 = b'V';
 const TAG_SEEN: u8 = b'S';
 const TAG_QUEUED: u8 = b'Q';

@@ -184,7 +184,8 @@ fn a_checkpoint_of_an_older_format_is_refused_with_the_reason() {
     let out = tmp("v1");
     append(&out, 0, &random_records(6, 10));
     compact(&out, 0, &key).unwrap();
-    // The same checkpoint as version 1 wrote it (MD5 URL keys): its first record says so.
+    // The same checkpoint as an older version wrote it (other URL keys): its first record
+    // says so.
     let cp = crawl_state::checkpoint_path(&out, 0);
     let mut items = Vec::new();
     let mut reader = JournalReader::new(fs::File::open(&cp).unwrap()).unwrap();
@@ -192,14 +193,16 @@ fn a_checkpoint_of_an_older_format_is_refused_with_the_reason() {
         items.push(rec.to_vec());
     }
     assert_eq!(items[0], [TAG_VERSION, VERSION as u8]);
-    items[0] = vec![TAG_VERSION, 1];
-    fs::remove_file(&cp).unwrap();
-    let mut j = JournalWriter::open_append(&cp).unwrap();
-    for r in &items {
-        j.append(r).unwrap();
+    for older in 1..VERSION as u8 {
+        items[0] = vec![TAG_VERSION, older];
+        fs::remove_file(&cp).unwrap();
+        let mut j = JournalWriter::open_append(&cp).unwrap();
+        for r in &items {
+            j.append(r).unwrap();
+        }
+        j.sync().unwrap();
+        let err = replay(&out, &mut Seen::default(), 2).unwrap_err();
+        assert!(err.to_string().contains("older spinneret"), "{err}");
     }
-    j.sync().unwrap();
-    let err = replay(&out, &mut Seen::default(), 2).unwrap_err();
-    assert!(err.to_string().contains("older spinneret"), "{err}");
     let _ = fs::remove_dir_all(&out);
 }
