@@ -323,6 +323,7 @@ fn complete(
         content: body,
         content_complete: true,
         spooled: None,
+        shared_response: None,
         peer: None,
         sent_at: None,
         timings: Timings {

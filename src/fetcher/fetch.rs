@@ -204,6 +204,9 @@ pub struct Completion {
     pub(crate) content_complete: bool,
     /// The spilled payload, and the digest taken on its way there.
     pub(crate) spool: Option<(Arc<dyn SpoolFile>, PayloadDigest)>,
+    /// The decoder's raw bytes once the completion is handed out ([`Completion::share_raw`]):
+    /// shared, so that the WARC writer can keep the response without copying it.
+    pub(crate) raw: Option<Arc<Vec<u8>>>,
     pub peer: Option<SocketAddr>,
     pub sent_at: Option<SystemTime>,
     pub timings: Timings,
@@ -221,27 +224,45 @@ impl Completion {
             decoded: None,
             content_complete: true,
             spool: None,
+            raw: None,
             peer: None,
             sent_at: None,
             timings: Timings::default(),
         }
     }
 
+    /// Moves the decoder's raw bytes into [`Completion::raw`] (once its content is made):
+    /// from then on the response is shared, not copied, by whoever keeps it.
+    pub(crate) fn share_raw(&mut self) {
+        if let (None, Some(d)) = (&self.raw, &mut self.decoder) {
+            self.raw = Some(Arc::new(d.take_raw()));
+        }
+    }
+
+    /// Bytes of memory the response holds: the decoder's and the shared raw bytes.
+    pub(crate) fn buffered(&self) -> usize {
+        self.decoder.as_ref().map_or(0, ResponseDecoder::buffered)
+            + self.raw.as_ref().map_or(0, |r| r.len())
+    }
+
     /// The borrowed view the crawl layer and the store read.
     pub fn done(&self) -> FetchDone<'_> {
         let decoder = self.decoder.as_ref();
         let head = decoder.and_then(ResponseDecoder::head);
+        let raw = match (&self.raw, decoder) {
+            (Some(shared), _) => shared.as_slice(),
+            (None, Some(d)) => d.raw(),
+            (None, None) => &[],
+        };
         let (response, payload, body): (&[u8], &[u8], &[u8]) = match decoder {
             // A spilled payload is all in the spool: the response here is the head alone.
             Some(d) if head.is_some() && self.spool.is_some() => {
-                (d.raw().get(..d.head_len()).unwrap_or(&[]), &[], &[])
+                (raw.get(..d.head_len()).unwrap_or(&[]), &[], &[])
             }
-            Some(d) if head.is_some() => (
-                d.raw(),
-                d.raw().get(d.head_len()..).unwrap_or(&[]),
-                d.body(),
-            ),
-            Some(d) => (d.raw(), &[], &[]),
+            Some(d) if head.is_some() => {
+                (raw, raw.get(d.head_len()..).unwrap_or(&[]), d.body_in(raw))
+            }
+            Some(_) => (raw, &[], &[]),
             None => (&[], &[], &[]),
         };
         let content = match &self.decoded {
@@ -260,6 +281,7 @@ impl Completion {
             content,
             content_complete: self.content_complete,
             spooled: self.spool.as_ref().map(|(f, d)| (f, *d)),
+            shared_response: self.raw.as_ref().filter(|r| r.len() == response.len()),
             peer: self.peer,
             sent_at: self.sent_at,
             timings: self.timings,
@@ -294,6 +316,9 @@ pub struct FetchDone<'a> {
     /// A payload that outgrew memory: the spool holding it (then `payload` and `body` are
     /// empty and `response` is the head alone), and its digest.
     pub spooled: Option<(&'a Arc<dyn SpoolFile>, PayloadDigest)>,
+    /// `response`'s bytes, to keep without copying them (a clone of the `Arc`), when
+    /// `response` is all of them.
+    pub shared_response: Option<&'a Arc<Vec<u8>>>,
     pub peer: Option<SocketAddr>,
     /// Wall-clock time the request was sent (for WARC-Date), if it was.
     pub sent_at: Option<SystemTime>,
@@ -380,6 +405,48 @@ mod tests {
             Target::of(&Url::parse("mailto:a@b.c").unwrap()),
             Err(ReturnCode::HttpUnsupportedScheme)
         );
+    }
+
+    /// A completion's view is the same before and after its raw bytes are shared, and the
+    /// shared bytes are the decoder's own buffer (moved, not copied).
+    #[test]
+    fn shared_raw_bytes_give_the_same_view() {
+        let length = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".to_vec();
+        let chunked =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+                .to_vec();
+        let cut = b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhel".to_vec();
+        for input in [length, chunked, cut] {
+            let mut decoder = ResponseDecoder::new(crate::http::Limits::default());
+            decoder.reset(false);
+            decoder.process(&input).unwrap();
+            let at = decoder.raw().as_ptr();
+            let request = FetchRequest {
+                url: Url::parse("http://127.0.0.1/").unwrap(),
+                tag: 0,
+            };
+            let mut c = Completion::without_response(request, ReturnCode::Success);
+            c.decoder = Some(decoder);
+            let view = |c: &Completion| {
+                let d = c.done();
+                (
+                    d.response.to_vec(),
+                    d.payload.to_vec(),
+                    d.body.to_vec(),
+                    d.content.to_vec(),
+                )
+            };
+            let (before, held) = (view(&c), c.buffered());
+            assert!(c.done().shared_response.is_none());
+            c.share_raw();
+            assert_eq!(view(&c), before);
+            assert_eq!(before.0, input);
+            assert_eq!(c.buffered(), held);
+            let done = c.done();
+            let shared = done.shared_response.expect("the whole response is shared");
+            assert_eq!(shared.as_ptr(), at, "moved, not copied");
+            assert!(c.decoder.as_ref().unwrap().raw().is_empty());
+        }
     }
 
     #[test]

@@ -345,11 +345,32 @@ impl ResponseDecoder {
     /// The body with transfer coding removed (content coding still applied); empty once the
     /// body was spilled.
     pub fn body(&self) -> &[u8] {
+        self.body_in(&self.buf)
+    }
+
+    /// [`Self::body`] once the raw bytes were taken ([`Self::take_raw`]): `raw` is them.
+    pub fn body_in<'a>(&'a self, raw: &'a [u8]) -> &'a [u8] {
         match &self.head {
             _ if !self.retain_body => &[],
             Some(h) if h.framing == Framing::Chunked => &self.decoded,
-            Some(_) => &self.buf[self.head_len..],
+            Some(_) => raw.get(self.head_len..).unwrap_or(&[]),
             None => &[],
+        }
+    }
+
+    /// Moves the raw bytes ([`Self::raw`]) out, so that they can be shared without a copy;
+    /// the decoder is left with none (the head, `head_len` and chunk data stay).
+    pub fn take_raw(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+
+    /// Takes back a buffer [`Self::take_raw`] gave out (its last holder is done with it), to
+    /// receive the next response into. Between responses only: the raw bytes are empty then.
+    pub fn give_raw(&mut self, mut buf: Vec<u8>) {
+        debug_assert!(self.buf.is_empty(), "raw bytes not taken");
+        if buf.capacity() > self.buf.capacity() {
+            buf.clear();
+            self.buf = buf;
         }
     }
 
@@ -381,6 +402,9 @@ impl ResponseDecoder {
         // body state).
         if old_len == 0 && rest.starts_with(b"HTTP/") {
             if let Ok(end) = find_head_end(&rest[..take], 0) {
+                // Room for the body bytes of this read too: one allocation, not a head-sized
+                // one grown by the body (the buffer is often new: the last one was shared).
+                self.buf.reserve(rest.len());
                 self.buf.extend_from_slice(&rest[..end]);
                 self.finish_head()?;
                 return Ok(end);

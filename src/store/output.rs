@@ -26,7 +26,7 @@ use super::crawl_log::{self, CrawlLog, LogLine};
 use super::crawl_state;
 use super::journal_side::JournalSide;
 use super::warc::{self, BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
-use super::writer::{OwnedExchange, PartWarc, ToWriter, WarcThread, WriterSide};
+use super::writer::{OwnedExchange, PartWarc, ResponseBytes, ToWriter, WarcThread, WriterSide};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::spill::put_bytes;
 use crate::fetcher::{FetchDone, PayloadDigest};
@@ -348,18 +348,20 @@ impl Output {
             } else {
                 None
             };
-            let response = if refers_to.is_some() || deflated.is_some() {
+            let response = match done.shared_response {
                 // The head alone: the payload is in the record referred to, or deflated.
-                &done.response[..head_len]
-            } else {
-                done.response
+                _ if refers_to.is_some() || deflated.is_some() => {
+                    ResponseBytes::Copied(self.warc.buffer(&done.response[..head_len]))
+                }
+                Some(shared) => ResponseBytes::Shared(shared.clone()),
+                None => ResponseBytes::Copied(self.warc.buffer(done.response)),
             };
             let ex = OwnedExchange {
                 target_uri: done.request.url.as_str().to_string(),
                 date,
                 ip: done.peer.map(|p| p.ip()),
                 request: self.warc.buffer(done.request_bytes),
-                response: self.warc.buffer(response),
+                response,
                 payload_digest: digest,
                 spooled: match refers_to {
                     None => done.spooled.map(|(spool, _)| spool.clone()),

@@ -24,13 +24,41 @@ use crate::fetcher::{PayloadDigest, Truncation};
 /// Exchanges queued for the writer thread before `record` waits.
 pub(super) const WRITER_QUEUE: usize = 64;
 
+/// A response's bytes on their way to the writer: the fetcher's own buffer, shared (a whole
+/// response, not copied), or a copy (a head alone).
+pub(super) enum ResponseBytes {
+    Shared(Arc<Vec<u8>>),
+    Copied(Vec<u8>),
+}
+
+impl ResponseBytes {
+    /// The buffer, to reuse, when nobody else holds it.
+    fn into_buffer(self) -> Option<Vec<u8>> {
+        match self {
+            ResponseBytes::Copied(v) => Some(v),
+            ResponseBytes::Shared(shared) => Arc::try_unwrap(shared).ok(),
+        }
+    }
+}
+
+impl std::ops::Deref for ResponseBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            ResponseBytes::Shared(shared) => shared,
+            ResponseBytes::Copied(v) => v,
+        }
+    }
+}
+
 /// An exchange with owned bytes, on its way to the writer thread.
 pub(super) struct OwnedExchange {
     pub(super) target_uri: String,
     pub(super) date: SystemTime,
     pub(super) ip: Option<IpAddr>,
     pub(super) request: Vec<u8>,
-    pub(super) response: Vec<u8>,
+    pub(super) response: ResponseBytes,
     pub(super) payload_digest: Option<PayloadDigest>,
     /// A payload too large for memory: the writer streams it from here.
     pub(super) spooled: Option<Arc<dyn SpoolFile>>,
@@ -258,8 +286,9 @@ impl WriterSide {
             };
             match msg {
                 ToWriter::Exchange(ex, journal) => {
-                    for b in [ex.request, ex.response, ex.log_line, journal] {
-                        recycle(back_tx, b);
+                    let response = ex.response.into_buffer();
+                    for b in [Some(ex.request), response, Some(ex.log_line), Some(journal)] {
+                        b.into_iter().for_each(|b| recycle(back_tx, b));
                     }
                     if let Some(d) = ex.deflated {
                         recycle(back_tx, d.into_buffer());

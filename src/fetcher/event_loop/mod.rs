@@ -318,6 +318,7 @@ impl Crawler {
     pub fn poll_completion(&mut self) -> Option<Completion> {
         let mut c = self.completions.pop_front()?;
         self.prepare(&mut c);
+        c.share_raw();
         self.stats.outcomes.add(c.outcome);
         Some(c)
     }
@@ -328,8 +329,13 @@ impl Crawler {
         if let Some((spool, _)) = &c.spool {
             self.spooled = self.spooled.saturating_sub(spool.len());
         }
+        self.buffered = self.buffered.saturating_sub(c.buffered());
         if let Some(mut d) = c.decoder {
-            self.buffered = self.buffered.saturating_sub(d.buffered());
+            // Back unless its last holder (the WARC writer) still has it: then the next
+            // response gets a new buffer.
+            if let Some(raw) = c.raw.and_then(|r| Arc::try_unwrap(r).ok()) {
+                d.give_raw(raw);
+            }
             let size = d.capacity();
             if size <= POOLED_BUFFER_MAX && self.pooled + size <= POOL_BUDGET {
                 d.reset(false);
@@ -930,6 +936,7 @@ impl Crawler {
             decoded: None,
             content_complete: true,
             spool,
+            raw: None,
             peer: fetch.peer,
             sent_at: fetch.sent_at,
             timings: fetch.marks.timings(self.now),

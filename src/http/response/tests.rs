@@ -731,3 +731,29 @@ fn header_limits_above_and_below_the_stack_slots() {
         }
     }
 }
+
+/// Raw bytes taken out leave the body readable through `body_in`, and a buffer given back
+/// is received into when it has more room.
+#[test]
+fn raw_bytes_taken_and_given_back() {
+    let input = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+    let mut d = ResponseDecoder::new(Limits::default());
+    d.process(input).unwrap();
+    let raw = d.take_raw();
+    assert_eq!(raw, input);
+    assert!(d.raw().is_empty() && d.body().is_empty());
+    assert_eq!(d.body_in(&raw), b"hello");
+    let room = raw.capacity().max(4096) * 2;
+    let mut back = raw;
+    back.reserve(room);
+    let cap = back.capacity();
+    d.give_raw(back);
+    d.reset(false);
+    assert!(d.raw().is_empty());
+    d.process(input).unwrap();
+    assert_eq!(d.body(), b"hello");
+    assert!(
+        cap < RETAINED_CAPACITY && d.capacity() >= cap,
+        "the larger buffer is kept"
+    );
+}
