@@ -529,6 +529,24 @@ mod tests {
         (thread, back)
     }
 
+    /// A shared response reads as its bytes and is reused only by its last holder: the
+    /// writer never takes a buffer the loop still reads.
+    #[test]
+    fn shared_response_is_reused_by_its_last_holder_only() {
+        let page = crate::store::test_data::noise(3, 15_000);
+        let shared = Arc::new(page.clone());
+        let at = shared.as_ptr();
+        let held = ResponseBytes::Shared(shared.clone());
+        assert_eq!(&*held, &page[..]);
+        assert!(held.into_buffer().is_none(), "the loop still holds it");
+        let last = ResponseBytes::Shared(shared);
+        let back = last.into_buffer().expect("the last holder gets the buffer");
+        assert_eq!(back.as_ptr(), at);
+        let copied = ResponseBytes::Copied(page.clone());
+        assert_eq!(&*copied, &page[..]);
+        assert_eq!(copied.into_buffer(), Some(page));
+    }
+
     /// The pool holds page-sized buffers only, a page's copy reuses one that fits and never
     /// grows one that does not, and every copy holds exactly its bytes.
     #[test]
