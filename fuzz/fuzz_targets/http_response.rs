@@ -2,7 +2,9 @@
 //! decoding: no panic, and the outcome does not depend on how the bytes were split.
 //!
 //! Input: `[flags, n, n split bytes..., response bytes...]`. Flags bit 0 picks tight limits,
-//! bit 1 a HEAD request. Piece lengths cycle through `split byte + 1`; `n = 0` feeds it whole.
+//! bit 1 a HEAD request, bit 2 feeds the split pieces as a plain connection reads them (into
+//! `recv_room` wherever it is offered, then `process_received`), which must not change the
+//! outcome either. Piece lengths cycle through `split byte + 1`; `n = 0` feeds it whole.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -33,9 +35,24 @@ struct Outcome {
     content: Option<(Result<bool, HttpError>, Vec<u8>)>,
 }
 
+/// One read's bytes: through `process`, or (`in_place`) as a plain connection's read into
+/// `recv_room` brings them.
+fn feed(
+    dec: &mut ResponseDecoder,
+    piece: &[u8],
+    in_place: bool,
+) -> Result<(Progress, usize), HttpError> {
+    if in_place {
+        dec.process_as_received(piece)
+    } else {
+        dec.process(piece)
+    }
+}
+
 fn run<'a>(
     limits: Limits,
     head_request: bool,
+    in_place: bool,
     pieces: impl Iterator<Item = &'a [u8]>,
 ) -> (Outcome, ResponseDecoder) {
     let mut dec = ResponseDecoder::new(limits);
@@ -43,7 +60,7 @@ fn run<'a>(
     let mut consumed = 0;
     let mut result = Ok(Progress::NeedMore);
     for piece in pieces {
-        match dec.process(piece) {
+        match feed(&mut dec, piece, in_place) {
             Ok((Progress::NeedMore, used)) => {
                 assert_eq!(used, piece.len(), "NeedMore must take every byte");
                 consumed += used;
@@ -117,10 +134,12 @@ fuzz_target!(|input: &[u8]| {
         Limits::default()
     };
     let head_request = flags & 2 == 2;
+    let in_place = flags & 4 == 4;
 
     let (whole, _) = run(
         limits,
         head_request,
+        false,
         std::iter::once(data).filter(|d| !d.is_empty()),
     );
 
@@ -136,7 +155,7 @@ fuzz_target!(|input: &[u8]| {
         at = end;
         i += 1;
     }
-    let (split, mut dec) = run(limits, head_request, pieces.into_iter());
+    let (split, mut dec) = run(limits, head_request, in_place, pieces.into_iter());
     assert_eq!(whole, split, "outcome depends on the split");
 
     // A kept-alive connection: the bytes after the response start the next one.

@@ -8,6 +8,8 @@
 //! What the bytes mean is [`crate::http`]'s business; when to give up is the event loop's.
 
 use std::io::{self, Read, Write};
+use std::mem::MaybeUninit;
+use std::os::fd::AsRawFd;
 
 use mio::net::TcpStream;
 use mio::Interest;
@@ -46,6 +48,36 @@ pub enum RecvStatus {
 pub enum ConnectStatus {
     Connected,
     InProgress,
+}
+
+/// What a connection's plaintext goes to (the response decoder, in the event loop).
+pub trait Plaintext {
+    /// Room to read the next bytes straight into, when they would be taken where they land.
+    fn room(&mut self) -> Option<&mut [MaybeUninit<u8>]>;
+
+    /// A read put `n` bytes at the start of the room [`Plaintext::room`] gave; false: stop
+    /// reading.
+    ///
+    /// # Safety
+    /// `room` was the last call, its room holds at least `n` bytes, and the first `n` were
+    /// written.
+    unsafe fn received_in_place(&mut self, n: usize) -> bool;
+
+    /// Bytes read elsewhere (the scratch buffer, or out of TLS); false: stop reading.
+    fn received(&mut self, data: &[u8]) -> bool;
+}
+
+/// Reads from a plain socket into uninitialised room (`read` needs an initialised slice:
+/// zeroing a page-sized room per read would cost what reading in place saves).
+fn read_into(stream: &TcpStream, room: &mut [MaybeUninit<u8>]) -> io::Result<usize> {
+    // SAFETY: `recv` writes at most `room.len()` bytes to `room`, which is valid for writes
+    // and not read by it.
+    let n = unsafe { libc::recv(stream.as_raw_fd(), room.as_mut_ptr().cast(), room.len(), 0) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
 }
 
 pub struct Conn {
@@ -103,33 +135,40 @@ impl Conn {
         }
     }
 
-    /// Reads everything the socket has now, handing plaintext to `deliver` until it returns
-    /// false. `buf` is the event loop's scratch buffer.
+    /// Reads everything the socket has now, handing plaintext to `rx` until it says stop.
+    /// A plain connection reads straight into `rx`'s room when it offers one, else into
+    /// `buf`, the event loop's scratch buffer (as TLS's plaintext always comes).
     pub fn recv(
         &mut self,
         buf: &mut [u8],
-        deliver: &mut dyn FnMut(&[u8]) -> bool,
+        rx: &mut dyn Plaintext,
     ) -> Result<RecvStatus, ReturnCode> {
         match &mut self.transport {
             Transport::Plain => {
                 for _ in 0..READS_PER_PASS {
-                    match self.stream.read(buf) {
-                        Ok(0) => return Ok(RecvStatus::Eof { clean: true }),
-                        Ok(n) => {
-                            if !deliver(&buf[..n]) {
-                                return Ok(RecvStatus::Stopped);
-                            }
-                        }
+                    let read = match rx.room() {
+                        Some(room) => read_into(&self.stream, room).map(|n| (n, true)),
+                        None => self.stream.read(buf).map(|n| (n, false)),
+                    };
+                    let more = match read {
+                        Ok((0, _)) => return Ok(RecvStatus::Eof { clean: true }),
+                        // SAFETY: `read_into` wrote n bytes at the start of the room `room`
+                        // gave just before.
+                        Ok((n, true)) => unsafe { rx.received_in_place(n) },
+                        Ok((n, false)) => rx.received(&buf[..n]),
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                             return Ok(RecvStatus::WouldBlock)
                         }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
                         Err(_) => return Err(ReturnCode::HttpReceive),
+                    };
+                    if !more {
+                        return Ok(RecvStatus::Stopped);
                     }
                 }
                 Ok(RecvStatus::Budget)
             }
-            Transport::Tls(tls) => recv_tls(tls, &mut self.stream, buf, deliver),
+            Transport::Tls(tls) => recv_tls(tls, &mut self.stream, buf, rx),
         }
     }
 
@@ -168,7 +207,7 @@ fn recv_tls(
     tls: &mut rustls::ClientConnection,
     stream: &mut TcpStream,
     buf: &mut [u8],
-    deliver: &mut dyn FnMut(&[u8]) -> bool,
+    rx: &mut dyn Plaintext,
 ) -> Result<RecvStatus, ReturnCode> {
     for _ in 0..READS_PER_PASS {
         flush_tls(tls, stream)?;
@@ -197,7 +236,7 @@ fn recv_tls(
             match tls.reader().read(buf) {
                 Ok(0) => return Ok(RecvStatus::Eof { clean: true }),
                 Ok(n) => {
-                    if !deliver(&buf[..n]) {
+                    if !rx.received(&buf[..n]) {
                         return Ok(RecvStatus::Stopped);
                     }
                 }

@@ -808,5 +808,6 @@ fn parse_chunk_size(line: &[u8]) -> Result<u64, HttpError> {
     }
 }
 
+mod receive;
 #[cfg(test)]
 mod tests;

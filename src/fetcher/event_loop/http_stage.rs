@@ -2,8 +2,11 @@
 //! response, and what a complete or failed response does to its connection. [`Crawler::advance`]
 //! is the one place that decides these transitions.
 
-use super::{Crawler, Received, Step};
-use crate::fetcher::conn::{ConnectStatus, RecvStatus};
+use std::mem::MaybeUninit;
+use std::time::Instant;
+
+use super::{Crawler, Received, Step, READ_BUF_BYTES};
+use crate::fetcher::conn::{ConnectStatus, Plaintext, RecvStatus};
 use crate::fetcher::fetch::{Attempt, FetchState};
 use crate::fetcher::spool::{Spilling, Spool};
 use crate::http::{self, Progress, ResponseDecoder};
@@ -56,6 +59,66 @@ impl SpillPolicy<'_> {
             return Err(ReturnCode::SpoolFailed);
         }
         Ok(n)
+    }
+}
+
+/// One receive pass of a fetch: the connection's plaintext into the decoder (read straight
+/// into its buffer where it offers room), then the spill policy, after every read.
+struct Receiving<'a> {
+    decoder: &'a mut ResponseDecoder,
+    spill: &'a mut Option<Spilling>,
+    policy: SpillPolicy<'a>,
+    first_byte: &'a mut Option<Instant>,
+    now: Instant,
+    received: Received,
+    bytes: u64,
+    spilled: u64,
+}
+
+impl Receiving<'_> {
+    /// After a read of `n` bytes that the decoder took with `processed`: true to read on.
+    fn after(&mut self, n: usize, processed: Result<(Progress, usize), http::HttpError>) -> bool {
+        if self.first_byte.is_none() {
+            *self.first_byte = Some(self.now);
+        }
+        self.bytes += n as u64;
+        match self.policy.apply(self.decoder, self.spill) {
+            Ok(spilled) => self.spilled += spilled as u64,
+            Err(code) => {
+                self.received = Received::Error(code);
+                return false;
+            }
+        }
+        match processed {
+            Ok((Progress::NeedMore, _)) => true,
+            Ok((Progress::Complete, used)) => {
+                self.received = Received::Complete { leftover: used < n };
+                false
+            }
+            Err(e) => {
+                self.received = Received::Error(e.return_code());
+                false
+            }
+        }
+    }
+}
+
+impl Plaintext for Receiving<'_> {
+    fn room(&mut self) -> Option<&mut [MaybeUninit<u8>]> {
+        // As much as a read into the scratch buffer takes: reading in place must not cost
+        // more reads (a syscall costs more than the copy it saves).
+        self.decoder.recv_room(READ_BUF_BYTES)
+    }
+
+    unsafe fn received_in_place(&mut self, n: usize) -> bool {
+        // SAFETY: passed on from the caller (`room` was the decoder's `recv_room`).
+        let processed = unsafe { self.decoder.process_received(n) };
+        self.after(n, processed)
+    }
+
+    fn received(&mut self, data: &[u8]) -> bool {
+        let processed = self.decoder.process(data);
+        self.after(data.len(), processed)
     }
 }
 
@@ -143,36 +206,18 @@ impl Crawler {
                         budget_left: self.config.max_buffer_bytes.saturating_sub(self.buffered),
                         held_before,
                     };
-                    let mut received = Received::More;
-                    let mut bytes = 0u64;
-                    let mut spilled = 0u64;
-                    let res = entry.conn.recv(&mut self.read_buf, &mut |data: &[u8]| {
-                        if marks.first_byte.is_none() {
-                            marks.first_byte = Some(now);
-                        }
-                        bytes += data.len() as u64;
-                        let processed = decoder.process(data);
-                        match policy.apply(decoder, spill) {
-                            Ok(n) => spilled += n as u64,
-                            Err(code) => {
-                                received = Received::Error(code);
-                                return false;
-                            }
-                        }
-                        match processed {
-                            Ok((Progress::NeedMore, _)) => true,
-                            Ok((Progress::Complete, used)) => {
-                                received = Received::Complete {
-                                    leftover: used < data.len(),
-                                };
-                                false
-                            }
-                            Err(e) => {
-                                received = Received::Error(e.return_code());
-                                false
-                            }
-                        }
-                    });
+                    let mut rx = Receiving {
+                        decoder,
+                        spill,
+                        policy,
+                        first_byte: &mut marks.first_byte,
+                        now,
+                        received: Received::More,
+                        bytes: 0,
+                        spilled: 0,
+                    };
+                    let res = entry.conn.recv(&mut self.read_buf, &mut rx);
+                    let (received, bytes, spilled) = (rx.received, rx.bytes, rx.spilled);
                     let held_after = fetch.decoder.buffered();
                     self.buffered = (self.buffered + held_after).saturating_sub(held_before);
                     self.stats.peak_buffered_bytes =

@@ -47,7 +47,8 @@ use crate::ReturnCode;
 
 /// The longest a poll sleeps, so that an interrupt flag set by a signal handler is seen soon.
 const MAX_POLL_WAIT: Duration = Duration::from_millis(200);
-/// Scratch buffer for socket reads.
+/// Scratch buffer for socket reads (TLS, chunk framing), and the most one read puts straight
+/// into a response's buffer.
 const READ_BUF_BYTES: usize = 64 * 1024;
 /// Largest DNS datagram accepted (we send no EDNS, so answers are ≤ 512 bytes by the RFC;
 /// larger ones are cut and then fail to parse, which is the right outcome).

@@ -97,12 +97,38 @@ impl Case {
 }
 
 fn run(c: &Case, pieces: &[&[u8]]) -> Outcome {
+    run_with(c, pieces, Feed::Process)
+}
+
+/// How the test hands a decoder the bytes of one read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Feed {
+    /// `process`, as for TLS.
+    Process,
+    /// Written into `recv_room` wherever it is offered (as large as the piece allows) and
+    /// taken with `process_received`; `process` elsewhere: as a plain connection reads.
+    InPlace,
+}
+
+/// One read's bytes into the decoder by `feed`: what `process` returns for them.
+fn feed_piece(
+    d: &mut ResponseDecoder,
+    piece: &[u8],
+    feed: Feed,
+) -> Result<(Progress, usize), HttpError> {
+    match feed {
+        Feed::Process => d.process(piece),
+        Feed::InPlace => d.process_as_received(piece),
+    }
+}
+
+fn run_with(c: &Case, pieces: &[&[u8]], feed: Feed) -> Outcome {
     let mut d = ResponseDecoder::new(c.limits);
     d.reset(c.head_request);
     let mut consumed = 0;
     let mut result = Ok(Progress::NeedMore);
     for piece in pieces {
-        match d.process(piece) {
+        match feed_piece(&mut d, piece, feed) {
             Ok((Progress::NeedMore, n)) => {
                 assert_eq!(n, piece.len(), "{}: NeedMore must consume all", c.name);
                 consumed += n;
@@ -350,12 +376,18 @@ fn table_gives_the_same_result_for_every_split() {
     for c in cases() {
         let whole = run(&c, &[&c.input]);
         check_expected(&c, &whole);
-        for at in 0..=c.input.len() {
-            let (a, b) = c.input.split_at(at);
-            assert_eq!(run(&c, &[a, b]), whole, "{}: split at {at}", c.name);
+        for feed in [Feed::Process, Feed::InPlace] {
+            let all = run_with(&c, &[&c.input], feed);
+            assert_eq!(all, whole, "{}: {feed:?} in one read", c.name);
+            for at in 0..=c.input.len() {
+                let (a, b) = c.input.split_at(at);
+                let split = run_with(&c, &[a, b], feed);
+                assert_eq!(split, whole, "{}: {feed:?}, split at {at}", c.name);
+            }
+            let bytes: Vec<&[u8]> = c.input.chunks(1).collect();
+            let trickled = run_with(&c, &bytes, feed);
+            assert_eq!(trickled, whole, "{}: {feed:?}, byte at a time", c.name);
         }
-        let bytes: Vec<&[u8]> = c.input.chunks(1).collect();
-        assert_eq!(run(&c, &bytes), whole, "{}: byte at a time", c.name);
     }
 }
 
@@ -374,7 +406,9 @@ proptest! {
             from = cut;
         }
         pieces.push(&c.input[from..]);
-        prop_assert_eq!(run(c, &pieces), run(c, &[&c.input]), "{}", c.name);
+        let whole = run(c, &[&c.input]);
+        prop_assert_eq!(&run(c, &pieces), &whole, "{}", c.name);
+        prop_assert_eq!(run_with(c, &pieces, Feed::InPlace), whole, "{} in place", c.name);
     }
 }
 
@@ -623,7 +657,8 @@ proptest! {
         }
         pieces.push(&input[from..]);
         let whole = run(&c, &[&input]);
-        prop_assert_eq!(run(&c, &pieces), whole);
+        prop_assert_eq!(&run(&c, &pieces), &whole);
+        prop_assert_eq!(run_with(&c, &pieces, Feed::InPlace), whole);
     }
 }
 
