@@ -53,9 +53,10 @@ impl Headers {
         self.fields.shrink_to(bytes / size_of::<[u32; 3]>());
     }
 
-    /// Appends a field: `name` lowercased, CR and LF in `value` (obs-fold) made spaces. The
-    /// head is bounded (`max_head_bytes`, far below 4 GiB), so offsets fit `u32`.
-    pub(super) fn push(&mut self, name: &str, value: &[u8]) {
+    /// Appends a field — `name` lowercased, CR and LF in `value` (obs-fold) made spaces —
+    /// and returns it as stored. The head is bounded (`max_head_bytes`, far below 4 GiB), so
+    /// offsets fit `u32`.
+    pub(super) fn push(&mut self, name: &str, value: &[u8]) -> (&str, &[u8]) {
         let start = self.bytes.len() as u32;
         self.bytes
             .extend(name.bytes().map(|b| b.to_ascii_lowercase()));
@@ -64,13 +65,9 @@ impl Headers {
             b'\r' | b'\n' => b' ',
             b => b,
         }));
-        self.fields
-            .push([start, value_start, self.bytes.len() as u32]);
-    }
-
-    /// The last field pushed: (name, value).
-    pub(super) fn last(&self) -> Option<(&str, &[u8])> {
-        self.fields.last().map(|&f| self.field(f))
+        let field = [start, value_start, self.bytes.len() as u32];
+        self.fields.push(field);
+        self.field(field)
     }
 }
 
@@ -83,11 +80,14 @@ mod tests {
         let mut h = Headers::default();
         h.push("Content-Type", b"text/html");
         h.push("X-Long", b"a\r\n\tb");
-        h.push("content-type", b"second");
+        assert_eq!(
+            h.push("content-Type", b"second"),
+            ("content-type", &b"second"[..])
+        );
         assert_eq!(h.len(), 3);
         assert_eq!(h.get(0), Some(("content-type", &b"text/html"[..])));
         assert_eq!(h.get(1), Some(("x-long", &b"a  \tb"[..])));
-        assert_eq!(h.last(), Some(("content-type", &b"second"[..])));
+        assert_eq!(h.get(2), Some(("content-type", &b"second"[..])));
         assert_eq!(h.get(3), None);
         let names: Vec<&str> = h.iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["content-type", "x-long", "content-type"]);

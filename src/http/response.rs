@@ -678,10 +678,7 @@ fn parse_head(
     let mut keep_alive = false;
     let mut content_encodings = Vec::new();
     for h in resp.headers.iter() {
-        headers.push(h.name, h.value);
-        let Some((name, value)) = headers.last() else {
-            continue;
-        };
+        let (name, value) = headers.push(h.name, h.value);
         match name {
             "content-length" => {
                 for element in value.split(|&b| b == b',') {
