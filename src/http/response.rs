@@ -400,8 +400,8 @@ impl ResponseDecoder {
         // The usual case: the whole head is in this read. Found in place, only the head is
         // copied (the read's body bytes would otherwise be copied twice: here and by the
         // body state).
-        if old_len == 0 && rest.starts_with(b"HTTP/") {
-            if let Ok(end) = find_head_end(&rest[..take], 0) {
+        if old_len == 0 {
+            if let Some(end) = self.whole_head(rest) {
                 // Room for the body bytes of this read too: one allocation, not a head-sized
                 // one grown by the body (the buffer is often new: the last one was shared).
                 self.buf.reserve(rest.len());
@@ -430,6 +430,16 @@ impl ResponseDecoder {
                 Ok(end - old_len)
             }
         }
+    }
+
+    /// Where a head that starts `data` and lies whole in it (within the head limit) ends: the
+    /// usual first read of a response, which both entry points take without searching again.
+    fn whole_head(&self, data: &[u8]) -> Option<usize> {
+        let take = data.len().min(self.limits.max_head_bytes);
+        if !data.starts_with(b"HTTP/") {
+            return None;
+        }
+        find_head_end(&data[..take], 0).ok()
     }
 
     /// `buf` holds exactly one complete head: parse it and choose the next state.
@@ -475,21 +485,9 @@ impl ResponseDecoder {
     fn step_body(&mut self, body: Body, rest: &[u8]) -> Result<usize, HttpError> {
         match body {
             Body::Length { remaining } => {
-                let take = clamp(remaining, rest.len());
-                let have = self.body_bytes_seen();
-                let room = self.limits.max_body_bytes.saturating_sub(have);
-                if take as u64 > room {
-                    self.buf.extend_from_slice(&rest[..clamp(room, take)]);
-                    return Err(HttpError::BodyTooLarge);
-                }
-                self.buf.extend_from_slice(&rest[..take]);
-                let remaining = remaining - take as u64;
-                self.state = if remaining == 0 {
-                    State::Done
-                } else {
-                    State::Body(Body::Length { remaining })
-                };
-                Ok(take)
+                let take = self.length_take(remaining, rest.len());
+                self.buf.extend_from_slice(&rest[..take.kept()]);
+                self.length_taken(remaining, take)
             }
             Body::Close => {
                 let have = self.body_bytes_seen();
@@ -520,6 +518,38 @@ impl ResponseDecoder {
             }
             Body::Chunked(Chunk::Line { kind, start }) => self.step_chunk_line(kind, start, rest),
         }
+    }
+
+    /// How much of `available` bytes a `Content-Length` body with `remaining` bytes to come
+    /// takes, and whether that stays within the body limit.
+    fn length_take(&self, remaining: u64, available: usize) -> LengthTake {
+        let take = clamp(remaining, available);
+        let room = self
+            .limits
+            .max_body_bytes
+            .saturating_sub(self.body_bytes_seen());
+        if take as u64 > room {
+            LengthTake::TooLarge {
+                kept: clamp(room, take),
+            }
+        } else {
+            LengthTake::Body(take)
+        }
+    }
+
+    /// The next state once the bytes of `take` are kept: the body's rest, done, or over the
+    /// limit (the caller keeps what fits, as received). Returns the bytes taken.
+    fn length_taken(&mut self, remaining: u64, take: LengthTake) -> Result<usize, HttpError> {
+        let LengthTake::Body(take) = take else {
+            return Err(HttpError::BodyTooLarge);
+        };
+        let remaining = remaining - take as u64;
+        self.state = if remaining == 0 {
+            State::Done
+        } else {
+            State::Body(Body::Length { remaining })
+        };
+        Ok(take)
     }
 
     /// Accumulates one framing line in the raw buffer; acts on it once its `\n` arrives.
@@ -592,6 +622,24 @@ impl ResponseDecoder {
         };
         self.state = State::Body(Body::Chunked(next));
         Ok(take)
+    }
+}
+
+/// What a read brings to a `Content-Length` body ([`ResponseDecoder::length_take`]).
+#[derive(Clone, Copy)]
+enum LengthTake {
+    /// This many bytes belong to the body.
+    Body(usize),
+    /// The body outgrows its limit: the first `kept` bytes are kept, then it fails.
+    TooLarge { kept: usize },
+}
+
+impl LengthTake {
+    /// The bytes to keep.
+    fn kept(self) -> usize {
+        match self {
+            LengthTake::Body(n) | LengthTake::TooLarge { kept: n } => n,
+        }
     }
 }
 

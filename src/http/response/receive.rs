@@ -9,7 +9,7 @@
 
 use std::mem::MaybeUninit;
 
-use super::{clamp, find_head_end, Body, HttpError, Progress, ResponseDecoder, State};
+use super::{clamp, Body, HttpError, Progress, ResponseDecoder, State};
 
 impl ResponseDecoder {
     /// Room to read the next bytes into, after the raw bytes, when they would be kept as they
@@ -17,17 +17,16 @@ impl ResponseDecoder {
     /// being kept (its rest and one byte more, so that bytes past the response show, up to
     /// `max`). `None`: read elsewhere and call [`Self::process`].
     pub fn recv_room(&mut self, max: usize) -> Option<&mut [MaybeUninit<u8>]> {
+        if max == 0 {
+            return None;
+        }
         let want = match self.state {
             State::Head { scan_from: 0 } if self.buf.is_empty() => max,
             State::Body(Body::Length { remaining }) if self.retain_body => {
-                clamp(remaining, max.saturating_sub(1)) + 1
+                clamp(remaining, max - 1) + 1
             }
             _ => return None,
-        }
-        .min(max);
-        if want == 0 {
-            return None;
-        }
+        };
         self.buf.reserve(want);
         Some(&mut self.buf.spare_capacity_mut()[..want])
     }
@@ -91,10 +90,8 @@ impl ResponseDecoder {
     /// starts it is parsed where it lies and a `Content-Length` body after it stays there too;
     /// anything else goes through `process`.
     fn head_in_place(&mut self, n: usize) -> Result<(Progress, usize), HttpError> {
-        let take = n.min(self.limits.max_head_bytes);
-        let end = match find_head_end(&self.buf[..take], 0) {
-            Ok(end) if self.buf.starts_with(b"HTTP/") => end,
-            _ => return self.process_copied(0, n),
+        let Some(end) = self.whole_head(&self.buf) else {
+            return self.process_copied(0, n);
         };
         // The bytes after the head stay initialised past the length while the head is parsed
         // (parsing only reads the buffer; an interim head clears it, which writes nothing).
@@ -125,25 +122,16 @@ impl ResponseDecoder {
             unreachable!("only called in a Content-Length body");
         };
         debug_assert_eq!(at, self.buf.len());
-        let take = clamp(remaining, n);
-        let room = self
-            .limits
-            .max_body_bytes
-            .saturating_sub(self.body_bytes_seen());
-        // SAFETY (both): the caller wrote n >= take bytes after `at`, within the capacity.
-        if take as u64 > room {
-            unsafe { self.buf.set_len(at + clamp(room, take)) };
-            self.state = State::Failed(HttpError::BodyTooLarge);
-            return Err(HttpError::BodyTooLarge);
-        }
-        unsafe { self.buf.set_len(at + take) };
-        let remaining = remaining - take as u64;
-        if remaining == 0 {
-            self.state = State::Done;
-            Ok((Progress::Complete, take))
-        } else {
-            self.state = State::Body(Body::Length { remaining });
-            Ok((Progress::NeedMore, take))
+        let take = self.length_take(remaining, n);
+        // SAFETY: the caller wrote n bytes after `at`, within the capacity, and `kept` <= n.
+        unsafe { self.buf.set_len(at + take.kept()) };
+        match self.length_taken(remaining, take) {
+            Ok(take) if self.state == State::Done => Ok((Progress::Complete, take)),
+            Ok(take) => Ok((Progress::NeedMore, take)),
+            Err(e) => {
+                self.state = State::Failed(e);
+                Err(e)
+            }
         }
     }
 
