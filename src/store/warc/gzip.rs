@@ -54,6 +54,24 @@ impl Engine {
         }
     }
 
+    /// Appends the concatenation of `parts` to `out` as one whole deflate stream (each part
+    /// deflated in turn, not gathered first); returns its CRC-32 and length.
+    fn deflate_stream(&mut self, parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<Crc> {
+        self.reset();
+        let mut crc = Crc::new();
+        let (last, init): (&[u8], _) = match parts.split_last() {
+            Some((last, init)) => (last, init),
+            None => (&[], &[]),
+        };
+        for part in init {
+            crc.update(part);
+            self.deflate(part, FlushCompress::None, out)?;
+        }
+        crc.update(last);
+        self.deflate(last, FlushCompress::Finish, out)?;
+        Ok(crc)
+    }
+
     /// Appends all of `data` to `out`, deflated: `Finish` ends the stream, `Sync`
     /// byte-aligns it, `None` only takes the input. ISA-L's pieces are byte-aligned and
     /// independent anyway, so for it `Sync` and `None` are the same.
@@ -164,19 +182,8 @@ impl GzMember {
     /// Appends the concatenation of `parts` to `out` as one complete gzip member, without
     /// gathering them into one buffer first (a record's header, its block, its end).
     pub(super) fn encode_parts(&mut self, parts: &[&[u8]], out: &mut Vec<u8>) -> io::Result<()> {
-        self.engine.reset();
         out.extend_from_slice(&self.header);
-        let mut crc = Crc::new();
-        let (last, init): (&[u8], _) = match parts.split_last() {
-            Some((last, init)) => (last, init),
-            None => (&[], &[]),
-        };
-        for part in init {
-            crc.update(part);
-            self.engine.deflate(part, FlushCompress::None, out)?;
-        }
-        crc.update(last);
-        self.engine.deflate(last, FlushCompress::Finish, out)?;
+        let crc = self.engine.deflate_stream(parts, out)?;
         crc.write_trailer(out);
         Ok(())
     }
@@ -321,17 +328,13 @@ impl BlockDeflater {
     /// Deflates `block` and the record end into `buf` (cleared first, its capacity reused);
     /// digests and checksums it in the same call, while it is in cache.
     pub fn deflate(&mut self, block: &[u8], mut buf: Vec<u8>) -> io::Result<DeflatedBlock> {
-        let mut crc = Crc::new();
-        crc.update(block);
-        crc.update(b"\r\n\r\n");
         let digest = self
             .block_digest
             .then(|| -> Digest { Sha1::digest(block).into() });
-        self.engine.reset();
         buf.clear();
-        let e = &mut self.engine;
-        e.deflate(block, FlushCompress::None, &mut buf)?;
-        e.deflate(b"\r\n\r\n", FlushCompress::Finish, &mut buf)?;
+        let crc = self
+            .engine
+            .deflate_stream(&[block, b"\r\n\r\n"], &mut buf)?;
         Ok(DeflatedBlock {
             data: buf,
             crc,
