@@ -2,9 +2,8 @@
 //!
 //! A URL becomes a 64-bit [`url_key`]: 24 high bits from a hash of host and port, 40 low bits
 //! from a hash of path+query seeded with the host's (XXH3: stable, specified, cheap on short
-//! strings). Keys of one
-//! host share their top bits, so one site's links land in the same few leaves of [`UrlSeen`]
-//! (locality now, sequential runs for a disk-spilling version later).
+//! strings). Keys of one host share their top bits, so one site's links land in the same few
+//! leaves of [`UrlSeen`] (locality now, sequential runs for a disk-spilling version later).
 //! Normalization is [`crate::crawl::urlnorm`]'s job and scope is [`crate::crawl::url_filter`]'s; this module
 //! only remembers keys. [`UrlSeen`]'s surface is kept minimal on purpose: a later version that
 //! spills leaves to disk must fit behind it.
