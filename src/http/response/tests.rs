@@ -792,3 +792,30 @@ fn raw_bytes_taken_and_given_back() {
         "the larger buffer is kept"
     );
 }
+
+/// Reading in place never takes more reads than the scratch buffer did: a response's first
+/// read gets all the room asked for, a `Content-Length` body its rest and one byte (to see
+/// bytes past the response) up to that, and framing that is not kept as it comes gets none.
+#[test]
+fn receive_room_is_as_large_as_a_scratch_read() {
+    let max = 64 * 1024;
+    let mut d = ResponseDecoder::new(Limits::default());
+    d.reset(false);
+    assert_eq!(d.recv_room(max).map(|r| r.len()), Some(max));
+    assert!(d.recv_room(0).is_none());
+    d.process(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\nabc")
+        .unwrap();
+    assert_eq!(d.recv_room(max).map(|r| r.len()), Some(max));
+    d.process(&[b'x'; 99_000]).unwrap();
+    assert_eq!(
+        d.recv_room(max).map(|r| r.len()),
+        Some(100_000 - 3 - 99_000 + 1)
+    );
+    d.reset(false);
+    d.process(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .unwrap();
+    assert!(
+        d.recv_room(max).is_none(),
+        "chunk framing goes through process"
+    );
+}
