@@ -502,6 +502,95 @@ fn keep_alive_reuses_one_connection_per_server() {
 }
 
 #[test]
+fn one_socket_read_per_arrival() {
+    // Two requests on one kept-alive connection, each answered in four pieces 30 ms apart:
+    // each arrival is read once (a read that gets less than it asked has drained the socket,
+    // and the next arrival raises a new edge), and a request on a kept-alive connection is
+    // not followed by a read that could only hear that nothing has come yet. Only the fresh
+    // connection's first request is (nothing is known of a new socket).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        stream.set_nodelay(true).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut response = b"HTTP/1.1 200 OK\r\nContent-Length: 41\r\n\r\n".to_vec();
+        response.extend_from_slice(&[b'x'; 41]);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 1024];
+        for _ in 0..2 {
+            // Bounded by the read timeout: a client that never asks ends the server.
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match std::io::Read::read(&mut stream, &mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            got.clear();
+            for piece in response.chunks(20) {
+                std::thread::sleep(Duration::from_millis(30));
+                stream.write_all(piece).unwrap();
+            }
+        }
+    });
+    let urls: Vec<String> = ["a", "b"]
+        .iter()
+        .map(|p| format!("http://127.0.0.1:{port}/{p}"))
+        .collect();
+    let (done, stats) = common::run_with_stats(config(None), &urls, Duration::from_secs(30));
+    server.join().unwrap();
+    assert!(
+        done.iter().all(|d| d.outcome == ReturnCode::Success),
+        "{:?}",
+        done.iter().map(|d| d.outcome).collect::<Vec<_>>()
+    );
+    assert_eq!(stats.conns_opened, 1);
+    assert!(
+        stats.socket.reads <= 9,
+        "two responses of four pieces each took {} reads",
+        stats.socket.reads
+    );
+    assert_eq!(stats.socket.writes, 2, "one write per request");
+}
+
+#[test]
+fn a_close_that_came_with_the_last_bytes_is_not_missed() {
+    // The server promises keep-alive but closes right after the response's last piece, so
+    // the close is often announced by the very event that brought those bytes. The read that
+    // took them got less than it asked, yet the socket still has its end to give: the next
+    // request on the connection must read it (and retry fresh), not wait for an edge that
+    // never comes.
+    let mut bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 41\r\n\r\n".to_vec();
+    bytes.extend_from_slice(&[b'x'; 41]);
+    let mut routes = Routes::new();
+    for i in 0..6 {
+        routes.add(
+            "127.0.0.1",
+            &format!("/{i}"),
+            Script::Trickle {
+                bytes: bytes.clone(),
+                chunk: 40,
+                interval: Duration::from_millis(5),
+            },
+        );
+    }
+    let server = http_server(routes);
+    let urls: Vec<String> = (0..6)
+        .map(|i| format!("http://127.0.0.1:{}/{i}", server.port()))
+        .collect();
+    let mut cfg = config(None);
+    cfg.http_timeout = Duration::from_secs(3);
+    let done = common::run_with(cfg, &urls, Duration::from_secs(30));
+    assert!(
+        done.iter().all(|d| d.outcome == ReturnCode::Success),
+        "{:?}",
+        done.iter().map(|d| d.outcome).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn politeness_one_connection_per_server_ip() {
     // Four server IPs on one port, 10 URLs each; with --conns-per-server 1 the server must
     // never see two requests to one IP in flight at once.

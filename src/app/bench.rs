@@ -423,6 +423,12 @@ fn print_report(
         peak_rss as f64 / (1 << 20) as f64
     );
     println!("  bytes/seen URL {:.1}", r.seen_bytes_per_url);
+    println!(
+        "  socket calls   {:.2} reads, {:.2} writes per fetch ({} connections opened)",
+        r.stats.socket.reads as f64 / fetches as f64,
+        r.stats.socket.writes as f64 / fetches as f64,
+        r.stats.conns_opened
+    );
     let (batches, bytes) = r.exchange;
     if batches > 0 {
         let urls = r.counters.urls_forwarded.max(1) as f64;

@@ -14,6 +14,7 @@ use std::os::fd::AsRawFd;
 use mio::net::TcpStream;
 use mio::Interest;
 
+use super::stats::SocketCalls;
 use crate::ReturnCode;
 
 /// Socket reads one receive pass may do before yielding to other connections (16 × the
@@ -41,6 +42,17 @@ pub enum RecvStatus {
     Stopped,
     /// The peer closed. `clean` is false for a TLS peer that closed without `close_notify`.
     Eof { clean: bool },
+}
+
+/// What a readiness event said about a socket's receive side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// Nothing (a writable-only event).
+    Writable,
+    /// Bytes arrived.
+    Readable,
+    /// The peer closed or the socket failed: every read from now on returns at once.
+    Hangup,
 }
 
 /// How the nonblocking connect is going.
@@ -83,11 +95,41 @@ fn read_into(stream: &TcpStream, room: &mut [MaybeUninit<u8>]) -> io::Result<usi
 pub struct Conn {
     pub stream: TcpStream,
     pub transport: Transport,
+    /// False once a plain read found the socket drained, until the next readable event.
+    /// mio is edge-triggered and the kernel raises an edge for every arrival, so a drained
+    /// socket has nothing to read until an event says so: a fetch whose request just went
+    /// out on a kept-alive connection waits for the event instead of trying a read that can
+    /// only find nothing (one `recv` per page saved).
+    unread: bool,
+    /// An event said the peer closed (or the socket failed). A short read does not drain
+    /// that: the end is still there to read, and no new edge will announce it.
+    hung_up: bool,
 }
 
 impl Conn {
     pub fn new(stream: TcpStream, transport: Transport) -> Conn {
-        Conn { stream, transport }
+        // Nothing is known of a new socket: its first receive pass reads.
+        Conn {
+            stream,
+            transport,
+            unread: true,
+            hung_up: false,
+        }
+    }
+
+    /// A readiness event arrived for this socket.
+    pub fn event(&mut self, readiness: Readiness) {
+        match readiness {
+            Readiness::Writable => {}
+            Readiness::Readable => self.unread = true,
+            Readiness::Hangup => self.hung_up = true,
+        }
+    }
+
+    /// Whether a read could find anything: false only for a plain socket drained since its
+    /// last readable event. TLS always reads (rustls may hold records already read).
+    pub fn may_have_data(&self) -> bool {
+        self.unread || self.hung_up || matches!(self.transport, Transport::Tls(_))
     }
 
     /// Checks a nonblocking connect after a readiness event (mio's documented recipe:
@@ -107,10 +149,16 @@ impl Conn {
     /// Sends `data[*sent..]`. Returns `Ok(true)` once the request is fully handed over: for
     /// plain TCP when the kernel took every byte, for TLS when rustls has queued the plaintext
     /// (it goes out with the handshake, flushed by every later `send`/`recv`).
-    pub fn send(&mut self, data: &[u8], sent: &mut usize) -> Result<bool, ReturnCode> {
+    pub fn send(
+        &mut self,
+        data: &[u8],
+        sent: &mut usize,
+        calls: &mut SocketCalls,
+    ) -> Result<bool, ReturnCode> {
         match &mut self.transport {
             Transport::Plain => {
                 while *sent < data.len() {
+                    calls.writes += 1;
                     match self.stream.write(&data[*sent..]) {
                         Ok(0) => return Err(ReturnCode::HttpSend),
                         Ok(n) => *sent += n,
@@ -129,7 +177,7 @@ impl Conn {
                         .map_err(|_| ReturnCode::HttpSend)?;
                     *sent = data.len();
                 }
-                flush_tls(tls, &mut self.stream)?;
+                flush_tls(tls, &mut self.stream, calls)?;
                 Ok(true)
             }
         }
@@ -142,33 +190,52 @@ impl Conn {
         &mut self,
         buf: &mut [u8],
         rx: &mut dyn Plaintext,
+        calls: &mut SocketCalls,
     ) -> Result<RecvStatus, ReturnCode> {
         match &mut self.transport {
             Transport::Plain => {
                 for _ in 0..READS_PER_PASS {
-                    let read = match rx.room() {
-                        Some(room) => read_into(&self.stream, room).map(|n| (n, true)),
-                        None => self.stream.read(buf).map(|n| (n, false)),
-                    };
-                    let more = match read {
-                        Ok((0, _)) => return Ok(RecvStatus::Eof { clean: true }),
-                        // SAFETY: `read_into` wrote n bytes at the start of the room `room`
-                        // gave just before.
-                        Ok((n, true)) => unsafe { rx.received_in_place(n) },
-                        Ok((n, false)) => rx.received(&buf[..n]),
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            return Ok(RecvStatus::WouldBlock)
+                    calls.reads += 1;
+                    let (read, asked) = match rx.room() {
+                        Some(room) => {
+                            let asked = room.len();
+                            (read_into(&self.stream, room).map(|n| (n, true)), asked)
                         }
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => true,
+                        None => (self.stream.read(buf).map(|n| (n, false)), buf.len()),
+                    };
+                    let (n, in_place) = match read {
+                        Ok((0, _)) => return Ok(RecvStatus::Eof { clean: true }),
+                        Ok(got) => got,
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            self.unread = false;
+                            return Ok(RecvStatus::WouldBlock);
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                         Err(_) => return Err(ReturnCode::HttpReceive),
                     };
+                    let more = if in_place {
+                        // SAFETY: `read_into` wrote n bytes at the start of the room `room`
+                        // gave just before.
+                        unsafe { rx.received_in_place(n) }
+                    } else {
+                        rx.received(&buf[..n])
+                    };
                     if !more {
+                        self.unread = n == asked;
                         return Ok(RecvStatus::Stopped);
+                    }
+                    if n < asked && !self.hung_up {
+                        // A stream socket that gives less than asked has given all it had
+                        // (epoll(7)), and later bytes come with a new edge: one read per
+                        // readiness when the data fits, not a second one to hear "nothing".
+                        // After a hang-up the end is still to be read, and no edge will say.
+                        self.unread = false;
+                        return Ok(RecvStatus::WouldBlock);
                     }
                 }
                 Ok(RecvStatus::Budget)
             }
-            Transport::Tls(tls) => recv_tls(tls, &mut self.stream, buf, rx),
+            Transport::Tls(tls) => recv_tls(tls, &mut self.stream, buf, rx, calls),
         }
     }
 
@@ -186,11 +253,16 @@ impl Conn {
     }
 }
 
-fn flush_tls(tls: &mut rustls::ClientConnection, stream: &mut TcpStream) -> Result<(), ReturnCode> {
+fn flush_tls(
+    tls: &mut rustls::ClientConnection,
+    stream: &mut TcpStream,
+    calls: &mut SocketCalls,
+) -> Result<(), ReturnCode> {
     for _ in 0..MAX_TLS_WRITES {
         if !tls.wants_write() {
             return Ok(());
         }
+        calls.writes += 1;
         match tls.write_tls(stream) {
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -208,11 +280,13 @@ fn recv_tls(
     stream: &mut TcpStream,
     buf: &mut [u8],
     rx: &mut dyn Plaintext,
+    calls: &mut SocketCalls,
 ) -> Result<RecvStatus, ReturnCode> {
     for _ in 0..READS_PER_PASS {
-        flush_tls(tls, stream)?;
+        flush_tls(tls, stream, calls)?;
         let mut eof = false;
         let mut blocked = false;
+        calls.reads += 1;
         match tls.read_tls(stream) {
             Ok(0) => eof = true,
             Ok(_) => {}
@@ -254,7 +328,7 @@ fn recv_tls(
             return Ok(RecvStatus::Eof { clean: false });
         }
         if blocked {
-            flush_tls(tls, stream)?;
+            flush_tls(tls, stream, calls)?;
             return Ok(RecvStatus::WouldBlock);
         }
     }

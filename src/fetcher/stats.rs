@@ -5,6 +5,16 @@
 
 use crate::ReturnCode;
 
+/// Socket system calls made, summed over connections by the caller: the bench reports them
+/// per page, so a change that adds a read or a write per fetch shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SocketCalls {
+    /// `recv` calls (for TLS, reads of TLS records), including those that found nothing.
+    pub reads: u64,
+    /// `send` calls (for TLS, writes of TLS records).
+    pub writes: u64,
+}
+
 /// Fetch outcomes counted by code.
 #[derive(Clone, Debug)]
 pub struct Outcomes {
@@ -34,6 +44,8 @@ impl LoopStats {
             (&mut self.dns_cache_hits, o.dns_cache_hits),
             (&mut self.spooled_bytes, o.spooled_bytes),
             (&mut self.spilled_responses, o.spilled_responses),
+            (&mut self.socket.reads, o.socket.reads),
+            (&mut self.socket.writes, o.socket.writes),
         ] {
             *a += b;
         }
@@ -115,6 +127,8 @@ pub struct LoopStats {
     pub spooled_bytes: u64,
     /// Responses whose body outgrew memory and went to the spool.
     pub spilled_responses: u64,
+    /// Socket reads and writes of HTTP connections.
+    pub socket: SocketCalls,
 }
 
 #[cfg(test)]

@@ -93,6 +93,15 @@ pub fn drive(crawler: &mut Crawler, src: &mut dyn FetchSource, limit: Duration, 
 /// Runs the crawler over `urls` until it finishes; panics if it takes longer than `limit`
 /// (a hang is a failure, never a stuck test).
 pub fn run_with(config: CrawlerConfig, urls: &[String], limit: Duration) -> Vec<Done> {
+    run_with_stats(config, urls, limit).0
+}
+
+/// As [`run_with`], with the loop's counters at the end.
+pub fn run_with_stats(
+    config: CrawlerConfig,
+    urls: &[String],
+    limit: Duration,
+) -> (Vec<Done>, spinneret::fetcher::stats::LoopStats) {
     let mut crawler = Crawler::new(config).expect("crawler");
     let mut src = Collect::default();
     for (i, u) in urls.iter().enumerate() {
@@ -112,7 +121,7 @@ pub fn run_with(config: CrawlerConfig, urls: &[String], limit: Duration) -> Vec<
         );
     }
     assert_eq!(src.done.len(), urls.len(), "every URL ends exactly once");
-    src.done
+    (src.done, crawler.stats())
 }
 
 pub fn run(config: CrawlerConfig, url: &str) -> Done {

@@ -171,7 +171,9 @@ impl Crawler {
                     mut sent,
                     attempt,
                 } => {
-                    let res = entry.conn.send(&fetch.request, &mut sent);
+                    let res = entry
+                        .conn
+                        .send(&fetch.request, &mut sent, &mut self.stats.socket);
                     match res {
                         Err(_) if attempt == Attempt::Reused && fetch.stale_retries_left > 0 => {
                             return Step::RetryFresh
@@ -195,6 +197,12 @@ impl Crawler {
                     }
                 }
                 FetchState::HttpReceive { conn, attempt } => {
+                    if !entry.conn.may_have_data() {
+                        // Drained since its last event: the answer comes with the next one.
+                        let want = entry.conn.interest(false);
+                        entry.reregister(&self.poll, conn, want);
+                        return Step::Pending;
+                    }
                     let decoder = &mut fetch.decoder;
                     let spill = &mut fetch.spill;
                     let marks = &mut fetch.marks;
@@ -216,7 +224,9 @@ impl Crawler {
                         bytes: 0,
                         spilled: 0,
                     };
-                    let res = entry.conn.recv(&mut self.read_buf, &mut rx);
+                    let res = entry
+                        .conn
+                        .recv(&mut self.read_buf, &mut rx, &mut self.stats.socket);
                     let (received, bytes, spilled) = (rx.received, rx.bytes, rx.spilled);
                     let held_after = fetch.decoder.buffered();
                     self.buffered = (self.buffered + held_after).saturating_sub(held_before);

@@ -31,7 +31,7 @@ use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
 use super::addr_policy::{AddrPolicy, Verdict};
-use super::conn::{Conn, Transport};
+use super::conn::{Conn, Readiness, Transport};
 use super::fetch::{
     Attempt, Completion, Fetch, FetchRequest, FetchState, Marks, Target, TargetHost,
 };
@@ -206,7 +206,7 @@ pub struct Crawler {
     config: CrawlerConfig,
     poll: Poll,
     events: Events,
-    ready: Vec<(Token, bool)>,
+    ready: Vec<(Token, Readiness)>,
     resolver: Resolver,
     dns_sockets: Vec<UdpSocket>,
     dns_servers: Vec<SocketAddr>,
@@ -496,11 +496,16 @@ impl Crawler {
         }
         self.ready.clear();
         for ev in self.events.iter() {
-            // Writable-only events need no flag: every state re-checks its socket when advanced.
-            self.ready.push((
-                ev.token(),
-                ev.is_readable() || ev.is_read_closed() || ev.is_error(),
-            ));
+            // Every state re-checks its socket when advanced; the read side is told apart
+            // because a connection skips reads it knows would find nothing.
+            let readiness = if ev.is_read_closed() || ev.is_error() {
+                Readiness::Hangup
+            } else if ev.is_readable() {
+                Readiness::Readable
+            } else {
+                Readiness::Writable
+            };
+            self.ready.push((ev.token(), readiness));
         }
 
         // The one clock reading of this turn.
@@ -511,13 +516,13 @@ impl Crawler {
         // What arrived is read before deadlines are judged: a turn that took long (a large
         // body, a bomb inflated) must not fail fetches whose answer is already waiting.
         let ready = std::mem::take(&mut self.ready);
-        for &(token, readable) in &ready {
+        for &(token, readiness) in &ready {
             if token.0 == WAKE_TOKEN {
                 // Only ends the poll: the driver looks at what woke it.
             } else if token.0 >= DNS_TOKEN_BASE {
                 self.read_dns(token.0 - DNS_TOKEN_BASE, now);
             } else {
-                self.conn_ready(token.0, readable);
+                self.conn_ready(token.0, readiness);
             }
         }
         self.ready = ready;
@@ -819,14 +824,15 @@ impl Crawler {
 
     // ---- step 5: advance fetches whose sockets are ready ----
 
-    fn conn_ready(&mut self, conn: usize, readable: bool) {
-        let Some(entry) = self.conns.get(conn) else {
+    fn conn_ready(&mut self, conn: usize, readiness: Readiness) {
+        let Some(entry) = self.conns.get_mut(conn) else {
             return; // closed earlier in this turn
         };
+        entry.conn.event(readiness);
         match entry.state {
             ConnState::Active { fetch } => self.advance(fetch),
             ConnState::Idle { .. } => {
-                if readable {
+                if readiness != Readiness::Writable {
                     // An idle connection has nothing to say: a readable event means the server
                     // closed it (or sent bytes we never asked for). Either way it is done.
                     self.close_conn(conn);
