@@ -1,5 +1,6 @@
 //! WARC output of one 15 KB HTML exchange: `WarcWriter::write_exchange` into a temp dir at gzip
-//! levels 1 and 6, and `write_record` alone (formatting + SHA-1 block digest, no compression).
+//! levels 1 and 6, `write_record` alone (formatting + SHA-1 block digest, no compression), and
+//! the CDXJ index line of the response.
 
 mod common;
 
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use md5::{Digest, Md5};
 use sha1::Sha1;
+use spinneret::store::cdxj;
 use spinneret::store::warc::{self, Exchange, RecordIdGen, RecordType, WarcInfo, WarcWriter};
 
 /// Files never rotate during a sample: each sample gets a fresh writer, closed untimed.
@@ -117,6 +119,26 @@ fn bench_writer(c: &mut Criterion, dir: &Path) {
     // The digest before SHA-1, for comparison.
     g.bench_function("md5_15k_reference", |b| {
         b.iter(|| black_box(Md5::digest(black_box(&response))))
+    });
+    // The CDXJ index line the writer adds for every response record.
+    let entry = cdxj::IndexEntry {
+        kind: RecordType::Response,
+        target_uri: ex.target_uri,
+        date: ex.date,
+        block: &response,
+        content_type: "application/http;msgtype=response",
+        payload_digest: Some(payload_digest),
+        filename: "spinneret-20240402100000-00000.warc.gz",
+        offset: 1_234_567,
+        length: 4_567,
+    };
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("cdxj_line", |b| {
+        b.iter(|| {
+            out.clear();
+            cdxj::format_line(&mut out, black_box(&entry));
+            black_box(out.len())
+        })
     });
     g.finish();
 }

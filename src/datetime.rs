@@ -169,13 +169,18 @@ pub fn rfc3339_millis(t: SystemTime) -> String {
 
 /// `20261121055444`: for file names (sorts by time, no characters a file system dislikes).
 pub fn compact_timestamp(t: SystemTime) -> String {
-    let c = to_civil(t);
     let mut out = Vec::with_capacity(14);
-    push_digits(&mut out, c.year as u32, 4);
-    for v in [c.month, c.day, c.hour, c.minute, c.second] {
-        push_digits(&mut out, v, 2);
-    }
+    push_compact_timestamp(&mut out, t);
     ascii_string(out)
+}
+
+/// Appends [`compact_timestamp`]'s 14 digits (an index line writes one per record).
+pub fn push_compact_timestamp(out: &mut Vec<u8>, t: SystemTime) {
+    let c = to_civil(t);
+    push_digits(out, c.year as u32, 4);
+    for v in [c.month, c.day, c.hour, c.minute, c.second] {
+        push_digits(out, v, 2);
+    }
 }
 
 /// Parses exactly `N` ASCII digits.

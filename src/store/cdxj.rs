@@ -8,9 +8,11 @@
 //! search expects. The [`WarcWriter`](crate::store::warc::WarcWriter) writes these lines as it
 //! writes records (`WriterOptions::cdxj`); this module only formats.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use crate::datetime;
+use crate::store::crawl_log::push_u64;
 use crate::store::warc::{push_sha1_base32, sha1, Digest, RecordType};
 
 /// What an index line is made of: one response, revisit or resource record and where it is.
@@ -38,24 +40,32 @@ pub struct IndexEntry<'a> {
 /// Appends one index line (with its `\n`) to `out`.
 pub fn format_line(out: &mut Vec<u8>, e: &IndexEntry<'_>) {
     // The URI as a reader gets it back from the record header: controls escaped, trimmed.
-    let mut uri = Vec::with_capacity(e.target_uri.len());
-    crate::store::warc::push_field_value(&mut uri, e.target_uri);
-    let uri = String::from_utf8_lossy(&uri);
+    // Escaping keeps UTF-8 valid (it only replaces ASCII bytes), and most URIs need none.
+    let uri: Cow<'_, str> = if e.target_uri.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        let mut v = Vec::with_capacity(e.target_uri.len() + 8);
+        crate::store::warc::push_field_value(&mut v, e.target_uri);
+        Cow::Owned(String::from_utf8_lossy(&v).into_owned())
+    } else {
+        Cow::Borrowed(e.target_uri)
+    };
     let uri = uri.trim();
-    out.extend_from_slice(surt(uri).as_bytes());
+    push_surt(out, uri);
     out.push(b' ');
-    out.extend_from_slice(datetime::compact_timestamp(e.date).as_bytes());
+    datetime::push_compact_timestamp(out, e.date);
     out.push(b' ');
 
     let http = matches!(e.kind, RecordType::Response | RecordType::Revisit);
-    let head = if http { parse_http_head(e.block) } else { None };
-    let mime: Option<String> = match e.kind {
-        RecordType::Revisit => Some("warc/revisit".into()),
-        RecordType::Response => head.as_ref().and_then(|h| h.content_type.clone()),
-        _ => Some(e.content_type.to_string()),
+    let head_text = if http { http_head_text(e.block) } else { None };
+    let head = head_text
+        .as_ref()
+        .map(|(len, text)| head_fields(*len, text));
+    let mime = match e.kind {
+        RecordType::Revisit => Some("warc/revisit"),
+        RecordType::Response => head.as_ref().and_then(|h| h.content_type),
+        _ => Some(e.content_type),
     }
-    .map(|m| mime_token(&m).to_string());
-    let status = head.as_ref().and_then(|h| h.status.clone());
+    .map(mime_token);
+    let status = head.as_ref().and_then(|h| h.status);
     let digest = e.payload_digest.or_else(|| match e.kind {
         RecordType::Response => head.as_ref().map(|h| sha1(&e.block[h.len..])),
         RecordType::Revisit => None,
@@ -64,7 +74,8 @@ pub fn format_line(out: &mut Vec<u8>, e: &IndexEntry<'_>) {
 
     out.push(b'{');
     let mut first = true;
-    let mut field = |out: &mut Vec<u8>, name: &str, value: &[u8]| {
+    // Writes `"name": ` (after `, ` but for the first field); the value follows.
+    let mut key = |out: &mut Vec<u8>, name: &str| {
         if !first {
             out.extend_from_slice(b", ");
         }
@@ -72,23 +83,32 @@ pub fn format_line(out: &mut Vec<u8>, e: &IndexEntry<'_>) {
         out.push(b'"');
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b"\": ");
-        push_json_string(out, value);
     };
-    field(out, "url", uri.as_bytes());
-    if let Some(m) = &mime {
-        field(out, "mime", m.as_bytes());
+    key(out, "url");
+    push_json_string(out, uri.as_bytes());
+    if let Some(m) = mime {
+        key(out, "mime");
+        push_json_string(out, m.as_bytes());
     }
-    if let Some(s) = &status {
-        field(out, "status", s.as_bytes());
+    if let Some(s) = status {
+        key(out, "status");
+        push_json_string(out, s.as_bytes());
     }
+    // The values below are digits and base32: nothing in them needs escaping.
     if let Some(d) = &digest {
-        let mut v = Vec::with_capacity(37);
-        push_sha1_base32(&mut v, d);
-        field(out, "digest", &v);
+        key(out, "digest");
+        out.push(b'"');
+        push_sha1_base32(out, d);
+        out.push(b'"');
     }
-    field(out, "length", e.length.to_string().as_bytes());
-    field(out, "offset", e.offset.to_string().as_bytes());
-    field(out, "filename", e.filename.as_bytes());
+    for (name, v) in [("length", e.length), ("offset", e.offset)] {
+        key(out, name);
+        out.push(b'"');
+        push_u64(out, v);
+        out.push(b'"');
+    }
+    key(out, "filename");
+    push_json_string(out, e.filename.as_bytes());
     out.extend_from_slice(b"}\n");
 }
 
@@ -101,36 +121,42 @@ fn mime_token(v: &str) -> &str {
 }
 
 /// What the index takes from an HTTP response head.
-struct HttpHead {
+struct HttpHead<'a> {
     /// Head length including its blank line: the payload starts here.
     len: usize,
-    status: Option<String>,
-    content_type: Option<String>,
+    status: Option<&'a str>,
+    content_type: Option<&'a str>,
 }
 
-/// Status code (the token after the protocol) and first `Content-Type`, read the lenient way
-/// warcio reads them. `None` when the block does not start like an HTTP response.
-fn parse_http_head(block: &[u8]) -> Option<HttpHead> {
+/// The head of a block that starts like an HTTP response, as text (lossy: warcio reads it
+/// that way; borrowed when it is valid UTF-8, as it nearly always is), and its length
+/// including the blank line.
+fn http_head_text(block: &[u8]) -> Option<(usize, Cow<'_, str>)> {
     if !block.starts_with(b"HTTP/") {
         return None;
     }
     let len = memchr::memmem::find(block, b"\r\n\r\n").map_or(block.len(), |i| i + 4);
-    let text = String::from_utf8_lossy(&block[..len]);
+    Some((len, String::from_utf8_lossy(&block[..len])))
+}
+
+/// Status code (the token after the protocol) and first `Content-Type`, read the lenient way
+/// warcio reads them.
+fn head_fields(len: usize, text: &str) -> HttpHead<'_> {
     let mut lines = text.split("\r\n");
-    let status_line = lines.next()?;
-    let status = status_line
-        .split_once(' ')
-        .map(|(_, rest)| rest.trim().split(' ').next().unwrap_or("").to_string())
+    let status = lines
+        .next()
+        .and_then(|l| l.split_once(' '))
+        .map(|(_, rest)| rest.trim().split(' ').next().unwrap_or(""))
         .filter(|s| !s.is_empty());
     let content_type = lines
         .filter_map(|l| l.split_once(':'))
         .find(|(n, _)| n.trim().eq_ignore_ascii_case("content-type"))
-        .map(|(_, v)| v.trim().to_string());
-    Some(HttpHead {
+        .map(|(_, v)| v.trim());
+    HttpHead {
         len,
         status,
         content_type,
-    })
+    }
 }
 
 /// A JSON string as Python's `json.dumps` (ensure_ascii) writes it. Invalid UTF-8 becomes
@@ -144,6 +170,14 @@ fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
         }
     };
     out.push(b'"');
+    if v.iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        // Printable ASCII with nothing to escape: the common case, as it is.
+        out.extend_from_slice(v);
+        out.push(b'"');
+        return;
+    }
     for c in String::from_utf8_lossy(v).chars() {
         match c {
             '"' => out.extend_from_slice(b"\\\""),
@@ -261,6 +295,76 @@ pub fn surt(url: &str) -> String {
         out.push_str(&params.join("&"));
     }
     out
+}
+
+/// Appends [`surt`]`(url)`. URLs as a crawl stores them (http or https, printable ASCII, no
+/// percent escapes, user info, fragment or IPv6 literal, at most one query parameter) are
+/// written straight into `out`, with what `surt` would do to them; any other goes through
+/// `surt` itself.
+fn push_surt(out: &mut Vec<u8>, url: &str) {
+    let plain = url
+        .bytes()
+        .all(|b| (0x21..0x7f).contains(&b) && !matches!(b, b'#' | b'%' | b'@' | b'['));
+    let (default_port, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+        (Some(rest), _) => ("80", rest),
+        (_, Some(rest)) => ("443", rest),
+        _ => ("", ""),
+    };
+    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path_query) = rest.split_at(auth_end);
+    let (path, query) = match path_query.split_once('?') {
+        Some((p, q)) => (p, Some(q).filter(|q| !q.is_empty())),
+        None => (path_query, None),
+    };
+    if !plain || default_port.is_empty() || query.is_some_and(|q| q.contains('&')) {
+        out.extend_from_slice(surt(url).as_bytes());
+        return;
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (authority, None),
+    };
+    let host = host.trim_end_matches('.');
+    let labels = host.split('.').count();
+    let drop_www = labels > 1 && host.split('.').next().is_some_and(is_www_any_case);
+    for (i, label) in host.rsplit('.').enumerate() {
+        if drop_www && i + 1 == labels {
+            break;
+        }
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend(label.bytes().map(|b| b.to_ascii_lowercase()));
+    }
+    if let Some(p) = port.filter(|p| !p.is_empty() && *p != default_port) {
+        out.push(b':');
+        out.extend_from_slice(p.as_bytes());
+    }
+    out.push(b')');
+    // With no escapes to decode, the canonical path is the lowercased one, runs of `/`
+    // collapsed; one parameter needs no sorting.
+    let mut last_slash = false;
+    if !path.starts_with('/') {
+        out.push(b'/');
+        last_slash = true;
+    }
+    for b in path.bytes() {
+        if b == b'/' && last_slash {
+            continue;
+        }
+        last_slash = b == b'/';
+        out.push(b.to_ascii_lowercase());
+    }
+    if let Some(q) = query {
+        out.push(b'?');
+        out.extend(q.bytes().map(|b| b.to_ascii_lowercase()));
+    }
+}
+
+/// [`is_www`] before lowercasing.
+fn is_www_any_case(label: &str) -> bool {
+    let b = label.as_bytes();
+    b.len() >= 3 && b[..3].eq_ignore_ascii_case(b"www") && b[3..].iter().all(u8::is_ascii_digit)
 }
 
 /// `www`, `www1`, `www22`: the label surt drops.

@@ -99,7 +99,8 @@ fn push_url_field(out: &mut Vec<u8>, s: &str) {
     }
 }
 
-fn push_u64(out: &mut Vec<u8>, v: u64) {
+/// Appends `v` in decimal (no allocation: the log and index lines write several per record).
+pub(crate) fn push_u64(out: &mut Vec<u8>, v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut v = v;
