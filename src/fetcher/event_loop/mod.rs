@@ -26,19 +26,18 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use mio::net::{TcpStream, UdpSocket};
+use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use slab::Slab;
 
 use super::addr_policy::{AddrPolicy, Verdict};
-use super::conn::{Conn, Readiness, Transport};
-use super::fetch::{
-    Attempt, Completion, Fetch, FetchRequest, FetchState, Marks, Target, TargetHost,
-};
-use super::pool::{ConnEntry, ConnKey, ConnPool, ConnState};
+use super::conn::Readiness;
+use super::fetch::{Completion, Fetch, FetchRequest, FetchState, Marks, Target, TargetHost};
+use super::pool::{ConnPool, ConnState};
 use super::spool::{read_prefix, Spool};
 use super::stats::LoopStats;
 
+mod dispatch;
 mod dns_io;
 mod http_stage;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
@@ -698,128 +697,6 @@ impl Crawler {
         self.set_deadline(key, None);
         self.wait_for_http.push_back(key);
         self.dispatch_needed = true;
-    }
-
-    // ---- step 2: dispatch waiting fetches to connections ----
-
-    fn dispatch(&mut self) {
-        if !self.dispatch_needed {
-            return;
-        }
-        self.dispatch_needed = false;
-        for _ in 0..self.wait_for_http.len() {
-            let Some(key) = self.wait_for_http.pop_front() else {
-                break;
-            };
-            if !self.try_start_http(key) {
-                self.wait_for_http.push_back(key);
-            }
-        }
-    }
-
-    /// Gives a waiting fetch a connection if politeness and the global cap allow.
-    /// Returns false if it must keep waiting.
-    fn try_start_http(&mut self, key: usize) -> bool {
-        let Some(fetch) = self.fetches.get(key) else {
-            return true; // finished meanwhile
-        };
-        let FetchState::WaitForHttp { addr } = fetch.state else {
-            return true;
-        };
-        let ckey = ConnKey {
-            addr,
-            server_name: fetch.target.server_name(),
-        };
-        if let Some(conn) = self.conns.take_idle(&ckey) {
-            self.stats.conns_reused += 1;
-            self.assign(key);
-            self.fetches[key].state = FetchState::HttpSend {
-                conn,
-                sent: 0,
-                attempt: Attempt::Reused,
-            };
-            self.conns.set_active(conn, key);
-            self.fetches[key].peer = Some(addr);
-            self.advance(key);
-            return true;
-        }
-        if self.conns.open_to(addr.ip()) >= self.config.conns_per_server {
-            // At the per-server cap: an idle connection of another kind (other TLS name) to
-            // the same server may make room; otherwise wait for a busy one to finish.
-            match self.conns.idle_for_ip(addr.ip()) {
-                Some(c) => self.close_conn(c),
-                None => return false,
-            }
-        }
-        if self.conns.len() >= self.config.max_conns {
-            match self.conns.oldest_idle() {
-                Some(c) => self.close_conn(c),
-                None => return false,
-            }
-        }
-        self.assign(key);
-        self.open_conn(key, ckey);
-        true
-    }
-
-    fn assign(&mut self, key: usize) {
-        let now = self.now;
-        let fetch = &mut self.fetches[key];
-        fetch.marks.assigned = Some(now);
-        let deadline = now + self.config.http_timeout;
-        fetch.http_deadline = Some(deadline);
-        self.set_deadline(key, Some(deadline));
-    }
-
-    fn open_conn(&mut self, key: usize, ckey: ConnKey) {
-        let now = self.now;
-        let addr = ckey.addr;
-        let transport = match &ckey.server_name {
-            None => Transport::Plain,
-            Some(name) => {
-                let server_name = match rustls::pki_types::ServerName::try_from(name.clone()) {
-                    Ok(n) => n,
-                    Err(_) => return self.finish(key, ReturnCode::TlsHandshake),
-                };
-                match rustls::ClientConnection::new(self.config.tls.clone(), server_name) {
-                    Ok(c) => Transport::Tls(Box::new(c)),
-                    Err(_) => return self.finish(key, ReturnCode::TlsHandshake),
-                }
-            }
-        };
-        let stream = match TcpStream::connect(addr) {
-            Ok(s) => s,
-            Err(_) => return self.finish(key, ReturnCode::HttpConnect),
-        };
-        let _ = stream.set_nodelay(true);
-        let conn_key = self.conns.vacant_key();
-        let mut conn = Conn::new(stream, transport);
-        let interest = Interest::READABLE | Interest::WRITABLE;
-        if self
-            .poll
-            .registry()
-            .register(&mut conn.stream, Token(conn_key), interest)
-            .is_err()
-        {
-            return self.finish(key, ReturnCode::HttpConnect);
-        }
-        self.conns.insert(ConnEntry {
-            conn,
-            key: ckey,
-            state: ConnState::Active { fetch: key },
-            registered: interest,
-        });
-        self.stats.conns_opened += 1;
-        let fetch = &mut self.fetches[key];
-        fetch.peer = Some(addr);
-        fetch.state = FetchState::Connecting { conn: conn_key };
-        // The connect has its own, shorter deadline inside the overall one.
-        let connect_deadline = (now + self.config.connect_timeout).min(
-            fetch
-                .http_deadline
-                .unwrap_or(now + self.config.http_timeout),
-        );
-        self.set_deadline(key, Some(connect_deadline));
     }
 
     // ---- step 5: advance fetches whose sockets are ready ----
