@@ -510,8 +510,21 @@ fn one_socket_read_per_arrival() {
     // connection's first request is (nothing is known of a new socket).
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
     let server = std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
+        // Waits at most 10 s for the crawler, so the server ends by itself whatever happens.
+        let mut stream = None;
+        for _ in 0..1000 {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        let Some(mut stream) = stream else { return };
+        stream.set_nonblocking(false).unwrap();
         stream.set_nodelay(true).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
