@@ -95,15 +95,24 @@ fn read_into(stream: &TcpStream, room: &mut [MaybeUninit<u8>]) -> io::Result<usi
 pub struct Conn {
     pub stream: TcpStream,
     pub transport: Transport,
-    /// False once a plain read found the socket drained, until the next readable event.
-    /// mio is edge-triggered and the kernel raises an edge for every arrival, so a drained
-    /// socket has nothing to read until an event says so: a fetch whose request just went
-    /// out on a kept-alive connection waits for the event instead of trying a read that can
-    /// only find nothing (one `recv` per page saved).
-    unread: bool,
-    /// An event said the peer closed (or the socket failed). A short read does not drain
-    /// that: the end is still there to read, and no new edge will announce it.
-    hung_up: bool,
+    /// What the socket may hold to read, as far as reads and events have told (plain only:
+    /// TLS always reads, rustls may hold records already read).
+    read_side: ReadSide,
+}
+
+/// What a plain socket's receive side may hold. mio is edge-triggered and the kernel raises an
+/// edge for every arrival, so a socket a read found drained has nothing until an event says
+/// so: a fetch whose request just went out on a kept-alive connection waits for the event
+/// instead of a read that can only find nothing (one `recv` per page saved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadSide {
+    /// Bytes may be waiting: a new socket, or an event since a read drained it.
+    MayHold,
+    /// A read found it drained (it got less than it asked, or `EAGAIN`).
+    Drained,
+    /// An event said the peer closed or the socket failed. Sticky: a short read does not
+    /// drain that (the end is still there to read, and no new edge will announce it).
+    HungUp,
 }
 
 impl Conn {
@@ -112,24 +121,17 @@ impl Conn {
         Conn {
             stream,
             transport,
-            unread: true,
-            hung_up: false,
+            read_side: ReadSide::MayHold,
         }
     }
 
     /// A readiness event arrived for this socket.
     pub fn event(&mut self, readiness: Readiness) {
-        match readiness {
-            Readiness::Writable => {}
-            Readiness::Readable => self.unread = true,
-            Readiness::Hangup => self.hung_up = true,
-        }
-    }
-
-    /// Whether a read could find anything: false only for a plain socket drained since its
-    /// last readable event. TLS always reads (rustls may hold records already read).
-    pub fn may_have_data(&self) -> bool {
-        self.unread || self.hung_up || matches!(self.transport, Transport::Tls(_))
+        self.read_side = match (readiness, self.read_side) {
+            (Readiness::Hangup, _) | (_, ReadSide::HungUp) => ReadSide::HungUp,
+            (Readiness::Readable, _) => ReadSide::MayHold,
+            (Readiness::Writable, side) => side,
+        };
     }
 
     /// Checks a nonblocking connect after a readiness event (mio's documented recipe:
@@ -194,20 +196,24 @@ impl Conn {
     ) -> Result<RecvStatus, ReturnCode> {
         match &mut self.transport {
             Transport::Plain => {
+                if self.read_side == ReadSide::Drained {
+                    // Drained since its last event: the next bytes come with the next one.
+                    return Ok(RecvStatus::WouldBlock);
+                }
                 for _ in 0..READS_PER_PASS {
                     calls.reads += 1;
-                    let (read, asked) = match rx.room() {
+                    let (read, asked, in_place) = match rx.room() {
                         Some(room) => {
                             let asked = room.len();
-                            (read_into(&self.stream, room).map(|n| (n, true)), asked)
+                            (read_into(&self.stream, room), asked, true)
                         }
-                        None => (self.stream.read(buf).map(|n| (n, false)), buf.len()),
+                        None => (self.stream.read(buf), buf.len(), false),
                     };
-                    let (n, in_place) = match read {
-                        Ok((0, _)) => return Ok(RecvStatus::Eof { clean: true }),
-                        Ok(got) => got,
+                    let n = match read {
+                        Ok(0) => return Ok(RecvStatus::Eof { clean: true }),
+                        Ok(n) => n,
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            self.unread = false;
+                            self.drained();
                             return Ok(RecvStatus::WouldBlock);
                         }
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -220,22 +226,29 @@ impl Conn {
                     } else {
                         rx.received(&buf[..n])
                     };
+                    // A stream socket that gives less than asked has given all it had
+                    // (epoll(7)), and later bytes come with a new edge: one read per
+                    // readiness when the data fits, not a second one to hear "nothing".
+                    if n < asked {
+                        self.drained();
+                    }
                     if !more {
-                        self.unread = n == asked;
                         return Ok(RecvStatus::Stopped);
                     }
-                    if n < asked && !self.hung_up {
-                        // A stream socket that gives less than asked has given all it had
-                        // (epoll(7)), and later bytes come with a new edge: one read per
-                        // readiness when the data fits, not a second one to hear "nothing".
-                        // After a hang-up the end is still to be read, and no edge will say.
-                        self.unread = false;
+                    if self.read_side == ReadSide::Drained {
                         return Ok(RecvStatus::WouldBlock);
                     }
                 }
                 Ok(RecvStatus::Budget)
             }
             Transport::Tls(tls) => recv_tls(tls, &mut self.stream, buf, rx, calls),
+        }
+    }
+
+    /// A read found the socket drained; a hang-up stays (its end is still to be read).
+    fn drained(&mut self) {
+        if self.read_side == ReadSide::MayHold {
+            self.read_side = ReadSide::Drained;
         }
     }
 

@@ -197,12 +197,6 @@ impl Crawler {
                     }
                 }
                 FetchState::HttpReceive { conn, attempt } => {
-                    if !entry.conn.may_have_data() {
-                        // Drained since its last event: the answer comes with the next one.
-                        let want = entry.conn.interest(false);
-                        entry.reregister(&self.poll, conn, want);
-                        return Step::Pending;
-                    }
                     let decoder = &mut fetch.decoder;
                     let spill = &mut fetch.spill;
                     let marks = &mut fetch.marks;
