@@ -15,6 +15,9 @@ use crate::datetime;
 use crate::store::crawl_log::push_u64;
 use crate::store::warc::{push_sha1_base32, sha1, Digest, RecordType};
 
+/// Hex digits as Python writes them in `\u` escapes and as `surt` writes `%` escapes.
+const LOWER_HEX: &[u8; 16] = b"0123456789abcdef";
+
 /// What an index line is made of: one response, revisit or resource record and where it is.
 #[derive(Clone, Copy, Debug)]
 pub struct IndexEntry<'a> {
@@ -162,11 +165,10 @@ fn head_fields(len: usize, text: &str) -> HttpHead<'_> {
 /// A JSON string as Python's `json.dumps` (ensure_ascii) writes it. Invalid UTF-8 becomes
 /// U+FFFD.
 fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let u16_escape = |out: &mut Vec<u8>, u: u16| {
         out.extend_from_slice(b"\\u");
         for shift in [12, 8, 4, 0] {
-            out.push(HEX[usize::from((u >> shift) & 15)]);
+            out.push(LOWER_HEX[usize::from((u >> shift) & 15)]);
         }
     };
     out.push(b'"');
@@ -228,14 +230,27 @@ pub fn write_sorted_lines(text: &[u8], out: &mut impl std::io::Write) -> std::io
 /// session-ID parameter stripping and `.`/`..` segment resolution (URLs from the `url` crate
 /// have none).
 pub fn surt(url: &str) -> String {
+    let mut out = Vec::with_capacity(url.len());
+    push_surt(&mut out, url);
+    // Only bytes of `url` and ASCII are pushed, a whole UTF-8 sequence at a time.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Appends [`surt`]`(url)` to `out`. Allocates only for what needs it: percent escapes to
+/// decode, several query parameters to sort.
+fn push_surt(out: &mut Vec<u8>, url: &str) {
     let url = url.split('#').next().unwrap_or("");
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        out.extend_from_slice(url.as_bytes());
+        return;
     };
-    let default_port = match scheme.to_ascii_lowercase().as_str() {
-        "http" => "80",
-        "https" => "443",
-        _ => return url.to_string(),
+    let default_port = if scheme.eq_ignore_ascii_case("http") {
+        "80"
+    } else if scheme.eq_ignore_ascii_case("https") {
+        "443"
+    } else {
+        out.extend_from_slice(url.as_bytes());
+        return;
     };
     let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, path_query) = rest.split_at(auth_end);
@@ -251,132 +266,73 @@ pub fn surt(url: &str) -> String {
             None => (hostport, None),
         }
     };
-    let host = host.to_ascii_lowercase();
     let host = host.trim_end_matches('.');
-    let mut out = String::with_capacity(url.len());
+    let lower = |out: &mut Vec<u8>, s: &str| out.extend(s.bytes().map(|b| b.to_ascii_lowercase()));
     if hostport.starts_with('[') {
-        out.push_str(host);
+        lower(out, host);
     } else {
-        let mut labels: Vec<&str> = host.split('.').collect();
-        if labels.len() > 1 && is_www(labels[0]) {
-            labels.remove(0);
+        // Labels reversed and comma-joined, a leading `www` label dropped.
+        let labels = host.split('.').count();
+        let drop_www = labels > 1 && host.split('.').next().is_some_and(is_www);
+        for (i, label) in host.rsplit('.').enumerate() {
+            if drop_www && i + 1 == labels {
+                break;
+            }
+            if i > 0 {
+                out.push(b',');
+            }
+            lower(out, label);
         }
-        labels.reverse();
-        out.push_str(&labels.join(","));
-    }
-    if let Some(p) = port.filter(|p| !p.is_empty() && *p != default_port) {
-        out.push(':');
-        out.push_str(p);
-    }
-    out.push(')');
-
-    let (path, query) = match path_query.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (path_query, None),
-    };
-    let path = canonical_component(path);
-    let mut last_slash = false;
-    if !path.starts_with('/') {
-        out.push('/');
-        last_slash = true;
-    }
-    for c in path.chars() {
-        if c == '/' && last_slash {
-            continue;
-        }
-        last_slash = c == '/';
-        out.push(c);
-    }
-    if let Some(q) = query.filter(|q| !q.is_empty()) {
-        let q = canonical_component(q);
-        let mut params: Vec<&str> = q.split('&').collect();
-        params.sort_unstable();
-        out.push('?');
-        out.push_str(&params.join("&"));
-    }
-    out
-}
-
-/// Appends [`surt`]`(url)`. URLs as a crawl stores them (http or https, printable ASCII, no
-/// percent escapes, user info, fragment or IPv6 literal, at most one query parameter) are
-/// written straight into `out`, with what `surt` would do to them; any other goes through
-/// `surt` itself.
-fn push_surt(out: &mut Vec<u8>, url: &str) {
-    let plain = url
-        .bytes()
-        .all(|b| (0x21..0x7f).contains(&b) && !matches!(b, b'#' | b'%' | b'@' | b'['));
-    let (default_port, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
-        (Some(rest), _) => ("80", rest),
-        (_, Some(rest)) => ("443", rest),
-        _ => ("", ""),
-    };
-    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, path_query) = rest.split_at(auth_end);
-    let (path, query) = match path_query.split_once('?') {
-        Some((p, q)) => (p, Some(q).filter(|q| !q.is_empty())),
-        None => (path_query, None),
-    };
-    if !plain || default_port.is_empty() || query.is_some_and(|q| q.contains('&')) {
-        out.extend_from_slice(surt(url).as_bytes());
-        return;
-    }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (h, Some(p)),
-        None => (authority, None),
-    };
-    let host = host.trim_end_matches('.');
-    let labels = host.split('.').count();
-    let drop_www = labels > 1 && host.split('.').next().is_some_and(is_www_any_case);
-    for (i, label) in host.rsplit('.').enumerate() {
-        if drop_www && i + 1 == labels {
-            break;
-        }
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend(label.bytes().map(|b| b.to_ascii_lowercase()));
     }
     if let Some(p) = port.filter(|p| !p.is_empty() && *p != default_port) {
         out.push(b':');
         out.extend_from_slice(p.as_bytes());
     }
     out.push(b')');
-    // With no escapes to decode, the canonical path is the lowercased one, runs of `/`
-    // collapsed; one parameter needs no sorting.
+
+    let (path, query) = match path_query.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path_query, None),
+    };
+    // Escapes never make a `/`, so runs of `/` are those of the decoded path.
+    let path = percent_decoded(path);
     let mut last_slash = false;
-    if !path.starts_with('/') {
+    if path.first() != Some(&b'/') {
         out.push(b'/');
         last_slash = true;
     }
-    for b in path.bytes() {
+    for &b in path.iter() {
         if b == b'/' && last_slash {
             continue;
         }
         last_slash = b == b'/';
-        out.push(b.to_ascii_lowercase());
+        push_canonical(out, b);
     }
-    if let Some(q) = query {
+    if let Some(q) = query.filter(|q| !q.is_empty()) {
         out.push(b'?');
-        out.extend(q.bytes().map(|b| b.to_ascii_lowercase()));
+        let q = percent_decoded(q);
+        if q.contains(&b'&') {
+            let mut canonical = Vec::with_capacity(q.len());
+            for &b in q.iter() {
+                push_canonical(&mut canonical, b);
+            }
+            let mut params: Vec<&[u8]> = canonical.split(|&b| b == b'&').collect();
+            params.sort_unstable();
+            out.extend_from_slice(&params.join(&b'&'));
+        } else {
+            for &b in q.iter() {
+                push_canonical(out, b);
+            }
+        }
     }
 }
 
-/// [`is_www`] before lowercasing.
-fn is_www_any_case(label: &str) -> bool {
-    let b = label.as_bytes();
-    b.len() >= 3 && b[..3].eq_ignore_ascii_case(b"www") && b[3..].iter().all(u8::is_ascii_digit)
-}
-
-/// `www`, `www1`, `www22`: the label surt drops.
-fn is_www(label: &str) -> bool {
-    label
-        .strip_prefix("www")
-        .is_some_and(|d| d.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// Percent-decodes (repeatedly, as Google's canonicalizer does), re-escapes controls, space,
-/// non-ASCII, `#` and `%`, then lowercases.
-fn canonical_component(s: &str) -> String {
+/// Percent-decoded, repeatedly (as Google's canonicalizer does); borrowed when there is
+/// nothing to decode.
+fn percent_decoded(s: &str) -> Cow<'_, [u8]> {
+    if !s.contains('%') {
+        return Cow::Borrowed(s.as_bytes());
+    }
     let mut bytes = s.as_bytes().to_vec();
     // Each round shrinks the bytes or stops; a bound guards pathological nesting anyway.
     for _ in 0..16 {
@@ -386,15 +342,27 @@ fn canonical_component(s: &str) -> String {
         }
         bytes = decoded;
     }
-    let mut out = String::with_capacity(bytes.len());
-    for b in bytes {
-        if b <= 0x20 || b >= 0x7f || b == b'#' || b == b'%' {
-            out.push_str(&format!("%{b:02x}"));
-        } else {
-            out.push(char::from(b.to_ascii_lowercase()));
-        }
+    Cow::Owned(bytes)
+}
+
+/// Appends one decoded byte of a path or query: controls, space, non-ASCII, `#` and `%`
+/// escaped again, the rest lowercased.
+fn push_canonical(out: &mut Vec<u8>, b: u8) {
+    if b <= 0x20 || b >= 0x7f || b == b'#' || b == b'%' {
+        out.extend_from_slice(&[
+            b'%',
+            LOWER_HEX[usize::from(b >> 4)],
+            LOWER_HEX[usize::from(b & 15)],
+        ]);
+    } else {
+        out.push(b.to_ascii_lowercase());
     }
-    out
+}
+
+/// `www`, `www1`, `www22` in any case: the label surt drops.
+fn is_www(label: &str) -> bool {
+    let b = label.as_bytes();
+    b.len() >= 3 && b[..3].eq_ignore_ascii_case(b"www") && b[3..].iter().all(u8::is_ascii_digit)
 }
 
 fn percent_decode(b: &[u8]) -> Vec<u8> {
