@@ -226,9 +226,9 @@ pub fn write_sorted_lines(text: &[u8], out: &mut impl std::io::Write) -> std::io
 /// by default: scheme, user info and fragment dropped; host lowercased, a leading `www`,
 /// `www1`, ... label dropped, labels reversed and comma-joined, then `)`; the default port
 /// dropped; path and query percent-decoded where that is safe, lowercased; runs of `/`
-/// collapsed; query parameters sorted. Other schemes come back unchanged. Not done (yet):
-/// session-ID parameter stripping and `.`/`..` segment resolution (URLs from the `url` crate
-/// have none).
+/// collapsed and a trailing `/` dropped (but for `/` alone); query parameters sorted. Other
+/// schemes come back unchanged. Not done (yet): session-ID parameter stripping and `.`/`..`
+/// segment resolution (URLs from the `url` crate have none).
 pub fn surt(url: &str) -> String {
     let mut out = Vec::with_capacity(url.len());
     push_surt(&mut out, url);
@@ -296,6 +296,7 @@ fn push_surt(out: &mut Vec<u8>, url: &str) {
     };
     // Escapes never make a `/`, so runs of `/` are those of the decoded path.
     let path = percent_decoded(path);
+    let path_start = out.len();
     let mut last_slash = false;
     if path.first() != Some(&b'/') {
         out.push(b'/');
@@ -307,6 +308,11 @@ fn push_surt(out: &mut Vec<u8>, url: &str) {
         }
         last_slash = b == b'/';
         push_canonical(out, b);
+    }
+    // A trailing `/` goes, unless the path is `/` alone (`path_strip_trailing_slash_unless_
+    // empty`): the key pywb computes for `/docs/` is that of `/docs`.
+    if out.len() - path_start > 1 && out.last() == Some(&b'/') {
+        out.pop();
     }
     if let Some(q) = query.filter(|q| !q.is_empty()) {
         out.push(b'?');

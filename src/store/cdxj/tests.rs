@@ -37,6 +37,11 @@ const SURT_CASES: &[(&str, &str)] = &[
     ("http://sub.www1.test/", "test,www1,sub)/"),
     ("HTTPS://WWW.Example.COM/A//B?Q=X", "com,example)/a/b?q=x"),
     ("http://a.test/%7Euser/%41B?x=%2F", "test,a)/~user/ab?x=/"),
+    ("http://example.com/docs/", "com,example)/docs"),
+    ("http://example.com/a//?x=1", "com,example)/a?x=1"),
+    ("http://example.com//", "com,example)/"),
+    ("http://example.com/a/%20/", "com,example)/a/%20"),
+    ("http://example.com/a%2F", "com,example)/a"),
 ];
 
 #[test]
