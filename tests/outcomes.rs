@@ -778,3 +778,94 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
     }
     assert!(asked(&dns), "{:?}", dns.queries());
 }
+
+/// A source that asks for one URL at a time and, like the WARC writer, keeps each response's
+/// buffer after the fetch, giving it back when the driver asks for spare buffers.
+struct HoldsBuffers {
+    queue: std::collections::VecDeque<spinneret::fetcher::FetchRequest>,
+    busy: bool,
+    held: Vec<std::sync::Arc<Vec<u8>>>,
+    given_back: Vec<usize>,
+    received_into: Vec<usize>,
+}
+
+impl spinneret::fetcher::FetchSource for HoldsBuffers {
+    fn next_fetch(&mut self, _now: std::time::Instant) -> spinneret::fetcher::Next {
+        use spinneret::fetcher::Next;
+        if self.busy {
+            return Next::Idle;
+        }
+        match self.queue.pop_front() {
+            Some(r) => {
+                self.busy = true;
+                Next::Fetch(r)
+            }
+            None => Next::Done,
+        }
+    }
+
+    fn fetch_done(&mut self, d: &spinneret::fetcher::FetchDone<'_>, _now: std::time::Instant) {
+        assert_eq!(d.outcome, ReturnCode::Success, "{}", d.request.url);
+        self.busy = false;
+        self.received_into.push(d.response.as_ptr() as usize);
+        self.held.push(
+            d.shared_response
+                .expect("a whole response is shared")
+                .clone(),
+        );
+    }
+
+    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
+        // The crawler let go of its share when it recycled the completion.
+        let buf = std::sync::Arc::try_unwrap(self.held.pop()?).expect("the last holder");
+        self.given_back.push(buf.as_ptr() as usize);
+        Some(buf)
+    }
+}
+
+#[test]
+fn responses_are_received_into_buffers_given_back() {
+    // The WARC writer stores a response after its completion is recycled, so the buffer it
+    // was received into comes back later, through the source: every response after the first
+    // lands in a buffer given back, and the crawler allocates only the first one.
+    let mut routes = Routes::new();
+    for i in 0..6 {
+        routes.add(
+            "127.0.0.1",
+            &format!("/{i}"),
+            Script::Respond(Response::ok("x".repeat(15_000), "text/html")),
+        );
+    }
+    let server = http_server(routes);
+    let mut src = HoldsBuffers {
+        queue: (0..6)
+            .map(|i| spinneret::fetcher::FetchRequest {
+                url: url::Url::parse(&format!("http://127.0.0.1:{}/{i}", server.port())).unwrap(),
+                tag: i,
+            })
+            .collect(),
+        busy: false,
+        held: Vec::new(),
+        given_back: Vec::new(),
+        received_into: Vec::new(),
+    };
+    let mut crawler = spinneret::fetcher::Crawler::new(config(None)).unwrap();
+    common::drive(
+        &mut crawler,
+        &mut src,
+        Duration::from_secs(30),
+        "six fetches",
+    );
+    assert_eq!(src.received_into.len(), 6);
+    assert_eq!(
+        crawler.stats().receive_buffers_allocated,
+        1,
+        "one buffer for six responses in turn"
+    );
+    for (i, at) in src.received_into.iter().enumerate().skip(1) {
+        assert!(
+            src.given_back.contains(at),
+            "response {i} was received into a buffer given back"
+        );
+    }
+}

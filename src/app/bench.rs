@@ -429,6 +429,10 @@ fn print_report(
         r.stats.socket.writes as f64 / fetches as f64,
         r.stats.conns_opened
     );
+    println!(
+        "  buffers        {} receive buffers allocated for {fetches} fetches",
+        r.stats.receive_buffers_allocated
+    );
     let (batches, bytes) = r.exchange;
     if batches > 0 {
         let urls = r.counters.urls_forwarded.max(1) as f64;

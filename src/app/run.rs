@@ -100,6 +100,10 @@ impl Sink for AppSink {
     fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
         self.output.record_hosts(state)
     }
+
+    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
+        self.output.spare_receive_buffer()
+    }
 }
 
 /// How a URL of the `fetch` list was found: given, or a redirect's target.
@@ -442,6 +446,10 @@ impl FetchSource for FetchList {
             hops: hops + 1,
             referrer: Some(from.to_string()),
         });
+    }
+
+    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
+        self.sink.spare_buffer()
     }
 }
 

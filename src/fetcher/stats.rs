@@ -46,6 +46,10 @@ impl LoopStats {
             (&mut self.spilled_responses, o.spilled_responses),
             (&mut self.socket.reads, o.socket.reads),
             (&mut self.socket.writes, o.socket.writes),
+            (
+                &mut self.receive_buffers_allocated,
+                o.receive_buffers_allocated,
+            ),
         ] {
             *a += b;
         }
@@ -129,6 +133,9 @@ pub struct LoopStats {
     pub spilled_responses: u64,
     /// Socket reads and writes of HTTP connections.
     pub socket: SocketCalls,
+    /// Fetches that found no receive buffer to reuse: each allocates one when its response
+    /// begins to arrive.
+    pub receive_buffers_allocated: u64,
 }
 
 #[cfg(test)]

@@ -337,6 +337,12 @@ impl ResponseDecoder {
         self.buf.capacity() + self.decoded.capacity()
     }
 
+    /// Bytes allocated for the raw bytes (0 after [`Self::take_raw`] until
+    /// [`Self::give_raw`] or the next response's first bytes).
+    pub fn raw_capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Offset of the body within `raw()` (0 until the head is parsed).
     pub fn head_len(&self) -> usize {
         self.head_len

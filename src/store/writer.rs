@@ -32,13 +32,27 @@ pub(super) enum ResponseBytes {
 }
 
 impl ResponseBytes {
-    /// The buffer, to reuse, when nobody else holds it.
-    fn into_buffer(self) -> Option<Vec<u8>> {
+    /// Offers the buffer back for reuse, when nobody else holds it: a shared one to the
+    /// fetcher, which received into it and receives into buffers that large, a copy to the
+    /// pool it was taken from.
+    fn give_back(self, back: &Back) {
         match self {
-            ResponseBytes::Copied(v) => Some(v),
-            ResponseBytes::Shared(shared) => Arc::try_unwrap(shared).ok(),
+            ResponseBytes::Copied(v) => recycle(&back.buffers, v),
+            ResponseBytes::Shared(shared) => {
+                if let Ok(v) = Arc::try_unwrap(shared) {
+                    recycle(&back.receive, v);
+                }
+            }
         }
     }
+}
+
+/// Where the writer sends one partition's buffers back when it is done with them.
+pub(super) struct Back {
+    /// Buffers the loop filled for the writer (copies, journal and log lines, deflated blocks).
+    buffers: SyncSender<Vec<u8>>,
+    /// The fetcher's receive buffers, which came shared ([`ResponseBytes::Shared`]).
+    receive: SyncSender<Vec<u8>>,
 }
 
 impl std::ops::Deref for ResponseBytes {
@@ -249,7 +263,7 @@ impl WriterSide {
     fn run(
         mut self,
         rx: Receiver<(usize, ToWriter)>,
-        back_tx: Vec<SyncSender<Vec<u8>>>,
+        back: Vec<Back>,
         err_slot: &Mutex<Option<io::Error>>,
     ) -> io::Result<Written> {
         let fail = |e: io::Error| {
@@ -281,14 +295,15 @@ impl WriterSide {
             if self.commit_due() {
                 self.commit(false).map_err(fail)?;
             }
-            let Some(back_tx) = back_tx.get(part) else {
+            let Some(back) = back.get(part) else {
                 continue;
             };
+            let back_tx = &back.buffers;
             match msg {
                 ToWriter::Exchange(ex, journal) => {
-                    let response = ex.response.into_buffer();
-                    for b in [Some(ex.request), response, Some(ex.log_line), Some(journal)] {
-                        b.into_iter().for_each(|b| recycle(back_tx, b));
+                    ex.response.give_back(back);
+                    for b in [ex.request, ex.log_line, journal] {
+                        recycle(back_tx, b);
                     }
                     if let Some(d) = ex.deflated {
                         recycle(back_tx, d.into_buffer());
@@ -326,6 +341,9 @@ impl WriterSide {
 /// Buffers waiting to be reused: more are dropped, so the pool never grows with the crawl
 /// (the writer hands back more buffers than the loop takes: messages carry up to four).
 pub(super) const RECYCLED_BUFFERS: usize = 32;
+/// Receive buffers waiting to go back to the fetcher: about one per exchange the writer is
+/// behind, which the fetcher takes back as it recycles completions.
+pub(super) const RECYCLED_RECEIVE_BUFFERS: usize = 256;
 /// A buffer larger than this is freed rather than pooled: one huge page must not stay.
 pub(super) const RECYCLE_MAX_CAPACITY: usize = 256 * 1024;
 /// Only buffers at least this large are pooled, and only copies at least this long take one:
@@ -348,6 +366,8 @@ pub(super) struct WarcThread {
     pub(super) part: usize,
     /// Byte buffers coming back for reuse.
     pub(super) recycled: Receiver<Vec<u8>>,
+    /// The fetcher's receive buffers coming back, for the fetcher.
+    pub(super) receive_buffers: Receiver<Vec<u8>>,
     /// The thread, on partition 0's handle.
     pub(super) handle: Option<JoinHandle<io::Result<Written>>>,
     /// The writer's first error, kept for the caller once the thread has stopped.
@@ -369,12 +389,15 @@ impl WarcThread {
         let mut back = Vec::new();
         let mut handles = Vec::new();
         for part in 0..side.warcs.len() {
-            let (back_tx, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
-            back.push(back_tx);
+            let (buffers, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
+            let (receive, receive_buffers) =
+                mpsc::sync_channel::<Vec<u8>>(RECYCLED_RECEIVE_BUFFERS);
+            back.push(Back { buffers, receive });
             handles.push(WarcThread {
                 tx: Some(tx.clone()),
                 part,
                 recycled,
+                receive_buffers,
                 handle: None,
                 error: error.clone(),
                 sent: 0,
@@ -395,6 +418,11 @@ impl WarcThread {
     /// Messages waiting for the writer, over all partitions.
     pub(super) fn backlog(&self) -> usize {
         self.backlog.load(Ordering::Relaxed)
+    }
+
+    /// A receive buffer of the fetcher's that the writer is done with, if one has come back.
+    pub(super) fn spare_receive_buffer(&self) -> Option<Vec<u8>> {
+        self.receive_buffers.try_recv().ok()
     }
 
     /// A buffer back from the writer, or a new one.
@@ -514,37 +542,58 @@ pub(super) fn write_exchange(
 mod tests {
     use super::*;
 
-    fn handle() -> (WarcThread, SyncSender<Vec<u8>>) {
-        let (back, recycled) = mpsc::sync_channel(RECYCLED_BUFFERS);
+    fn handle() -> (WarcThread, Back) {
+        let (buffers, recycled) = mpsc::sync_channel(RECYCLED_BUFFERS);
+        let (receive, receive_buffers) = mpsc::sync_channel(RECYCLED_RECEIVE_BUFFERS);
         let thread = WarcThread {
             tx: None,
             part: 0,
             recycled,
+            receive_buffers,
             handle: None,
             error: Arc::new(Mutex::new(None)),
             sent: 0,
             committed: Arc::new(AtomicU64::new(0)),
             backlog: Arc::new(AtomicUsize::new(0)),
         };
-        (thread, back)
+        (thread, Back { buffers, receive })
     }
 
-    /// A shared response reads as its bytes and is reused only by its last holder: the
-    /// writer never takes a buffer the loop still reads.
+    /// A shared response reads as its bytes and is given back only by its last holder (the
+    /// writer never takes a buffer the loop still reads), to the fetcher that received into
+    /// it; a copy goes back to the loop's pool.
     #[test]
-    fn shared_response_is_reused_by_its_last_holder_only() {
+    fn shared_response_goes_back_to_the_fetcher_from_its_last_holder_only() {
+        let (thread, back) = handle();
         let page = crate::store::test_data::noise(3, 15_000);
-        let shared = Arc::new(page.clone());
+        let mut received = Vec::with_capacity(64 * 1024);
+        received.extend_from_slice(&page);
+        let shared = Arc::new(received);
         let at = shared.as_ptr();
         let held = ResponseBytes::Shared(shared.clone());
         assert_eq!(&*held, &page[..]);
-        assert!(held.into_buffer().is_none(), "the loop still holds it");
-        let last = ResponseBytes::Shared(shared);
-        let back = last.into_buffer().expect("the last holder gets the buffer");
-        assert_eq!(back.as_ptr(), at);
-        let copied = ResponseBytes::Copied(page.clone());
+        held.give_back(&back);
+        assert!(
+            thread.receive_buffers.try_recv().is_err(),
+            "the loop still holds it"
+        );
+        ResponseBytes::Shared(shared).give_back(&back);
+        let returned = thread.receive_buffers.try_recv().expect("given back");
+        assert_eq!(returned.as_ptr(), at, "the same buffer");
+        assert!(
+            thread.recycled.try_recv().is_err(),
+            "not to the loop's pool"
+        );
+
+        let mut copy = Vec::with_capacity(20_000);
+        copy.extend_from_slice(&page);
+        let copy_at = copy.as_ptr();
+        let copied = ResponseBytes::Copied(copy);
         assert_eq!(&*copied, &page[..]);
-        assert_eq!(copied.into_buffer(), Some(page));
+        copied.give_back(&back);
+        let recycled = thread.recycled.try_recv().unwrap();
+        assert_eq!(recycled.as_ptr(), copy_at);
+        assert!(thread.receive_buffers.try_recv().is_err());
     }
 
     /// The pool holds page-sized buffers only, a page's copy reuses one that fits and never
@@ -552,8 +601,9 @@ mod tests {
     #[test]
     fn pool_keeps_page_sized_buffers_and_copies_exactly() {
         let (thread, back) = handle();
-        recycle(&back, Vec::with_capacity(100));
-        recycle(&back, Vec::with_capacity(RECYCLE_MAX_CAPACITY + 1));
+        let back = &back.buffers;
+        recycle(back, Vec::with_capacity(100));
+        recycle(back, Vec::with_capacity(RECYCLE_MAX_CAPACITY + 1));
         assert!(
             thread.recycled.try_recv().is_err(),
             "small and huge are freed"
@@ -563,14 +613,14 @@ mod tests {
         let mut pooled = Vec::with_capacity(20_000);
         let pooled_at = pooled.as_ptr();
         pooled.extend_from_slice(b"stale");
-        recycle(&back, pooled);
+        recycle(back, pooled);
         let small = thread.buffer(b"GET / HTTP/1.1\r\n\r\n");
         assert_eq!(small, b"GET / HTTP/1.1\r\n\r\n");
         let copy = thread.buffer(&page);
         assert_eq!(copy, page);
         assert_eq!(copy.as_ptr(), pooled_at, "the pooled buffer was reused");
 
-        recycle(&back, Vec::with_capacity(RECYCLE_MIN_CAPACITY));
+        recycle(back, Vec::with_capacity(RECYCLE_MIN_CAPACITY));
         let bigger = thread.buffer(&page);
         assert_eq!(bigger, page);
         assert!(

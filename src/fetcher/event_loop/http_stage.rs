@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 use std::time::Instant;
 
+use super::receive_pool::ReceivePool;
 use super::{Crawler, Received, Step, READ_BUF_BYTES};
 use crate::fetcher::conn::{ConnectStatus, Plaintext, RecvStatus};
 use crate::fetcher::fetch::{Attempt, FetchState};
@@ -66,6 +67,8 @@ impl SpillPolicy<'_> {
 /// into its buffer where it offers room), then the spill policy, after every read.
 struct Receiving<'a> {
     decoder: &'a mut ResponseDecoder,
+    /// Where a decoder without a buffer gets one as its response begins.
+    pool: &'a mut ReceivePool,
     spill: &'a mut Option<Spilling>,
     policy: SpillPolicy<'a>,
     first_byte: &'a mut Option<Instant>,
@@ -107,6 +110,7 @@ impl Plaintext for Receiving<'_> {
     fn room(&mut self) -> Option<&mut [MaybeUninit<u8>]> {
         // As much as a read into the scratch buffer takes: reading in place must not cost
         // more reads (a syscall costs more than the copy it saves).
+        self.pool.equip(self.decoder);
         self.decoder.recv_room(READ_BUF_BYTES)
     }
 
@@ -117,6 +121,7 @@ impl Plaintext for Receiving<'_> {
     }
 
     fn received(&mut self, data: &[u8]) -> bool {
+        self.pool.equip(self.decoder);
         let processed = self.decoder.process(data);
         self.after(data.len(), processed)
     }
@@ -210,6 +215,7 @@ impl Crawler {
                     };
                     let mut rx = Receiving {
                         decoder,
+                        pool: &mut self.receive_pool,
                         spill,
                         policy,
                         first_byte: &mut marks.first_byte,

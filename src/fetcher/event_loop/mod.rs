@@ -40,9 +40,11 @@ use super::stats::LoopStats;
 mod dispatch;
 mod dns_io;
 mod http_stage;
+mod receive_pool;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, DecodeOptions, Framing, Limits, Method, Request, ResponseDecoder};
 use crate::ReturnCode;
+use receive_pool::ReceivePool;
 
 /// The longest a poll sleeps, so that an interrupt flag set by a signal handler is seen soon.
 const MAX_POLL_WAIT: Duration = Duration::from_millis(200);
@@ -230,6 +232,7 @@ pub struct Crawler {
     buffer_pool: Vec<Vec<u8>>,
     /// Capacity held by the two pools.
     pooled: usize,
+    receive_pool: ReceivePool,
     /// Response bytes held in memory by live fetches and undelivered completions.
     buffered: usize,
     /// Bytes in spool files of live fetches and undelivered completions.
@@ -277,6 +280,7 @@ impl Crawler {
             read_buf: vec![0; READ_BUF_BYTES],
             decoder_pool: Vec::new(),
             buffer_pool: Vec::new(),
+            receive_pool: ReceivePool::default(),
             pooled: 0,
             buffered: 0,
             spooled: 0,
@@ -346,6 +350,20 @@ impl Crawler {
         for buf in [Some(c.request_bytes), c.decoded].into_iter().flatten() {
             self.pool_buffer(buf);
         }
+    }
+
+    /// Whether [`Self::give_receive_buffer`] would keep another buffer.
+    pub fn wants_receive_buffer(&self) -> bool {
+        self.receive_pool.wants(READ_BUF_BYTES)
+    }
+
+    /// Takes a buffer that a completion's raw bytes were received into, after their last
+    /// holder let go of it: a later response is received into it. A completion's buffer
+    /// usually outlives the completion (the WARC writer stores it afterwards), so without
+    /// these every response would need a new one.
+    pub fn give_receive_buffer(&mut self, buf: Vec<u8>) {
+        self.receive_pool
+            .put(buf, READ_BUF_BYTES, POOLED_BUFFER_MAX);
     }
 
     fn pool_buffer(&mut self, buf: Vec<u8>) {
@@ -472,6 +490,7 @@ impl Crawler {
         s.conns_open = self.conns.len();
         s.buffered_bytes = self.buffered;
         s.spooled_bytes = self.spooled;
+        s.receive_buffers_allocated = self.receive_pool.allocated;
         let d = self.resolver.stats();
         s.dns_queries_sent = d.queries_sent;
         s.dns_cache_hits = d.cache_hits;
