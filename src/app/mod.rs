@@ -6,6 +6,7 @@ pub mod cli;
 pub mod cluster;
 pub mod cluster_status;
 pub mod exit;
+pub mod fetch;
 pub mod loops;
 pub mod partition;
 pub mod report;
@@ -23,7 +24,7 @@ use exit::{ExitStatus, Failure};
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitStatus, Box<dyn std::error::Error>> = match cli.command {
-        Command::Fetch(args) => run::run_fetch(args).map_err(Into::into),
+        Command::Fetch(args) => fetch::run_fetch(args).map_err(Into::into),
         Command::Crawl(args) => run::run_crawl(args).map_err(Into::into),
         Command::Resume(args) => resume::run(args).map_err(Into::into),
         Command::ClusterStatus(args) => cluster_status::status(&args.cluster)
