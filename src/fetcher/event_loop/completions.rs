@@ -29,8 +29,8 @@ impl Crawler {
         }
         self.buffered = self.buffered.saturating_sub(c.buffered());
         if let Some(mut d) = c.decoder {
-            // Back unless its last holder (the WARC writer) still has it: then the next
-            // response gets a new buffer.
+            // Back unless its last holder (the WARC writer) still has it: then the writer
+            // gives it back later, through the driver (`give_receive_buffer`).
             if let Some(raw) = c.raw.and_then(|r| Arc::try_unwrap(r).ok()) {
                 d.give_raw(raw);
             }
