@@ -202,8 +202,7 @@ impl<S: Sink> Crawl<S> {
         } else {
             let mut found = std::mem::take(&mut self.links);
             links::scan_css(done.content, &mut found);
-            let base = entry.url.clone();
-            self.admit_found(&found, entry, &base);
+            self.admit_found(&found, entry, &entry.url);
             self.links = found;
         }
     }
@@ -211,11 +210,10 @@ impl<S: Sink> Crawl<S> {
     fn scan_links(&mut self, html: &[u8], entry: &Entry) {
         let mut found = std::mem::take(&mut self.links);
         links::scan(html, &mut found);
-        let base = found
+        let declared = found
             .base()
-            .and_then(|b| urlnorm::normalize(&entry.url, b).ok())
-            .unwrap_or_else(|| entry.url.clone());
-        self.admit_found(&found, entry, &base);
+            .and_then(|b| urlnorm::normalize(&entry.url, b).ok());
+        self.admit_found(&found, entry, declared.as_ref().unwrap_or(&entry.url));
         self.links = found;
     }
 
@@ -223,7 +221,8 @@ impl<S: Sink> Crawl<S> {
     /// embeds when page requisites are on; without them, only what a crawler always followed
     /// (anchors, frames, `<link>`s) as links.
     fn admit_found(&mut self, found: &Links, entry: &Entry, base: &Url) {
-        let referrer: Arc<str> = Arc::from(entry.url.as_str());
+        // Made when the first link is admitted: most links of most pages are known already.
+        let mut referrer: Option<Arc<str>> = None;
         let admitted_before = self.counters.urls_admitted;
         let cap = self.config.max_links_per_page as u64;
         let mut keys = LinkKeys::new(base);
@@ -247,7 +246,12 @@ impl<S: Sink> Crawl<S> {
                 }
             }
             match urlnorm::normalize(base, href) {
-                Ok(url) => self.admit(url, entry.depth + 1, Some(referrer.clone()), 0, hop),
+                Ok(url) => {
+                    let referrer = referrer
+                        .get_or_insert_with(|| Arc::from(entry.url.as_str()))
+                        .clone();
+                    self.admit(url, entry.depth + 1, Some(referrer), 0, hop);
+                }
                 Err(_) => self.counters.bad_links += 1,
             }
         }

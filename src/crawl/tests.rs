@@ -757,3 +757,40 @@ fn a_damaged_host_state_is_refused_whole() {
         assert_eq!(r, Err(BadHostState), "cut at {cut}");
     }
 }
+
+/// A page's `<base href>` is what its relative links resolve against, while their referrer
+/// stays the page itself; a stylesheet's url()s resolve against the stylesheet.
+#[test]
+fn links_resolve_against_the_base_and_name_the_page_as_referrer() {
+    let mut web = Web::default();
+    let css = "a { background: url(img/y.png) }";
+    web.html(
+        "http://a.test/",
+        "<html><head><base href=\"/dir/\"><link rel=stylesheet href=\"s.css\"></head>\
+         <a href=\"x\">x</a></html>",
+    )
+    .page("http://a.test/dir/x", &[])
+    .reply(
+        "http://a.test/dir/s.css",
+        Reply::Raw(sim::response(200, &[("Content-Type", "text/css")], css)),
+    )
+    .page("http://a.test/dir/img/y.png", &[]);
+    let mut cfg = config(0.0);
+    cfg.page_requisites = true;
+    let mut sim = Sim::new(cfg, web, &["http://a.test/"]);
+    sim.run(STEPS);
+    assert_eq!(
+        sim.times_issued("http://a.test/x"),
+        0,
+        "not against the page"
+    );
+    for (url, referrer) in [
+        ("http://a.test/dir/x", "http://a.test/"),
+        ("http://a.test/dir/s.css", "http://a.test/"),
+        ("http://a.test/dir/img/y.png", "http://a.test/dir/s.css"),
+    ] {
+        assert_eq!(sim.times_issued(url), 1, "{url}");
+        let lines = sim.lines_for(url);
+        assert_eq!(lines[0].referrer.as_deref(), Some(referrer), "{url}");
+    }
+}
