@@ -341,8 +341,8 @@ impl WriterSide {
 /// Buffers waiting to be reused: more are dropped, so the pool never grows with the crawl
 /// (the writer hands back more buffers than the loop takes: messages carry up to four).
 pub(super) const RECYCLED_BUFFERS: usize = 32;
-/// Receive buffers waiting to go back to the fetcher: about one per exchange the writer is
-/// behind, which the fetcher takes back as it recycles completions.
+/// Receive buffers waiting to go back to the fetcher, which takes them between its turns (as
+/// many as its receive pool holds): more are freed.
 pub(super) const RECYCLED_RECEIVE_BUFFERS: usize = 256;
 /// A buffer larger than this is freed rather than pooled: one huge page must not stay.
 pub(super) const RECYCLE_MAX_CAPACITY: usize = 256 * 1024;
