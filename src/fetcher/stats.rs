@@ -133,8 +133,8 @@ pub struct LoopStats {
     pub spilled_responses: u64,
     /// Socket reads and writes of HTTP connections.
     pub socket: SocketCalls,
-    /// Fetches that found no receive buffer to reuse: each allocates one when its response
-    /// begins to arrive.
+    /// Responses that began with no receive buffer to reuse (their decoder's own, or one
+    /// given back): each allocated one.
     pub receive_buffers_allocated: u64,
 }
 
