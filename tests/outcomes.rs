@@ -780,11 +780,11 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
 }
 
 /// A source that asks for one URL at a time and, like the WARC writer, keeps each response's
-/// buffer after the fetch, giving it back when the driver asks for spare buffers.
+/// shared buffer after the fetch, letting go of it before it asks for the next URL.
 struct HoldsBuffers {
     queue: std::collections::VecDeque<spinneret::fetcher::FetchRequest>,
     busy: bool,
-    held: Vec<std::sync::Arc<Vec<u8>>>,
+    held: Option<std::sync::Arc<spinneret::fetcher::SharedBytes>>,
     given_back: Vec<usize>,
     received_into: Vec<usize>,
 }
@@ -792,6 +792,10 @@ struct HoldsBuffers {
 impl spinneret::fetcher::FetchSource for HoldsBuffers {
     fn next_fetch(&mut self, _now: std::time::Instant) -> spinneret::fetcher::Next {
         use spinneret::fetcher::Next;
+        // The crawler let go of its share when it recycled the completion: this is the last.
+        if let Some(held) = self.held.take() {
+            self.given_back.push(held.as_ptr() as usize);
+        }
         if self.busy {
             return Next::Idle;
         }
@@ -808,26 +812,16 @@ impl spinneret::fetcher::FetchSource for HoldsBuffers {
         assert_eq!(d.outcome, ReturnCode::Success, "{}", d.request.url);
         self.busy = false;
         self.received_into.push(d.response.as_ptr() as usize);
-        self.held.push(
-            d.shared_response
-                .expect("a whole response is shared")
-                .clone(),
-        );
-    }
-
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        // The crawler let go of its share when it recycled the completion.
-        let buf = std::sync::Arc::try_unwrap(self.held.pop()?).expect("the last holder");
-        self.given_back.push(buf.as_ptr() as usize);
-        Some(buf)
+        let shared = d.shared_response.expect("a whole response is shared");
+        self.held = Some(shared.clone());
     }
 }
 
 #[test]
 fn responses_are_received_into_buffers_given_back() {
     // The WARC writer stores a response after its completion is recycled, so the buffer it
-    // was received into comes back later, through the source: every response after the first
-    // lands in a buffer given back, and the crawler allocates only the first one.
+    // was received into comes back later, when the writer lets go of it: every response after
+    // the first lands in a buffer given back, and the crawler allocates only the first one.
     let mut routes = Routes::new();
     for i in 0..6 {
         routes.add(
@@ -845,7 +839,7 @@ fn responses_are_received_into_buffers_given_back() {
             })
             .collect(),
         busy: false,
-        held: Vec::new(),
+        held: None,
         given_back: Vec::new(),
         received_into: Vec::new(),
     };

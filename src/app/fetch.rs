@@ -150,10 +150,6 @@ impl FetchSource for FetchList {
             referrer: Some(from.to_string()),
         });
     }
-
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        self.sink.spare_buffer()
-    }
 }
 
 pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {

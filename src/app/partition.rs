@@ -212,10 +212,6 @@ impl<E: Exchange> FetchSource for PartitionSource<E> {
     fn poll_prefetch(&mut self) -> Option<String> {
         self.crawl.poll_prefetch()
     }
-
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        self.crawl.spare_buffer()
-    }
 }
 
 impl<E: Exchange> StoringSource for PartitionSource<E> {

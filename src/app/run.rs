@@ -96,10 +96,6 @@ impl Sink for AppSink {
     fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
         self.output.record_hosts(state)
     }
-
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        self.output.spare_receive_buffer()
-    }
 }
 
 /// How a URL of the `fetch` list was found: given, or a redirect's target.

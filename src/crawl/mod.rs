@@ -673,10 +673,6 @@ impl<S: Sink> FetchSource for Crawl<S> {
     fn poll_prefetch(&mut self) -> Option<String> {
         self.prefetch.pop_front()
     }
-
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        self.sink.spare_buffer()
-    }
 }
 
 #[cfg(test)]

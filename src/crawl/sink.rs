@@ -99,12 +99,6 @@ pub trait Sink {
     fn hosts_saved(&mut self, _state: &[u8]) -> io::Result<()> {
         Ok(())
     }
-
-    /// A buffer a fetch received its response into, now stored and let go of, for the
-    /// fetcher to receive another into (see [`FetchSource::spare_buffer`]).
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        None
-    }
 }
 
 /// One line of what a [`MemorySink`] was told.

@@ -38,12 +38,6 @@ pub trait FetchSource {
     fn poll_prefetch(&mut self) -> Option<String> {
         None
     }
-    /// A buffer a finished fetch's response was received into that its last holder (the
-    /// WARC writer, say) has let go of: the crawler receives later responses into such
-    /// buffers instead of allocating one per response.
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        None
-    }
 }
 
 /// Whether there is anything left to do.
@@ -155,12 +149,6 @@ impl Driver {
             if matches!(self.source, SourceState::Wait(_)) {
                 self.source = SourceState::Ask;
             }
-        }
-        while crawler.wants_receive_buffer() {
-            let Some(buf) = source.spare_buffer() else {
-                break;
-            };
-            crawler.give_receive_buffer(buf);
         }
     }
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
+use super::shared_bytes::SharedBytes;
 use super::spool::{Spilling, SpoolFile};
 use crate::http::{ResponseDecoder, ResponseHead};
 use crate::ReturnCode;
@@ -206,7 +207,7 @@ pub struct Completion {
     pub(crate) spool: Option<(Arc<dyn SpoolFile>, PayloadDigest)>,
     /// The decoder's raw bytes once the completion is handed out ([`Completion::share_raw`]):
     /// shared, so that the WARC writer can keep the response without copying it.
-    pub(crate) raw: Option<Arc<Vec<u8>>>,
+    pub(crate) raw: Option<Arc<SharedBytes>>,
     pub peer: Option<SocketAddr>,
     pub sent_at: Option<SystemTime>,
     pub timings: Timings,
@@ -231,11 +232,12 @@ impl Completion {
         }
     }
 
-    /// Moves the decoder's raw bytes into [`Completion::raw`] (once its content is made):
-    /// from then on the response is shared, not copied, by whoever keeps it.
-    pub(crate) fn share_raw(&mut self) {
+    /// Moves the decoder's raw bytes into [`Completion::raw`] (once its content is made),
+    /// made [`SharedBytes`] by `share`: from then on the response is shared, not copied, by
+    /// whoever keeps it.
+    pub(crate) fn share_raw(&mut self, share: impl FnOnce(Vec<u8>) -> SharedBytes) {
         if let (None, Some(d)) = (&self.raw, &mut self.decoder) {
-            self.raw = Some(Arc::new(d.take_raw()));
+            self.raw = Some(Arc::new(share(d.take_raw())));
         }
     }
 
@@ -250,7 +252,7 @@ impl Completion {
         let decoder = self.decoder.as_ref();
         let head = decoder.and_then(ResponseDecoder::head);
         let raw = match (&self.raw, decoder) {
-            (Some(shared), _) => shared.as_slice(),
+            (Some(shared), _) => &shared[..],
             (None, Some(d)) => d.raw(),
             (None, None) => &[],
         };
@@ -318,7 +320,7 @@ pub struct FetchDone<'a> {
     pub spooled: Option<(&'a Arc<dyn SpoolFile>, PayloadDigest)>,
     /// `response`'s bytes, to keep without copying them (a clone of the `Arc`), when
     /// `response` is all of them.
-    pub shared_response: Option<&'a Arc<Vec<u8>>>,
+    pub shared_response: Option<&'a Arc<SharedBytes>>,
     pub peer: Option<SocketAddr>,
     /// Wall-clock time the request was sent (for WARC-Date), if it was.
     pub sent_at: Option<SystemTime>,
@@ -438,7 +440,7 @@ mod tests {
             };
             let (before, held) = (view(&c), c.buffered());
             assert!(c.done().shared_response.is_none());
-            c.share_raw();
+            c.share_raw(|b| SharedBytes::new(b, None));
             assert_eq!(view(&c), before);
             assert_eq!(before.0, input);
             assert_eq!(c.buffered(), held);

@@ -5,7 +5,8 @@
 //!
 //! - `event_loop`: the [`Crawler`] and its turn; `pool`: open connections, busy servers and
 //!   the keep-alive pool; `fetch`: one URL in flight and its states; `conn`: the plain/TLS
-//!   byte transport; [`tls`]: rustls configuration; [`addr_policy`]: the SSRF guard;
+//!   byte transport; `shared_bytes`: a received response shared with its keepers, back to the
+//!   loop when they are done; [`tls`]: rustls configuration; [`addr_policy`]: the SSRF guard;
 //!   [`stats`]: the loop's counters; `driver`: the [`Driver`] that feeds a [`FetchSource`] and
 //!   hands it completions.
 //!
@@ -17,6 +18,7 @@ mod driver;
 mod event_loop;
 mod fetch;
 mod pool;
+mod shared_bytes;
 pub mod spool;
 pub mod stats;
 pub mod tls;
@@ -24,3 +26,4 @@ pub mod tls;
 pub use driver::{Driver, FetchSource, Next, Turn};
 pub use event_loop::{default_user_agent, Crawler, CrawlerConfig};
 pub use fetch::{Completion, FetchDone, FetchRequest, PayloadDigest, Timings, Truncation};
+pub use shared_bytes::SharedBytes;

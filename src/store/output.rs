@@ -406,12 +406,6 @@ impl Output {
         std::mem::replace(&mut self.journal, next)
     }
 
-    /// A buffer the fetcher received a response into and the writer has stored, for the
-    /// fetcher to receive a later one into (see [`Sink::spare_buffer`]).
-    pub fn spare_receive_buffer(&mut self) -> Option<Vec<u8>> {
-        self.warc.spare_receive_buffer()
-    }
-
     /// Journals a URL entering the frontier (`entry`: the crawl's encoding of it). It goes to
     /// the writer with the next message, ahead of the end of the page that linked it.
     pub fn record_admitted(&mut self, url: &str, entry: &[u8]) {
@@ -541,10 +535,6 @@ impl Sink for Output {
 
     fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
         self.record_hosts(state)
-    }
-
-    fn spare_buffer(&mut self) -> Option<Vec<u8>> {
-        self.spare_receive_buffer()
     }
 }
 

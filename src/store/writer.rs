@@ -19,7 +19,7 @@ use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
 use super::warc::{DeflatedBlock, Exchange, Revisit, WarcWriter};
 use crate::crawl::spill::get_bytes;
 use crate::fetcher::spool::SpoolFile;
-use crate::fetcher::{PayloadDigest, Truncation};
+use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
 
 /// Exchanges queued for the writer thread before `record` waits.
 pub(super) const WRITER_QUEUE: usize = 64;
@@ -27,32 +27,19 @@ pub(super) const WRITER_QUEUE: usize = 64;
 /// A response's bytes on their way to the writer: the fetcher's own buffer, shared (a whole
 /// response, not copied), or a copy (a head alone).
 pub(super) enum ResponseBytes {
-    Shared(Arc<Vec<u8>>),
+    Shared(Arc<SharedBytes>),
     Copied(Vec<u8>),
 }
 
 impl ResponseBytes {
-    /// Offers the buffer back for reuse, when nobody else holds it: a shared one to the
-    /// fetcher, which received into it and receives into buffers that large, a copy to the
-    /// pool it was taken from.
-    fn give_back(self, back: &Back) {
+    /// A copy's buffer, to reuse. A shared one goes back to the fetcher by itself, when its
+    /// last holder drops it.
+    fn into_buffer(self) -> Option<Vec<u8>> {
         match self {
-            ResponseBytes::Copied(v) => recycle(&back.buffers, v),
-            ResponseBytes::Shared(shared) => {
-                if let Ok(v) = Arc::try_unwrap(shared) {
-                    recycle(&back.receive, v);
-                }
-            }
+            ResponseBytes::Copied(v) => Some(v),
+            ResponseBytes::Shared(_) => None,
         }
     }
-}
-
-/// Where the writer sends one partition's buffers back when it is done with them.
-pub(super) struct Back {
-    /// Buffers the loop filled for the writer (copies, journal and log lines, deflated blocks).
-    buffers: SyncSender<Vec<u8>>,
-    /// The fetcher's receive buffers, which came shared ([`ResponseBytes::Shared`]).
-    receive: SyncSender<Vec<u8>>,
 }
 
 impl std::ops::Deref for ResponseBytes {
@@ -263,7 +250,7 @@ impl WriterSide {
     fn run(
         mut self,
         rx: Receiver<(usize, ToWriter)>,
-        back: Vec<Back>,
+        back_tx: Vec<SyncSender<Vec<u8>>>,
         err_slot: &Mutex<Option<io::Error>>,
     ) -> io::Result<Written> {
         let fail = |e: io::Error| {
@@ -295,15 +282,14 @@ impl WriterSide {
             if self.commit_due() {
                 self.commit(false).map_err(fail)?;
             }
-            let Some(back) = back.get(part) else {
+            let Some(back_tx) = back_tx.get(part) else {
                 continue;
             };
-            let back_tx = &back.buffers;
             match msg {
                 ToWriter::Exchange(ex, journal) => {
-                    ex.response.give_back(back);
-                    for b in [ex.request, ex.log_line, journal] {
-                        recycle(back_tx, b);
+                    let response = ex.response.into_buffer();
+                    for b in [Some(ex.request), response, Some(ex.log_line), Some(journal)] {
+                        b.into_iter().for_each(|b| recycle(back_tx, b));
                     }
                     if let Some(d) = ex.deflated {
                         recycle(back_tx, d.into_buffer());
@@ -341,9 +327,6 @@ impl WriterSide {
 /// Buffers waiting to be reused: more are dropped, so the pool never grows with the crawl
 /// (the writer hands back more buffers than the loop takes: messages carry up to four).
 pub(super) const RECYCLED_BUFFERS: usize = 32;
-/// Receive buffers waiting to go back to the fetcher, which takes them between its turns (as
-/// many as its receive pool holds): more are freed.
-pub(super) const RECYCLED_RECEIVE_BUFFERS: usize = 256;
 /// A buffer larger than this is freed rather than pooled: one huge page must not stay.
 pub(super) const RECYCLE_MAX_CAPACITY: usize = 256 * 1024;
 /// Only buffers at least this large are pooled, and only copies at least this long take one:
@@ -366,8 +349,6 @@ pub(super) struct WarcThread {
     pub(super) part: usize,
     /// Byte buffers coming back for reuse.
     pub(super) recycled: Receiver<Vec<u8>>,
-    /// The fetcher's receive buffers coming back, for the fetcher.
-    pub(super) receive_buffers: Receiver<Vec<u8>>,
     /// The thread, on partition 0's handle.
     pub(super) handle: Option<JoinHandle<io::Result<Written>>>,
     /// The writer's first error, kept for the caller once the thread has stopped.
@@ -389,15 +370,12 @@ impl WarcThread {
         let mut back = Vec::new();
         let mut handles = Vec::new();
         for part in 0..side.warcs.len() {
-            let (buffers, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
-            let (receive, receive_buffers) =
-                mpsc::sync_channel::<Vec<u8>>(RECYCLED_RECEIVE_BUFFERS);
-            back.push(Back { buffers, receive });
+            let (back_tx, recycled) = mpsc::sync_channel::<Vec<u8>>(RECYCLED_BUFFERS);
+            back.push(back_tx);
             handles.push(WarcThread {
                 tx: Some(tx.clone()),
                 part,
                 recycled,
-                receive_buffers,
                 handle: None,
                 error: error.clone(),
                 sent: 0,
@@ -418,11 +396,6 @@ impl WarcThread {
     /// Messages waiting for the writer, over all partitions.
     pub(super) fn backlog(&self) -> usize {
         self.backlog.load(Ordering::Relaxed)
-    }
-
-    /// A receive buffer of the fetcher's that the writer is done with, if one has come back.
-    pub(super) fn spare_receive_buffer(&self) -> Option<Vec<u8>> {
-        self.receive_buffers.try_recv().ok()
     }
 
     /// A buffer back from the writer, or a new one.
@@ -542,58 +515,38 @@ pub(super) fn write_exchange(
 mod tests {
     use super::*;
 
-    fn handle() -> (WarcThread, Back) {
-        let (buffers, recycled) = mpsc::sync_channel(RECYCLED_BUFFERS);
-        let (receive, receive_buffers) = mpsc::sync_channel(RECYCLED_RECEIVE_BUFFERS);
+    fn handle() -> (WarcThread, SyncSender<Vec<u8>>) {
+        let (back, recycled) = mpsc::sync_channel(RECYCLED_BUFFERS);
         let thread = WarcThread {
             tx: None,
             part: 0,
             recycled,
-            receive_buffers,
             handle: None,
             error: Arc::new(Mutex::new(None)),
             sent: 0,
             committed: Arc::new(AtomicU64::new(0)),
             backlog: Arc::new(AtomicUsize::new(0)),
         };
-        (thread, Back { buffers, receive })
+        (thread, back)
     }
 
-    /// A shared response reads as its bytes and is given back only by its last holder (the
-    /// writer never takes a buffer the loop still reads), to the fetcher that received into
-    /// it; a copy goes back to the loop's pool.
+    /// A shared response reads as its bytes and is never taken into the writer's pool: it
+    /// goes back to the fetcher that received it, from its last holder (the writer here).
     #[test]
-    fn shared_response_goes_back_to_the_fetcher_from_its_last_holder_only() {
-        let (thread, back) = handle();
+    fn shared_response_goes_back_to_the_fetcher_not_to_the_pool() {
         let page = crate::store::test_data::noise(3, 15_000);
-        let mut received = Vec::with_capacity(64 * 1024);
-        received.extend_from_slice(&page);
-        let shared = Arc::new(received);
+        let (home, returned) = mpsc::sync_channel(1);
+        let shared = Arc::new(SharedBytes::new(page.clone(), Some(home)));
         let at = shared.as_ptr();
         let held = ResponseBytes::Shared(shared.clone());
         assert_eq!(&*held, &page[..]);
-        held.give_back(&back);
-        assert!(
-            thread.receive_buffers.try_recv().is_err(),
-            "the loop still holds it"
-        );
-        ResponseBytes::Shared(shared).give_back(&back);
-        let returned = thread.receive_buffers.try_recv().expect("given back");
-        assert_eq!(returned.as_ptr(), at, "the same buffer");
-        assert!(
-            thread.recycled.try_recv().is_err(),
-            "not to the loop's pool"
-        );
-
-        let mut copy = Vec::with_capacity(20_000);
-        copy.extend_from_slice(&page);
-        let copy_at = copy.as_ptr();
-        let copied = ResponseBytes::Copied(copy);
+        drop(shared);
+        assert!(held.into_buffer().is_none(), "not the writer's to reuse");
+        let back = returned.try_recv().expect("sent home");
+        assert_eq!(back.as_ptr(), at);
+        let copied = ResponseBytes::Copied(page.clone());
         assert_eq!(&*copied, &page[..]);
-        copied.give_back(&back);
-        let recycled = thread.recycled.try_recv().unwrap();
-        assert_eq!(recycled.as_ptr(), copy_at);
-        assert!(thread.receive_buffers.try_recv().is_err());
+        assert_eq!(copied.into_buffer(), Some(page));
     }
 
     /// The pool holds page-sized buffers only, a page's copy reuses one that fits and never
@@ -601,9 +554,8 @@ mod tests {
     #[test]
     fn pool_keeps_page_sized_buffers_and_copies_exactly() {
         let (thread, back) = handle();
-        let back = &back.buffers;
-        recycle(back, Vec::with_capacity(100));
-        recycle(back, Vec::with_capacity(RECYCLE_MAX_CAPACITY + 1));
+        recycle(&back, Vec::with_capacity(100));
+        recycle(&back, Vec::with_capacity(RECYCLE_MAX_CAPACITY + 1));
         assert!(
             thread.recycled.try_recv().is_err(),
             "small and huge are freed"
@@ -613,14 +565,14 @@ mod tests {
         let mut pooled = Vec::with_capacity(20_000);
         let pooled_at = pooled.as_ptr();
         pooled.extend_from_slice(b"stale");
-        recycle(back, pooled);
+        recycle(&back, pooled);
         let small = thread.buffer(b"GET / HTTP/1.1\r\n\r\n");
         assert_eq!(small, b"GET / HTTP/1.1\r\n\r\n");
         let copy = thread.buffer(&page);
         assert_eq!(copy, page);
         assert_eq!(copy.as_ptr(), pooled_at, "the pooled buffer was reused");
 
-        recycle(back, Vec::with_capacity(RECYCLE_MIN_CAPACITY));
+        recycle(&back, Vec::with_capacity(RECYCLE_MIN_CAPACITY));
         let bigger = thread.buffer(&page);
         assert_eq!(bigger, page);
         assert!(

@@ -3,9 +3,7 @@
 //! read back) when the driver takes it, and its decoder and buffers are pooled for later
 //! fetches when the driver gives it back.
 
-use std::sync::Arc;
-
-use super::{Crawler, POOLED_BUFFER_MAX, POOL_BUDGET, READ_BUF_BYTES};
+use super::{Crawler, POOLED_BUFFER_MAX, POOL_BUDGET};
 use crate::fetcher::fetch::Completion;
 use crate::fetcher::spool::read_prefix;
 use crate::http::{self, DecodeOptions, Framing, ResponseDecoder};
@@ -16,7 +14,8 @@ impl Crawler {
     pub fn poll_completion(&mut self) -> Option<Completion> {
         let mut c = self.completions.pop_front()?;
         self.prepare(&mut c);
-        c.share_raw();
+        let pool = &self.receive_pool;
+        c.share_raw(|raw| pool.share(raw));
         self.stats.outcomes.add(c.outcome);
         Some(c)
     }
@@ -28,12 +27,10 @@ impl Crawler {
             self.spooled = self.spooled.saturating_sub(spool.len());
         }
         self.buffered = self.buffered.saturating_sub(c.buffered());
+        // A shared raw buffer goes to the receive pool when its last holder (perhaps the WARC
+        // writer, later) drops it; the decoder takes one there when its next response begins.
+        drop(c.raw);
         if let Some(mut d) = c.decoder {
-            // Back unless its last holder (the WARC writer) still has it: then the writer
-            // gives it back later, through the driver (`give_receive_buffer`).
-            if let Some(raw) = c.raw.and_then(|r| Arc::try_unwrap(r).ok()) {
-                d.give_raw(raw);
-            }
             let size = d.capacity();
             if size <= POOLED_BUFFER_MAX && self.pooled + size <= POOL_BUDGET {
                 d.reset(false);
@@ -44,20 +41,6 @@ impl Crawler {
         for buf in [Some(c.request_bytes), c.decoded].into_iter().flatten() {
             self.pool_buffer(buf);
         }
-    }
-
-    /// Whether [`Self::give_receive_buffer`] would keep another buffer.
-    pub fn wants_receive_buffer(&self) -> bool {
-        self.receive_pool.wants(READ_BUF_BYTES)
-    }
-
-    /// Takes a buffer that a completion's raw bytes were received into, after their last
-    /// holder let go of it: a later response is received into it. A completion's buffer
-    /// usually outlives the completion (the WARC writer stores it afterwards), so without
-    /// these every response would need a new one.
-    pub fn give_receive_buffer(&mut self, buf: Vec<u8>) {
-        self.receive_pool
-            .put(buf, READ_BUF_BYTES, POOLED_BUFFER_MAX);
     }
 
     pub(super) fn pool_buffer(&mut self, buf: Vec<u8>) {

@@ -2,56 +2,63 @@
 //!
 //! A completion shares its raw response bytes (the decoder's buffer) with whoever keeps them,
 //! the WARC writer above all, which stores them after the completion is recycled. The decoder
-//! then goes back to its pool bare, and the buffer comes back later through the driver
-//! ([`super::Crawler::give_receive_buffer`]). A bare decoder takes one of these when its
+//! then goes back to its pool bare; the buffer, made [`SharedBytes`] by [`ReceivePool::share`],
+//! comes back here when its last holder lets go. A bare decoder takes one of these when its
 //! response begins to arrive, not when its fetch starts: a crawl has many more fetches waiting
 //! for DNS or a connection than receiving, and a waiting fetch must not hold 64 KiB.
 
+use std::sync::mpsc::{self, Receiver, SyncSender};
+
+use crate::fetcher::SharedBytes;
 use crate::http::ResponseDecoder;
 
 /// Most buffers held. A turn may begin a few hundred responses at once while the writer hands
 /// buffers back one by one; with 64 the pool ran dry in such bursts (the bench allocated for
 /// 9,000 of its 22,500 responses), with 256 only for each connection's first.
 const MAX_BUFFERS: usize = 256;
-/// Most bytes held, whatever the buffers' sizes.
-const MAX_BYTES: usize = 16 << 20;
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ReceivePool {
-    buffers: Vec<Vec<u8>>,
-    bytes: usize,
+    /// Buffers come home here (a bounded channel: the last holder may be another thread).
+    home: SyncSender<Vec<u8>>,
+    returned: Receiver<Vec<u8>>,
+    /// Buffers of these capacities come home: a response's first read reserves the smallest,
+    /// and one at most twice that keeps the pool within `MAX_BUFFERS` × 128 KiB.
+    sizes: std::ops::RangeInclusive<usize>,
     /// Responses that found neither a buffer of their decoder's nor one here.
     pub(super) allocated: u64,
 }
 
 impl ReceivePool {
-    /// Whether [`Self::put`] would keep another buffer of `size` bytes.
-    pub(super) fn wants(&self, size: usize) -> bool {
-        self.buffers.len() < MAX_BUFFERS && self.bytes + size <= MAX_BYTES
-    }
-
-    /// Keeps `buf` if it is at least `min` and at most `max` bytes and there is room.
-    pub(super) fn put(&mut self, mut buf: Vec<u8>, min: usize, max: usize) {
-        let size = buf.capacity();
-        if (min..=max).contains(&size) && self.wants(size) {
-            buf.clear();
-            self.bytes += size;
-            self.buffers.push(buf);
+    pub(super) fn new(read_size: usize) -> ReceivePool {
+        let (home, returned) = mpsc::sync_channel(MAX_BUFFERS);
+        ReceivePool {
+            home,
+            returned,
+            sizes: read_size..=2 * read_size,
+            allocated: 0,
         }
     }
 
-    /// Gives `decoder` a buffer if it has none (a response is about to begin): one from the
-    /// pool, or else counts the one it will allocate.
+    /// Shares a decoder's buffer: it comes back here when its last holder drops it, if it is a
+    /// size worth keeping.
+    pub(super) fn share(&self, bytes: Vec<u8>) -> SharedBytes {
+        let home = self
+            .sizes
+            .contains(&bytes.capacity())
+            .then(|| self.home.clone());
+        SharedBytes::new(bytes, home)
+    }
+
+    /// Gives `decoder` a buffer if it has none (a response is about to begin): one that came
+    /// back, or else counts the one it will allocate.
     pub(super) fn equip(&mut self, decoder: &mut ResponseDecoder) {
         if decoder.raw_capacity() > 0 {
             return;
         }
-        match self.buffers.pop() {
-            Some(buf) => {
-                self.bytes -= buf.capacity();
-                decoder.give_raw(buf);
-            }
-            None => self.allocated += 1,
+        match self.returned.try_recv() {
+            Ok(buf) => decoder.give_raw(buf),
+            Err(_) => self.allocated += 1,
         }
     }
 }
@@ -60,61 +67,67 @@ impl ReceivePool {
 mod tests {
     use super::*;
     use crate::http::Limits;
+    use std::sync::Arc;
 
-    #[test]
-    fn a_bare_decoder_gets_a_pooled_buffer_and_one_with_a_buffer_keeps_its_own() {
-        let mut pool = ReceivePool::default();
-        pool.put(Vec::with_capacity(100), 1000, 10_000);
-        pool.put(Vec::with_capacity(20_000), 1000, 10_000);
-        assert!(
-            pool.buffers.is_empty(),
-            "too small and too large are dropped"
-        );
-        let mut buf = Vec::with_capacity(4000);
-        buf.extend_from_slice(b"stale");
-        let at = buf.as_ptr();
-        pool.put(buf, 1000, 10_000);
-
+    fn bare_decoder() -> ResponseDecoder {
         let mut d = ResponseDecoder::new(Limits::default());
         d.reset(false);
-        assert_eq!(d.raw_capacity(), 0, "a new decoder has no buffer yet");
-        pool.equip(&mut d);
-        assert_eq!(d.raw_capacity(), 4000);
-        assert!(d.raw().is_empty(), "given back empty");
-        assert_eq!(pool.allocated, 0);
-        assert_eq!(pool.bytes, 0);
-
-        pool.put(Vec::with_capacity(5000), 1000, 10_000);
-        pool.equip(&mut d);
-        assert_eq!(d.raw_capacity(), 4000, "a decoder with a buffer keeps it");
-        let own = d.take_raw();
-        assert_eq!(own.as_ptr(), at);
-
-        let mut bare = ResponseDecoder::new(Limits::default());
-        bare.reset(false);
-        pool.equip(&mut bare);
-        assert_eq!(bare.raw_capacity(), 5000);
-        let mut another = ResponseDecoder::new(Limits::default());
-        another.reset(false);
-        pool.equip(&mut another);
-        assert_eq!(
-            pool.allocated, 1,
-            "the empty pool counts the allocation to come"
-        );
+        d
     }
 
     #[test]
-    fn the_pool_is_bounded_in_count_and_bytes() {
-        let mut pool = ReceivePool::default();
+    fn a_bare_decoder_gets_a_returned_buffer_and_one_with_a_buffer_keeps_its_own() {
+        let mut pool = ReceivePool::new(1000);
+        drop(pool.share(Vec::with_capacity(100)));
+        drop(pool.share(Vec::with_capacity(2001)));
+        let mut d = bare_decoder();
+        pool.equip(&mut d);
+        assert_eq!(
+            (d.raw_capacity(), pool.allocated),
+            (0, 1),
+            "too small and too large are not kept"
+        );
+
+        let mut buf = Vec::with_capacity(1500);
+        buf.extend_from_slice(b"stale");
+        let at = buf.as_ptr();
+        let shared = Arc::new(pool.share(buf));
+        let held = shared.clone();
+        drop(shared);
+        let mut d = bare_decoder();
+        pool.equip(&mut d);
+        assert_eq!(d.raw_capacity(), 0, "still held");
+        drop(held);
+        pool.equip(&mut d);
+        assert_eq!(d.raw_capacity(), 1500);
+        assert!(d.raw().is_empty(), "given back empty");
+        assert_eq!(pool.allocated, 2);
+
+        drop(pool.share(Vec::with_capacity(1200)));
+        pool.equip(&mut d);
+        assert_eq!(d.raw_capacity(), 1500, "a decoder with a buffer keeps it");
+        let own = d.take_raw();
+        assert_eq!(own.as_ptr(), at);
+        let mut bare = bare_decoder();
+        pool.equip(&mut bare);
+        assert_eq!(bare.raw_capacity(), 1200);
+    }
+
+    #[test]
+    fn the_pool_is_bounded() {
+        let mut pool = ReceivePool::new(1024);
         for _ in 0..MAX_BUFFERS + 10 {
-            pool.put(Vec::with_capacity(1024), 1024, usize::MAX);
+            drop(pool.share(Vec::with_capacity(1024)));
         }
-        assert_eq!(pool.buffers.len(), MAX_BUFFERS);
-        let mut pool = ReceivePool::default();
-        for _ in 0..10 {
-            pool.put(Vec::with_capacity(MAX_BYTES / 4), 1024, usize::MAX);
+        let mut taken = 0;
+        loop {
+            let mut d = bare_decoder();
+            pool.equip(&mut d);
+            if d.raw_capacity() == 0 {
+                break;
+            }
+            taken += 1;
         }
-        assert_eq!(pool.buffers.len(), 4);
-        assert!(!pool.wants(1));
+        assert_eq!(taken, MAX_BUFFERS);
     }
 }
