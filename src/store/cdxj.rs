@@ -294,7 +294,7 @@ fn push_surt(out: &mut Vec<u8>, url: &str) {
         Some((p, q)) => (p, Some(q)),
         None => (path_query, None),
     };
-    // Escapes never make a `/`, so runs of `/` are those of the decoded path.
+    // Re-escaping (`push_canonical`) never makes a `/`: runs of `/` are the decoded path's.
     let path = percent_decoded(path);
     let path_start = out.len();
     let mut last_slash = false;
