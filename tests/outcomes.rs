@@ -507,7 +507,8 @@ fn one_socket_read_per_arrival() {
     // each arrival is read once (a read that gets less than it asked has drained the socket,
     // and the next arrival raises a new edge), and a request on a kept-alive connection is
     // not followed by a read that could only hear that nothing has come yet. Only the fresh
-    // connection's first request is (nothing is known of a new socket).
+    // connection's first request is (nothing is known of a new socket). The epoll interest
+    // changes only when it must: once, when the new connection has sent its first request.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     listener.set_nonblocking(true).unwrap();
@@ -566,6 +567,10 @@ fn one_socket_read_per_arrival() {
         stats.socket.reads
     );
     assert_eq!(stats.socket.writes, 2, "one write per request");
+    assert_eq!(
+        stats.socket.reregistrations, 1,
+        "the new connection drops its writable interest once; the kept-alive one changes nothing"
+    );
 }
 
 #[test]

@@ -424,9 +424,11 @@ fn print_report(
     );
     println!("  bytes/seen URL {:.1}", r.seen_bytes_per_url);
     println!(
-        "  socket calls   {:.2} reads, {:.2} writes per fetch ({} connections opened)",
+        "  socket calls   {:.2} reads, {:.2} writes, {:.3} interest changes per fetch ({} \
+         connections opened)",
         r.stats.socket.reads as f64 / fetches as f64,
         r.stats.socket.writes as f64 / fetches as f64,
+        r.stats.socket.reregistrations as f64 / fetches as f64,
         r.stats.conns_opened
     );
     println!(

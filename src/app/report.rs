@@ -385,6 +385,7 @@ impl Summary<'_> {
             .uint("stale_connection_retries", self.stats.stale_retries)
             .uint("socket_reads", self.stats.socket.reads)
             .uint("socket_writes", self.stats.socket.writes)
+            .uint("socket_reregistrations", self.stats.socket.reregistrations)
             .uint("peak_buffered_bytes", self.stats.peak_buffered_bytes as u64)
             .uint("spilled_responses", self.stats.spilled_responses)
             .uint("warc_files", self.warc_files as u64)

@@ -14,6 +14,7 @@ use mio::{Interest, Poll, Token};
 use slab::Slab;
 
 use super::conn::Conn;
+use super::stats::SocketCalls;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConnState {
@@ -39,9 +40,16 @@ pub struct ConnEntry {
 }
 
 impl ConnEntry {
-    /// Re-registers the socket if `want` differs from what mio has.
-    pub fn reregister(&mut self, poll: &Poll, token: usize, want: Interest) {
+    /// Re-registers the socket if `want` differs from what mio has (counted in `calls`).
+    pub fn reregister(
+        &mut self,
+        poll: &Poll,
+        token: usize,
+        want: Interest,
+        calls: &mut SocketCalls,
+    ) {
         if self.registered != want {
+            calls.reregistrations += 1;
             // A failed reregister leaves the old interest; the fetch deadline still bounds it.
             if poll
                 .registry()
@@ -132,10 +140,10 @@ impl ConnPool {
     }
 
     /// Keeps a connection whose response ended cleanly for the next URL to its server.
-    pub fn park(&mut self, poll: &Poll, conn: usize, deadline: Instant) {
+    pub fn park(&mut self, poll: &Poll, conn: usize, deadline: Instant, calls: &mut SocketCalls) {
         let entry = &mut self.conns[conn];
         entry.state = ConnState::Idle { deadline };
-        entry.reregister(poll, conn, Interest::READABLE);
+        entry.reregister(poll, conn, Interest::READABLE, calls);
         self.idle.entry(entry.key.clone()).or_default().push(conn);
         self.idle_order.insert((deadline, conn));
     }

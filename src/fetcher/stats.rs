@@ -13,6 +13,9 @@ pub struct SocketCalls {
     pub reads: u64,
     /// `send` calls (for TLS, writes of TLS records).
     pub writes: u64,
+    /// Changes of a connection's epoll interest (`epoll_ctl`; made only when it changes, not
+    /// per request; registering a new connection is counted as a connection opened).
+    pub reregistrations: u64,
 }
 
 /// Fetch outcomes counted by code.
@@ -46,6 +49,7 @@ impl LoopStats {
             (&mut self.spilled_responses, o.spilled_responses),
             (&mut self.socket.reads, o.socket.reads),
             (&mut self.socket.writes, o.socket.writes),
+            (&mut self.socket.reregistrations, o.socket.reregistrations),
             (
                 &mut self.receive_buffers_allocated,
                 o.receive_buffers_allocated,

@@ -191,7 +191,7 @@ impl Crawler {
                                 attempt,
                             };
                             let want = entry.conn.interest(true);
-                            entry.reregister(&self.poll, conn, want);
+                            entry.reregister(&self.poll, conn, want, &mut self.stats.socket);
                             return Step::Pending;
                         }
                         Ok(true) => {
@@ -271,7 +271,7 @@ impl Crawler {
                         }
                         (Ok(_), Received::More) => {
                             let want = entry.conn.interest(false);
-                            entry.reregister(&self.poll, conn, want);
+                            entry.reregister(&self.poll, conn, want, &mut self.stats.socket);
                             Step::Pending
                         }
                     };
@@ -312,7 +312,8 @@ impl Crawler {
         if let Some(conn) = self.fetches[key].state.conn() {
             if reusable {
                 let deadline = self.now + self.config.idle_timeout;
-                self.conns.park(&self.poll, conn, deadline);
+                self.conns
+                    .park(&self.poll, conn, deadline, &mut self.stats.socket);
                 self.dispatch_needed = true;
             } else {
                 self.close_conn(conn);
