@@ -281,7 +281,7 @@ impl Crawler {
             read_buf: vec![0; READ_BUF_BYTES],
             decoder_pool: Vec::new(),
             buffer_pool: Vec::new(),
-            receive_pool: ReceivePool::new(READ_BUF_BYTES),
+            receive_pool: ReceivePool::new(config.max_conns, READ_BUF_BYTES),
             pooled: 0,
             buffered: 0,
             spooled: 0,

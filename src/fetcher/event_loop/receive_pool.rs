@@ -12,10 +12,13 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use crate::fetcher::SharedBytes;
 use crate::http::ResponseDecoder;
 
-/// Most buffers held. A turn may begin a few hundred responses at once while the writer hands
-/// buffers back one by one; with 64 the pool ran dry in such bursts (the bench allocated for
-/// 9,000 of its 22,500 responses), with 256 only for each connection's first.
-const MAX_BUFFERS: usize = 256;
+/// Most buffers held: one per connection that may be receiving (every connection may finish
+/// and begin again within a turn or two, while the writer hands buffers back one by one: a
+/// pool of 64 ran dry so, allocating for 9,000 of the bench's 22,500 responses, one of 256 for
+/// 2,000–3,000 with 512 connections), up to this many.
+const MAX_BUFFERS: usize = 512;
+/// Fewest buffers held, however few connections.
+const MIN_BUFFERS: usize = 16;
 
 #[derive(Debug)]
 pub(super) struct ReceivePool {
@@ -23,15 +26,17 @@ pub(super) struct ReceivePool {
     home: SyncSender<Vec<u8>>,
     returned: Receiver<Vec<u8>>,
     /// Buffers of these capacities come home: a response's first read reserves the smallest,
-    /// and one at most twice that keeps the pool within `MAX_BUFFERS` × 128 KiB.
+    /// and one at most twice that keeps the pool within `MAX_BUFFERS` × 128 KiB (64 MiB; with
+    /// responses of up to ~60 KB, 32 MiB).
     sizes: std::ops::RangeInclusive<usize>,
     /// Responses that found neither a buffer of their decoder's nor one here.
     pub(super) allocated: u64,
 }
 
 impl ReceivePool {
-    pub(super) fn new(read_size: usize) -> ReceivePool {
-        let (home, returned) = mpsc::sync_channel(MAX_BUFFERS);
+    /// A pool for `conns` connections, whose responses begin with reads of `read_size`.
+    pub(super) fn new(conns: usize, read_size: usize) -> ReceivePool {
+        let (home, returned) = mpsc::sync_channel(conns.clamp(MIN_BUFFERS, MAX_BUFFERS));
         ReceivePool {
             home,
             returned,
@@ -77,7 +82,7 @@ mod tests {
 
     #[test]
     fn a_bare_decoder_gets_a_returned_buffer_and_one_with_a_buffer_keeps_its_own() {
-        let mut pool = ReceivePool::new(1000);
+        let mut pool = ReceivePool::new(4, 1000);
         drop(pool.share(Vec::with_capacity(100)));
         drop(pool.share(Vec::with_capacity(2001)));
         let mut d = bare_decoder();
@@ -115,8 +120,8 @@ mod tests {
 
     #[test]
     fn the_pool_is_bounded() {
-        let mut pool = ReceivePool::new(1024);
-        for _ in 0..MAX_BUFFERS + 10 {
+        let mut pool = ReceivePool::new(100, 1024);
+        for _ in 0..110 {
             drop(pool.share(Vec::with_capacity(1024)));
         }
         let mut taken = 0;
@@ -128,6 +133,17 @@ mod tests {
             }
             taken += 1;
         }
-        assert_eq!(taken, MAX_BUFFERS);
+        assert_eq!(taken, 100, "one per connection");
+        let mut pool = ReceivePool::new(1, 1024);
+        for _ in 0..MIN_BUFFERS + 10 {
+            drop(pool.share(Vec::with_capacity(1024)));
+        }
+        let mut d = bare_decoder();
+        for _ in 0..MIN_BUFFERS {
+            pool.equip(&mut d);
+            assert!(d.take_raw().capacity() > 0);
+        }
+        pool.equip(&mut d);
+        assert_eq!(d.raw_capacity(), 0, "at least {MIN_BUFFERS}, no more");
     }
 }
