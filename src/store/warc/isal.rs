@@ -6,7 +6,7 @@
 //!
 //! Each piece of input becomes its own run of deflate blocks ([`IsalDeflate::chunk`]):
 //! compressed without history from earlier pieces, byte-aligned and not final, so pieces
-//! join by concatenation and a stream ends with [`finish`]. Stateless compression is what
+//! join by concatenation and a stream ends with [`super::stored::finish`]. Stateless compression is what
 //! makes that cheap (no window to carry), and it lets each piece choose: ISA-L's own code
 //! for large inputs, deflate's fixed code for small ones (no code table to send), stored
 //! blocks when compressing would grow the data (images, archives).
@@ -20,49 +20,14 @@ use std::ptr;
 
 use isal_sys::igzip_lib as isal;
 
+use super::stored::{push_stored, stored_size};
+
 /// Inputs shorter than this use deflate's fixed code: ISA-L's own code costs ~85 bytes of
 /// table per block, more than it saves on a record this small (a request record: 660 bytes
 /// → 532 with the fixed code, 615 with ISA-L's).
 const SMALL_INPUT: usize = 1024;
 /// Largest piece compressed at once (ISA-L's lengths are `u32`); longer input is split.
 const MAX_PIECE: usize = 4 << 20;
-/// Largest stored block (its length field is 16 bits).
-const MAX_STORED: usize = 0xffff;
-/// A final block that holds nothing (fixed code, end-of-block only): ends a stream.
-const FINAL_EMPTY_BLOCK: [u8; 2] = [0x03, 0x00];
-
-/// Output bytes of `len` input bytes as stored blocks, the most a piece may take.
-fn stored_size(len: usize) -> usize {
-    len + 5 * len.div_ceil(MAX_STORED).max(1)
-}
-
-/// Appends `data` as stored blocks, the last one final if `last`.
-fn push_stored(data: &[u8], last: bool, out: &mut Vec<u8>) {
-    if data.is_empty() {
-        out.extend_from_slice(&[u8::from(last), 0, 0, 0xff, 0xff]);
-        return;
-    }
-    let blocks = data.len().div_ceil(MAX_STORED);
-    for (i, block) in data.chunks(MAX_STORED).enumerate() {
-        let len = block.len() as u16;
-        // BFINAL, BTYPE=00 (stored), then padding to the byte.
-        out.push(u8::from(last && i + 1 == blocks));
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(block);
-    }
-}
-
-/// Ends a stream whose pieces so far were [`IsalDeflate::chunk`]s: `tail` (a few bytes, such
-/// as a record's closing `\r\n\r\n`) goes into the final block, stored.
-pub(super) fn finish(tail: &[u8], out: &mut Vec<u8>) {
-    if tail.is_empty() {
-        out.extend_from_slice(&FINAL_EMPTY_BLOCK);
-    } else {
-        push_stored(tail, true, out);
-    }
-}
-
 /// ISA-L level 0 stateless compression, its state reused from piece to piece.
 pub(super) struct IsalDeflate {
     // Boxed: the state holds a history buffer and the hash table (about 90 KB).
@@ -149,6 +114,7 @@ impl IsalDeflate {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stored::{finish, MAX_STORED};
     use super::*;
     use crate::store::test_data::noise;
     use flate2::{Decompress, FlushDecompress, Status};

@@ -431,6 +431,7 @@ mod gzip;
 mod isal;
 pub mod reader;
 mod spooled;
+mod stored;
 mod writer;
 
 pub use gzip::{BlockDeflater, DeflatedBlock};
