@@ -324,6 +324,11 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     );
     crawler.addr_policy =
         AddrPolicy::new(false, vec!["127.0.0.0/8".parse().expect("literal CIDR")]);
+    crawler.max_sockets = crate::app::fd_limit::socket_budget(
+        None,
+        args.max_conns,
+        crate::app::fd_limit::raise_nofile(),
+    );
     let setup = Setup {
         crawler,
         output: OutputConfig {
@@ -343,7 +348,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
                 allow_domains: vec!["test".into()],
                 ..FilterConfig::default()
             },
-            args.max_conns,
+            setup.crawler.max_sockets,
         )
     };
     let web_cpu_before = web.cpu();

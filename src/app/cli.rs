@@ -291,9 +291,14 @@ pub struct CommonArgs {
     /// User-Agent header.
     #[arg(long, value_name = "STR")]
     pub user_agent: Option<String>,
-    /// Open HTTP connections in total.
+    /// HTTP connections carrying a request at once (fetches in flight).
     #[arg(long, value_name = "N", default_value_t = 128)]
     pub max_conns: usize,
+    /// Open sockets in all, idle kept-alive ones included: how many hosts are worked on at
+    /// once, each keeping its connection between requests [default: 4096, less if the
+    /// open-files limit is lower].
+    #[arg(long, value_name = "N")]
+    pub max_sockets: Option<usize>,
     /// Open connections per server IP.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub conns_per_server: usize,
@@ -383,6 +388,9 @@ impl CommonArgs {
         if self.max_conns == 0 {
             return Err(UsageError("--max-conns must be at least 1".into()));
         }
+        if self.max_sockets == Some(0) {
+            return Err(UsageError("--max-sockets must be at least 1".into()));
+        }
         for (flag, ms) in [
             ("--dns-timeout-ms", self.dns_timeout_ms),
             ("--http-timeout-ms", self.http_timeout_ms),
@@ -450,6 +458,11 @@ impl CommonArgs {
             ..Limits::default()
         };
         let mut crawler = CrawlerConfig::new(self.max_conns, resolver, tls);
+        crawler.max_sockets = crate::app::fd_limit::socket_budget(
+            self.max_sockets,
+            self.max_conns,
+            crate::app::fd_limit::raise_nofile(),
+        );
         crawler.conns_per_server = self.conns_per_server;
         if let Some(ua) = &self.user_agent {
             crawler.user_agent = ua.clone();
@@ -476,6 +489,7 @@ impl CommonArgs {
         let mut o: Vec<(String, String)> = vec![
             ("user-agent".into(), crawler.user_agent.clone()),
             ("max-conns".into(), self.max_conns.to_string()),
+            ("max-sockets".into(), crawler.max_sockets.to_string()),
             ("conns-per-server".into(), self.conns_per_server.to_string()),
             ("max-body-bytes".into(), self.max_body_bytes.to_string()),
             ("max-scan-bytes".into(), self.max_scan_bytes.to_string()),

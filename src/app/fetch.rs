@@ -91,7 +91,11 @@ impl FetchSource for FetchList {
             match p.url {
                 Some(url) => {
                     let tag = self.inflight.insert((p.hops, p.referrer)) as u64;
-                    return Next::Fetch(FetchRequest { url, tag });
+                    return Next::Fetch(FetchRequest {
+                        url,
+                        tag,
+                        more_for_host: true,
+                    });
                 }
                 None => self.log_unfetched(&p.text, Via::seed(), ReturnCode::HttpBadUrlSyntax),
             }

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod cluster;
 pub mod cluster_status;
 pub mod exit;
+pub mod fd_limit;
 pub mod fetch;
 pub mod loops;
 pub mod partition;

@@ -386,6 +386,8 @@ impl Summary<'_> {
             .uint("socket_reads", self.stats.socket.reads)
             .uint("socket_writes", self.stats.socket.writes)
             .uint("socket_reregistrations", self.stats.socket.reregistrations)
+            .uint("tls_full_handshakes", self.stats.socket.tls_full_handshakes)
+            .uint("tls_resumed_handshakes", self.stats.socket.tls_resumed)
             .uint("peak_buffered_bytes", self.stats.peak_buffered_bytes as u64)
             .uint("spilled_responses", self.stats.spilled_responses)
             .uint("warc_files", self.warc_files as u64)

@@ -531,7 +531,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
         page_requisites: !args.no_page_requisites,
-        ..CrawlConfig::new(filter, setup.crawler.max_conns)
+        ..CrawlConfig::new(filter, setup.crawler.max_sockets)
     };
     let mut report = crate::app::loops::execute(
         setup,

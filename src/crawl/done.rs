@@ -58,7 +58,11 @@ impl<S: Sink> Crawl<S> {
                     hops: hops + 1,
                 };
                 let tag = self.inflight.insert(job) as u64;
-                self.ready.push_back(FetchRequest { url: target, tag });
+                self.ready.push_back(FetchRequest {
+                    url: target,
+                    tag,
+                    more_for_host: true,
+                });
                 return;
             }
         }

@@ -2,9 +2,17 @@
 //!
 //! - F **front queues** (FIFO each) hold URLs by priority; a biased selector prefers high ones
 //!   (priority 0 is highest: seeds and shallow links).
-//! - B **back queues**, each non-empty while assigned and holding URLs of a single host; a
-//!   table maps host → back queue.
-//! - A **heap** keyed by the earliest time `t_e` each back queue's host may be contacted again.
+//! - **back queues**, each non-empty while assigned and holding URLs of a single host; a
+//!   table maps host → back queue. At most B of them are *active* (BUbiNG's workbench): in
+//!   the heap or being fetched. B is the crawl's socket budget, so every active host can keep
+//!   its connection while it waits out its politeness delay.
+//! - A **heap** keyed by the earliest time `t_e` each active back queue's host may be
+//!   contacted again.
+//!
+//! A host's turn ends when its queue empties (the queue is freed) or, while other hosts wait
+//! for a place, after [`TURN_PAGES`] fetches: its queue is then *parked* with its URLs and
+//! becomes active again when a place frees up (Heritrix rotates its queues the same way), so
+//! one huge host cannot hold a place forever while others starve.
 //!
 //! A host popped from the heap is *busy* until the caller reports [`Frontier::done`] with the
 //! gap to wait (`max(delay, factor × fetch duration, crawl-delay)`, computed by the crawl
@@ -19,11 +27,15 @@
 //! work ([`Frontier::take_error`]).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::io;
 use std::time::{Duration, Instant};
 
 use super::spill::{get_bytes, put_bytes, SpillQueue, SpillStore, Spillable, BATCH_ITEMS};
+
+/// Fetches a host may make in one turn while other hosts wait for a place among the active
+/// ones. At the default 1 s delay a turn is about 8 minutes; with no delay, a few seconds.
+pub const TURN_PAGES: u32 = 500;
 
 /// Identifies a back queue while its host is busy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -33,7 +45,8 @@ pub struct BackQueueId(usize);
 pub struct FrontierConfig {
     /// Number of front queues (priorities).
     pub priorities: usize,
-    /// Number of back queues: ≈ 3 × open connections.
+    /// Active back queues (hosts being worked on at once): the socket budget, so that each
+    /// can keep its connection.
     pub back_queues: usize,
     /// URLs kept in memory before the queues' middles spill to the store.
     pub ram_items: usize,
@@ -80,6 +93,18 @@ struct BackQueue<T> {
     /// The host this queue serves; `None` while the queue is free.
     host: Option<String>,
     urls: SpillQueue<T>,
+    /// Fetches reported done in this turn.
+    turn: u32,
+}
+
+impl<T> BackQueue<T> {
+    fn new() -> BackQueue<T> {
+        BackQueue {
+            host: None,
+            urls: SpillQueue::default(),
+            turn: 0,
+        }
+    }
 }
 
 /// The store used when none is given: nothing spills, so it is never asked.
@@ -97,8 +122,18 @@ impl SpillStore for NoSpill {
 
 pub struct Frontier<T> {
     front: Vec<SpillQueue<Queued<T>>>,
+    /// Every back queue: active, parked or free (grows to the most ever in use at once).
     back: Vec<BackQueue<T>>,
     free: Vec<usize>,
+    /// Queues in the heap or being fetched; at most `max_active`.
+    active: usize,
+    max_active: usize,
+    /// Queues whose turn ended with URLs left, in the order they get a place again, each
+    /// with the count of activations when it was parked.
+    parked: VecDeque<(usize, u64)>,
+    /// Activations so far: a parked queue comes back once every place has turned over
+    /// since it left (or when no new host waits), so new hosts and rotated ones take turns.
+    activations: u64,
     host_table: HashMap<String, usize>,
     heap: BinaryHeap<Reverse<(Instant, usize)>>,
     /// Earliest next contact of hosts that currently have no back queue.
@@ -129,13 +164,12 @@ impl<T: Spillable> Frontier<T> {
         let b = config.back_queues.max(1);
         Frontier {
             front: (0..priorities).map(|_| SpillQueue::default()).collect(),
-            back: (0..b)
-                .map(|_| BackQueue {
-                    host: None,
-                    urls: SpillQueue::default(),
-                })
-                .collect(),
-            free: (0..b).rev().collect(),
+            back: Vec::new(),
+            free: Vec::new(),
+            active: 0,
+            max_active: b,
+            parked: VecDeque::new(),
+            activations: 0,
             host_table: HashMap::new(),
             heap: BinaryHeap::new(),
             host_next: HashMap::new(),
@@ -211,9 +245,15 @@ impl<T: Spillable> Frontier<T> {
         self.len == 0
     }
 
-    /// Hosts that currently hold a back queue.
+    /// Hosts that currently hold a back queue (active or parked).
     pub fn active_hosts(&self) -> usize {
         self.host_table.len()
+    }
+
+    /// Whether the busy host of `queue` has more URLs queued (its connection is worth
+    /// keeping for them).
+    pub fn has_queued(&self, queue: BackQueueId) -> bool {
+        !self.back[queue.0].urls.is_empty()
     }
 
     /// Adds a URL of `host` at `priority` (0 highest; clamped to the lowest queue).
@@ -293,16 +333,31 @@ impl<T: Spillable> Frontier<T> {
     pub fn done(&mut self, queue: BackQueueId, now: Instant, gap: Duration) {
         let q = queue.0;
         let next = now + gap;
+        self.back[q].turn = self.back[q].turn.saturating_add(1);
         if !self.back[q].urls.is_empty() {
-            self.heap.push(Reverse((next, q)));
-            return;
+            if self.back[q].turn < TURN_PAGES || !self.others_wait() {
+                self.heap.push(Reverse((next, q)));
+                return;
+            }
+            // Turn used up while others wait: park the queue, URLs and all.
+            if let Some(host) = &self.back[q].host {
+                self.host_next.insert(host.clone(), next);
+            }
+            self.parked.push_back((q, self.activations));
+        } else {
+            if let Some(host) = self.back[q].host.take() {
+                self.host_table.remove(&host);
+                self.host_next.insert(host, next);
+            }
+            self.free.push(q);
         }
-        if let Some(host) = self.back[q].host.take() {
-            self.host_table.remove(&host);
-            self.host_next.insert(host, next);
-        }
-        self.free.push(q);
+        self.active -= 1;
         self.refill(now);
+    }
+
+    /// Whether some host waits for a place among the active ones.
+    fn others_wait(&self) -> bool {
+        !self.parked.is_empty() || self.front.iter().any(|f| !f.is_empty())
     }
 
     /// Hosts that may not be contacted yet at `now`, with how long they must still wait (busy
@@ -330,15 +385,29 @@ impl<T: Spillable> Frontier<T> {
         *at = (*at).max(t);
     }
 
-    /// Mercator's back-queue refill: while a back queue is free, draw URLs from the front
-    /// queues; a URL whose host has a queue joins it, the first other one claims the free queue.
+    /// Mercator's back-queue refill. URLs are drawn from the front queues in order: one whose
+    /// host has a queue (active or parked) joins it; the first other one claims a new queue
+    /// if there is room among the active ones, else it goes back to the head of its front
+    /// queue and drawing stops. So an active host's URLs reach its queue as soon as they are
+    /// at the front, and its connection is kept for them. A parked queue gets its place back
+    /// once every place has turned over since it was parked, or when no new host waits.
     fn refill(&mut self, now: Instant) {
         // Forget next-contact times that have passed (bounds the table).
-        if self.host_next.len() > 4 * self.back.len() + 1024 {
+        if self.host_next.len() > 4 * self.max_active + 1024 {
             self.host_next.retain(|_, t| *t > now);
         }
-        while let Some(&q) = self.free.last() {
-            let Some(Queued { host, item }) = self.pop_front_biased() else {
+        loop {
+            if self.active < self.max_active {
+                if let Some(&(q, at)) = self.parked.front() {
+                    let turned_over = self.activations - at >= self.max_active as u64;
+                    if turned_over || self.front.iter().all(|f| f.is_empty()) {
+                        self.parked.pop_front();
+                        self.activate(q, now);
+                        continue;
+                    }
+                }
+            }
+            let Some((p, Queued { host, item })) = self.pop_front_biased() else {
                 return;
             };
             // Moving between queues keeps an item in memory; it may push the total over.
@@ -347,16 +416,37 @@ impl<T: Spillable> Frontier<T> {
                 self.back[owner].urls.push_back(item);
                 continue;
             }
-            self.free.pop();
-            let t = self.host_next.remove(&host).map_or(now, |t| t.max(now));
+            if self.active >= self.max_active {
+                self.front[p].push_front(Queued { host, item });
+                return;
+            }
+            let q = self.free.pop().unwrap_or_else(|| {
+                self.back.push(BackQueue::new());
+                self.back.len() - 1
+            });
             self.back[q].urls.push_back(item);
             self.back[q].host = Some(host.clone());
             self.host_table.insert(host, q);
-            self.heap.push(Reverse((t, q)));
+            self.activate(q, now);
         }
     }
 
-    fn pop_front_biased(&mut self) -> Option<Queued<T>> {
+    /// Gives queue `q` a place among the active ones: into the heap at its host's next
+    /// contact time, with a new turn.
+    fn activate(&mut self, q: usize, now: Instant) {
+        let next = self.back[q]
+            .host
+            .as_ref()
+            .and_then(|h| self.host_next.remove(h));
+        let t = next.map_or(now, |t| t.max(now));
+        self.back[q].turn = 0;
+        self.active += 1;
+        self.activations += 1;
+        self.heap.push(Reverse((t, q)));
+    }
+
+    /// The next front-queue URL by the biased selector, with its priority.
+    fn pop_front_biased(&mut self) -> Option<(usize, Queued<T>)> {
         let f = self.front.len();
         // Priority p gets 2^(f-1-p) of every (2^f - 1) turns; empty queues pass their turn on.
         let cycle = (1u64 << f) - 1;
@@ -372,9 +462,9 @@ impl<T: Spillable> Frontier<T> {
             }
         }
         if let Some(x) = self.take_front(chosen) {
-            return Some(x);
+            return Some((chosen, x));
         }
-        (0..f).find_map(|p| self.take_front(p))
+        (0..f).find_map(|p| Some((p, self.take_front(p)?)))
     }
 
     fn take_front(&mut self, p: usize) -> Option<Queued<T>> {
@@ -567,6 +657,66 @@ mod tests {
         assert_eq!(got, want);
         assert!(f.is_empty());
         assert_eq!(f.active_hosts(), 0);
+    }
+
+    /// A huge host uses its turn and is parked while others wait: the small hosts are all
+    /// served before the huge one's last URL, and the huge one still ends with every URL.
+    #[test]
+    fn a_huge_host_yields_its_place_after_its_turn() {
+        let t0 = Instant::now();
+        let mut f = Frontier::new(&cfg(1));
+        let huge = 3 * TURN_PAGES as i32;
+        // The huge host has its queue when the rest of its URLs arrive (found on its first
+        // page), so they join it; the small hosts wait in the front queues.
+        f.push("huge", 1, (0, 0));
+        let Pop::Ready { queue, item, .. } = f.pop(t0) else {
+            panic!("first pop")
+        };
+        for i in 1..huge {
+            f.push("huge", 1, (0, i));
+        }
+        for h in 1..4 {
+            f.push(&format!("h{h}"), 1, (h, 0));
+        }
+        let mut order = vec![item];
+        f.done(queue, t0, Duration::ZERO);
+        for _ in 0..10_000 {
+            match f.pop(t0) {
+                Pop::Ready { queue, item, .. } => {
+                    order.push(item);
+                    f.done(queue, t0, Duration::ZERO);
+                }
+                Pop::Empty => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(order.len(), huge as usize + 3);
+        // One place: the huge host and the waiting ones take turns, one turn each.
+        let small: Vec<usize> = (0..order.len()).filter(|&i| order[i].0 != 0).collect();
+        let turn = TURN_PAGES as usize;
+        assert_eq!(small, vec![turn, 2 * turn + 1, 3 * turn + 2], "{small:?}");
+        // The huge host's URLs keep their order across its turns.
+        let huge_order: Vec<i32> = order.iter().filter(|x| x.0 == 0).map(|x| x.1).collect();
+        assert_eq!(huge_order, (0..huge).collect::<Vec<_>>());
+        assert_eq!(f.active_hosts(), 0);
+    }
+
+    /// Alone, a huge host keeps its place past its turn: nobody waits for it.
+    #[test]
+    fn a_turn_ends_only_when_others_wait() {
+        let t0 = Instant::now();
+        let mut f = Frontier::new(&cfg(1));
+        for i in 0..(TURN_PAGES as i32 + 10) {
+            f.push("huge", 1, (0, i));
+        }
+        let mut n = 0;
+        while let Pop::Ready { queue, .. } = f.pop(t0) {
+            // The busy host still has URLs until its very last one.
+            assert_eq!(f.has_queued(queue), n + 1 < TURN_PAGES as usize + 10);
+            f.done(queue, t0, Duration::ZERO);
+            n += 1;
+        }
+        assert_eq!(n, TURN_PAGES as usize + 10);
     }
 
     #[test]

@@ -95,7 +95,8 @@ pub struct CrawlConfig {
     pub ignore_robots: bool,
     /// Our robots.txt product token.
     pub product_token: String,
-    /// Back queues of the frontier (≈ 3 × connections).
+    /// Hosts worked on at once: the frontier's active back queues, one per socket of the
+    /// fetcher's socket budget, so each can keep its connection between fetches.
     pub back_queues: usize,
     /// Links admitted from one page at most (Heritrix caps outlinks the same way): a page of
     /// millions of links costs bounded memory and time.
@@ -127,15 +128,11 @@ const ENTRY_RAM_ESTIMATE: usize = 430;
 /// Default [`CrawlConfig::max_links_per_page`].
 pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 5_000;
 
-/// Back queues per connection (Mercator: about three, so a freed connection always finds a
-/// host that is due).
-const BACK_QUEUES_PER_CONN: usize = 3;
-
 impl CrawlConfig {
-    /// The defaults for a crawl over `max_conns` connections: a 1 s minimum gap per host
-    /// (and 5 × the host's last fetch time), robots.txt obeyed with Crawl-delay capped at
-    /// 30 s, no page or time limit.
-    pub fn new(filter: FilterConfig, max_conns: usize) -> CrawlConfig {
+    /// The defaults for a crawl working on `active_hosts` hosts at once (the fetcher's socket
+    /// budget): a 1 s minimum gap per host (and 5 × the host's last fetch time), robots.txt
+    /// obeyed with Crawl-delay capped at 30 s, no page or time limit.
+    pub fn new(filter: FilterConfig, active_hosts: usize) -> CrawlConfig {
         CrawlConfig {
             filter,
             max_pages: None,
@@ -145,7 +142,7 @@ impl CrawlConfig {
             max_crawl_delay: Duration::from_secs(30),
             ignore_robots: false,
             product_token: "spinneret".into(),
-            back_queues: max_conns.max(1) * BACK_QUEUES_PER_CONN,
+            back_queues: active_hosts.max(1),
             max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
             frontier_ram: DEFAULT_FRONTIER_RAM,
             max_redirects: MAX_REDIRECTS,
@@ -545,8 +542,17 @@ impl<S: Sink> Crawl<S> {
     }
 
     fn issue(&mut self, job: Job, url: Url) -> Next {
+        let queue = match &job {
+            Job::Page { queue, .. } | Job::Robots { queue, .. } => *queue,
+        };
+        // A host with more URLs queued keeps its connection while it waits out its delay.
+        let more_for_host = self.frontier.has_queued(queue);
         let tag = self.inflight.insert(job) as u64;
-        Next::Fetch(FetchRequest { url, tag })
+        Next::Fetch(FetchRequest {
+            url,
+            tag,
+            more_for_host,
+        })
     }
 }
 
@@ -690,7 +696,7 @@ mod seed_line_tests {
     fn a_held_crawl_issues_nothing_before_its_time() {
         use sink::MemorySink;
         let now = Instant::now();
-        let mut config = CrawlConfig::new(FilterConfig::default(), 4);
+        let mut config = CrawlConfig::new(FilterConfig::default(), 12);
         config.ignore_robots = true;
         let mut crawl = Crawl::new(config, MemorySink::default(), now);
         crawl
@@ -713,7 +719,7 @@ mod seed_line_tests {
             ..FilterConfig::default()
         };
         let now = Instant::now();
-        let mut crawl = Crawl::new(CrawlConfig::new(filter, 4), MemorySink::default(), now);
+        let mut crawl = Crawl::new(CrawlConfig::new(filter, 12), MemorySink::default(), now);
         let u = |s: &str| Url::parse(s).unwrap();
         assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
         assert_eq!(crawl.add_seed(u("http://a.test/x")), Ok(()));

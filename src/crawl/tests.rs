@@ -28,7 +28,7 @@ fn config(delay_factor: f64) -> CrawlConfig {
     CrawlConfig {
         delay: secs(1),
         delay_factor,
-        ..CrawlConfig::new(filter, 4)
+        ..CrawlConfig::new(filter, 12)
     }
 }
 

@@ -314,6 +314,12 @@ fn recv_tls(
             let _ = tls.write_tls(stream);
             return Err(crate::fetcher::tls::classify(&err, handshaking));
         }
+        if handshaking && !tls.is_handshaking() {
+            match tls.handshake_kind() {
+                Some(rustls::HandshakeKind::Resumed) => calls.tls_resumed += 1,
+                _ => calls.tls_full_handshakes += 1,
+            }
+        }
         if eof && tls.is_handshaking() {
             // The peer hung up mid-handshake (e.g. a plain-text server that did not
             // understand our ClientHello): a TLS failure, not an empty HTTP response.

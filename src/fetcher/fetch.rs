@@ -25,6 +25,10 @@ use crate::ReturnCode;
 pub struct FetchRequest {
     pub url: Url,
     pub tag: u64,
+    /// The source has more URLs queued for this URL's host: its connection is kept *held*
+    /// (closed for another host only when no spare one is left) while it waits out its
+    /// politeness delay. Sources that cannot tell say `true`.
+    pub more_for_host: bool,
 }
 
 /// Where a fetch connects: the host as written in the URL, its port, and whether it is TLS.
@@ -426,6 +430,7 @@ mod tests {
             let request = FetchRequest {
                 url: Url::parse("http://127.0.0.1/").unwrap(),
                 tag: 0,
+                more_for_host: true,
             };
             let mut c = Completion::without_response(request, ReturnCode::Success);
             c.decoder = Some(decoder);

@@ -24,6 +24,6 @@ pub mod stats;
 pub mod tls;
 
 pub use driver::{Driver, FetchSource, Next, Turn};
-pub use event_loop::{default_user_agent, Crawler, CrawlerConfig};
+pub use event_loop::{default_user_agent, Crawler, CrawlerConfig, DEFAULT_MAX_SOCKETS};
 pub use fetch::{Completion, FetchDone, FetchRequest, PayloadDigest, Timings, Truncation};
 pub use shared_bytes::SharedBytes;

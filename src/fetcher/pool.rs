@@ -1,6 +1,12 @@
 //! Open connections: which fetch each one carries, the keep-alive pool of idle ones, and the
 //! count of open connections per server IP (`busy_servers`, the politeness bound).
 //!
+//! Idle connections come in two kinds. A *held* one belongs to a host its source still has
+//! URLs for (the host is active: its next request comes after its politeness delay); a
+//! *spare* one's host has nothing queued. When the socket budget is full and another host
+//! needs a connection, spare ones are closed first (oldest first), so an active host keeps
+//! its connection while it has work (ARCHITECTURE §3, "connection budgets").
+//!
 //! The event loop decides when to open, park, reuse or close a connection; this module keeps
 //! the books so that every close releases its server slot and its idle deadline in one place.
 //! Idle connections carry their own deadlines here ([`ConnPool::next_deadline`],
@@ -20,8 +26,8 @@ use super::stats::SocketCalls;
 pub enum ConnState {
     /// Carrying this fetch (connecting, sending or receiving).
     Active { fetch: usize },
-    /// Open and idle, kept for reuse until `deadline`.
-    Idle { deadline: Instant },
+    /// Open and idle, kept for reuse until `deadline`; `held` while its host has more work.
+    Idle { deadline: Instant, held: bool },
 }
 
 /// Which connections may carry a request: same address, same TLS server name.
@@ -68,7 +74,8 @@ pub struct ConnPool {
     /// Open connections per server IP.
     busy_servers: HashMap<IpAddr, usize>,
     idle: HashMap<ConnKey, Vec<usize>>,
-    idle_order: BTreeSet<(Instant, usize)>,
+    /// Idle connections by deadline, held ones (`[1]`) apart from spare ones (`[0]`).
+    idle_order: [BTreeSet<(Instant, usize)>; 2],
 }
 
 impl ConnPool {
@@ -77,12 +84,18 @@ impl ConnPool {
             conns: Slab::with_capacity(capacity),
             busy_servers: HashMap::new(),
             idle: HashMap::new(),
-            idle_order: BTreeSet::new(),
+            idle_order: [BTreeSet::new(), BTreeSet::new()],
         }
     }
 
+    /// Open connections (sockets), idle ones included.
     pub fn len(&self) -> usize {
         self.conns.len()
+    }
+
+    /// Connections carrying a fetch (the in-flight budget's count).
+    pub fn active(&self) -> usize {
+        self.conns.len() - self.idle_order[0].len() - self.idle_order[1].len()
     }
 
     pub fn get(&self, conn: usize) -> Option<&ConnEntry> {
@@ -116,8 +129,8 @@ impl ConnPool {
         if list.is_empty() {
             self.idle.remove(key);
         }
-        if let ConnState::Idle { deadline } = self.conns[conn].state {
-            self.idle_order.remove(&(deadline, conn));
+        if let ConnState::Idle { deadline, held } = self.conns[conn].state {
+            self.idle_order[usize::from(held)].remove(&(deadline, conn));
         }
         Some(conn)
     }
@@ -130,22 +143,35 @@ impl ConnPool {
             .and_then(|(_, v)| v.last().copied())
     }
 
-    /// The idle connection that has waited longest.
+    /// The idle connection to close for another host: the spare one that expires first,
+    /// else the held one that expires first (an active host's, only when every idle
+    /// connection is one: its host reconnects later).
     pub fn oldest_idle(&self) -> Option<usize> {
-        self.idle_order.first().map(|&(_, c)| c)
+        self.idle_order[0]
+            .first()
+            .or_else(|| self.idle_order[1].first())
+            .map(|&(_, c)| c)
     }
 
     pub fn set_active(&mut self, conn: usize, fetch: usize) {
         self.conns[conn].state = ConnState::Active { fetch };
     }
 
-    /// Keeps a connection whose response ended cleanly for the next URL to its server.
-    pub fn park(&mut self, poll: &Poll, conn: usize, deadline: Instant, calls: &mut SocketCalls) {
+    /// Keeps a connection whose response ended cleanly for the next URL to its server;
+    /// `held` if that server's host has more URLs queued.
+    pub fn park(
+        &mut self,
+        poll: &Poll,
+        conn: usize,
+        deadline: Instant,
+        held: bool,
+        calls: &mut SocketCalls,
+    ) {
         let entry = &mut self.conns[conn];
-        entry.state = ConnState::Idle { deadline };
+        entry.state = ConnState::Idle { deadline, held };
         entry.reregister(poll, conn, Interest::READABLE, calls);
         self.idle.entry(entry.key.clone()).or_default().push(conn);
-        self.idle_order.insert((deadline, conn));
+        self.idle_order[usize::from(held)].insert((deadline, conn));
     }
 
     /// Closes a connection and releases its server slot; unknown keys are ignored.
@@ -154,8 +180,8 @@ impl ConnPool {
             return;
         }
         let mut entry = self.conns.remove(conn);
-        if let ConnState::Idle { deadline } = entry.state {
-            self.idle_order.remove(&(deadline, conn));
+        if let ConnState::Idle { deadline, held } = entry.state {
+            self.idle_order[usize::from(held)].remove(&(deadline, conn));
             if let Some(list) = self.idle.get_mut(&entry.key) {
                 list.retain(|&c| c != conn);
                 if list.is_empty() {
@@ -174,7 +200,7 @@ impl ConnPool {
     }
 
     pub fn close_idle_all(&mut self, poll: &Poll) {
-        let idle: Vec<usize> = self.idle_order.iter().map(|&(_, c)| c).collect();
+        let idle: Vec<usize> = self.idle_order.iter().flatten().map(|&(_, c)| c).collect();
         for c in idle {
             self.close(poll, c);
         }
@@ -182,18 +208,24 @@ impl ConnPool {
 
     /// When the next idle connection times out.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.idle_order.first().map(|&(t, _)| t)
+        self.idle_order
+            .iter()
+            .filter_map(|o| o.first())
+            .map(|&(t, _)| t)
+            .min()
     }
 
     /// Closes idle connections past their deadline; returns whether any was closed.
     pub fn expire(&mut self, poll: &Poll, now: Instant) -> bool {
         let mut closed = false;
-        while let Some(&(t, conn)) = self.idle_order.first() {
-            if t > now {
-                break;
+        for class in 0..2 {
+            while let Some(&(t, conn)) = self.idle_order[class].first() {
+                if t > now {
+                    break;
+                }
+                self.close(poll, conn);
+                closed = true;
             }
-            self.close(poll, conn);
-            closed = true;
         }
         closed
     }

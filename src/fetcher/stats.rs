@@ -16,6 +16,10 @@ pub struct SocketCalls {
     /// Changes of a connection's epoll interest (`epoll_ctl`; made only when it changes, not
     /// per request; registering a new connection is counted as a connection opened).
     pub reregistrations: u64,
+    /// TLS handshakes completed in full (a new session: certificate chain and key exchange).
+    pub tls_full_handshakes: u64,
+    /// TLS handshakes that resumed a cached session (no certificate, one round trip less).
+    pub tls_resumed: u64,
 }
 
 /// Fetch outcomes counted by code.
@@ -50,6 +54,11 @@ impl LoopStats {
             (&mut self.socket.reads, o.socket.reads),
             (&mut self.socket.writes, o.socket.writes),
             (&mut self.socket.reregistrations, o.socket.reregistrations),
+            (
+                &mut self.socket.tls_full_handshakes,
+                o.socket.tls_full_handshakes,
+            ),
+            (&mut self.socket.tls_resumed, o.socket.tls_resumed),
             (
                 &mut self.receive_buffers_allocated,
                 o.receive_buffers_allocated,

@@ -1,7 +1,9 @@
 //! Step 2 of a turn: fetches waiting for a connection get one when politeness
-//! (`conns_per_server`) and the global cap (`max_conns`) allow: an idle kept-alive connection
-//! to the same server and TLS name first, else a new nonblocking connect, closing an idle
-//! connection to make room if needed.
+//! (`conns_per_server`) and the two budgets allow — connections carrying a fetch
+//! (`max_conns`) and open sockets, idle ones included (`max_sockets`): an idle kept-alive
+//! connection to the same server and TLS name first, else a new nonblocking connect, closing
+//! an idle connection to make room if the sockets are all open — a spare one (its host has no
+//! more work) before a held one (ARCHITECTURE §3, "connection budgets").
 
 use mio::net::TcpStream;
 use mio::{Interest, Token};
@@ -39,6 +41,9 @@ impl Crawler {
         let FetchState::WaitForHttp { addr } = fetch.state else {
             return true;
         };
+        if self.conns.active() >= self.config.max_conns {
+            return false;
+        }
         let ckey = ConnKey {
             addr,
             server_name: fetch.target.server_name(),
@@ -64,7 +69,7 @@ impl Crawler {
                 None => return false,
             }
         }
-        if self.conns.len() >= self.config.max_conns {
+        if self.conns.len() >= self.config.max_sockets {
             match self.conns.oldest_idle() {
                 Some(c) => self.close_conn(c),
                 None => return false,

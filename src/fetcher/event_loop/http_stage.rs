@@ -312,8 +312,9 @@ impl Crawler {
         if let Some(conn) = self.fetches[key].state.conn() {
             if reusable {
                 let deadline = self.now + self.config.idle_timeout;
+                let held = self.fetches[key].req.more_for_host;
                 self.conns
-                    .park(&self.poll, conn, deadline, &mut self.stats.socket);
+                    .park(&self.poll, conn, deadline, held, &mut self.stats.socket);
                 self.dispatch_needed = true;
             } else {
                 self.close_conn(conn);
