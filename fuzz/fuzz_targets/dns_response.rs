@@ -7,7 +7,9 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
-use spinneret::dns::{build_query, parse_response, QueryType, Resolve, Resolver, ResolverConfig};
+use spinneret::dns::{
+    build_query, parse_response, Edns, QueryType, Resolve, Resolver, ResolverConfig,
+};
 
 /// The seeds in corpus/dns_response are answers to this query.
 const ID: u16 = 0x1234;
@@ -34,7 +36,7 @@ fn ours(packet: &[u8]) -> Vec<u8> {
 fn with_question(packet: &[u8], qtype: QueryType) -> Vec<u8> {
     let header = ours(packet);
     let mut query = Vec::new();
-    build_query(ID, NAME, qtype, &mut query);
+    build_query(ID, NAME, qtype, Edns::Advertise, &mut query);
     let mut p = header[..HEADER_LEN].to_vec();
     p.extend_from_slice(&query[HEADER_LEN..]);
     p.extend_from_slice(packet.get(HEADER_LEN..).unwrap_or(&[]));

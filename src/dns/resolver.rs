@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use slab::Slab;
 
-use super::message::{build_query, normalize_name, parse_response, Answer};
+use super::message::{build_query, normalize_name, parse_response, Answer, Edns};
 use super::{DnsError, QueryType};
 
 /// Attempts per query are capped so the backoff shift cannot overflow.
@@ -336,7 +336,7 @@ impl Resolver {
             timer,
         };
         let mut payload = Vec::new();
-        build_query(id, &q.current, q.qtype, &mut payload);
+        build_query(id, &q.current, q.qtype, Edns::Advertise, &mut payload);
         self.transmits.push_back(Transmit { server, payload });
         self.outstanding.insert((server, id), key);
         self.timers.insert((timer, key));
