@@ -1,13 +1,16 @@
 //! spinneret's own DNS client, sans-IO (ARCHITECTURE §5).
 //!
-//! System `getaddrinfo` blocks, so the crawler speaks DNS over UDP itself. This module owns:
+//! System `getaddrinfo` blocks, so the crawler speaks DNS itself (UDP, and TCP for answers too
+//! large for a datagram). This module owns:
 //! - `message`: name validation, query building (hand-written: `dns-parser`'s `Builder` panics
 //!   on legal 63-byte labels) and answer checking (the RFC 5452 ID/question checks, guards
 //!   against `dns-parser` 0.8's traps, CNAME chains inside one packet);
 //! - `resolver`: the [`Resolver`] state machine: hosts table, TTL cache, coalescing of
 //!   identical names, server choice ("the laziest DNS server"), retries with fresh IDs and
 //!   exponential backoff, A-then-AAAA, CNAME re-queries;
-//! - `system`: parsers for `/etc/hosts` and `/etc/resolv.conf` text.
+//! - `system`: parsers for `/etc/hosts` and `/etc/resolv.conf` text;
+//! - [`tcp`]: the 2-byte length framing of DNS over TCP (RFC 7766), for answers that came back
+//!   truncated over UDP.
 //!
 //! It opens no sockets, reads no clock and no files: the event loop (`event_loop`) owns one UDP
 //! socket per server, reads the files, and moves bytes between those sockets and the
@@ -16,6 +19,7 @@
 mod message;
 mod resolver;
 mod system;
+pub mod tcp;
 
 pub use message::{build_query, normalize_name, parse_response, Answer, Edns, EDNS_UDP_PAYLOAD};
 pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, Transmit};
