@@ -7,14 +7,15 @@
 //!   against `dns-parser` 0.8's traps, CNAME chains inside one packet);
 //! - `resolver`: the [`Resolver`] state machine: hosts table, TTL cache, coalescing of
 //!   identical names, server choice ("the laziest DNS server"), retries with fresh IDs and
-//!   exponential backoff, A-then-AAAA, CNAME re-queries;
+//!   exponential backoff, A and AAAA side by side, CNAME re-queries, the TCP retry of a
+//!   truncated answer, the plain retry for a server refusing EDNS;
 //! - `system`: parsers for `/etc/hosts` and `/etc/resolv.conf` text;
 //! - [`tcp`]: the 2-byte length framing of DNS over TCP (RFC 7766), for answers that came back
 //!   truncated over UDP.
 //!
 //! It opens no sockets, reads no clock and no files: the event loop (`event_loop`) owns one UDP
-//! socket per server, reads the files, and moves bytes between those sockets and the
-//! [`Resolver`]. Which resolved addresses may be connected to is `fetcher::addr_policy`'s job.
+//! socket per server and the TCP connections the resolver asks for, reads the files, and moves
+//! bytes between those sockets and the [`Resolver`]. Which resolved addresses may be connected to is `fetcher::addr_policy`'s job.
 
 mod message;
 mod resolver;
@@ -22,7 +23,7 @@ mod system;
 pub mod tcp;
 
 pub use message::{build_query, normalize_name, parse_response, Answer, Edns, EDNS_UDP_PAYLOAD};
-pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, Transmit};
+pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, TcpQuery, Transmit};
 pub use system::{parse_hosts, parse_resolv_conf};
 
 use crate::ReturnCode;
