@@ -22,7 +22,9 @@ mod resolver;
 mod system;
 pub mod tcp;
 
-pub use message::{build_query, normalize_name, parse_response, Answer, Edns, EDNS_UDP_PAYLOAD};
+pub use message::{
+    build_query, normalize_name, parse_response, Answer, Edns, EDNS_UDP_PAYLOAD, MAX_RESPONSE_LEN,
+};
 pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, TcpQuery, Transmit};
 pub use system::{parse_hosts, parse_resolv_conf};
 
