@@ -1,13 +1,17 @@
 //! DNS answers on arbitrary bytes: `dns::parse_response` as given, with the header made ours,
-//! and with our question spliced in (so the answer walk is reached); then a `Resolver` fed the
-//! same datagrams from the right server. No panic; a resolution ends in exactly one event.
+//! and with our question spliced in (so the walk of every section, OPT record included, is
+//! reached); then a `Resolver` (A and AAAA side by side) fed the same datagrams from the right
+//! server, and over TCP whenever one came back truncated. No panic; a resolution ends in
+//! exactly one event.
 #![no_main]
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use libfuzzer_sys::fuzz_target;
-use spinneret::dns::{build_query, parse_response, QueryType, Resolve, Resolver, ResolverConfig};
+use spinneret::dns::{
+    build_query, parse_response, Edns, QueryType, Resolve, Resolver, ResolverConfig,
+};
 
 /// The seeds in corpus/dns_response are answers to this query.
 const ID: u16 = 0x1234;
@@ -34,7 +38,7 @@ fn ours(packet: &[u8]) -> Vec<u8> {
 fn with_question(packet: &[u8], qtype: QueryType) -> Vec<u8> {
     let header = ours(packet);
     let mut query = Vec::new();
-    build_query(ID, NAME, qtype, &mut query);
+    build_query(ID, NAME, qtype, Edns::Advertise, &mut query);
     let mut p = header[..HEADER_LEN].to_vec();
     p.extend_from_slice(&query[HEADER_LEN..]);
     p.extend_from_slice(packet.get(HEADER_LEN..).unwrap_or(&[]));
@@ -75,9 +79,22 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(resolver.resolve(NAME, now), Resolve::Pending);
     let mut events = 0;
     for datagram in std::iter::once(data).chain(patched.iter().map(Vec::as_slice)) {
-        // Bound: one transmit per answer (retry, AAAA, CNAME target) at most.
+        // Bound: one transmit per answer (retry, CNAME target, plain retry) at most.
         while resolver.poll_transmit().is_some() {}
         resolver.handle_datagram(0, server, datagram, now);
+        // A truncated answer moved its lookup to TCP: the same bytes come back that way, under
+        // the TCP query's ID. Bound: two lookups, and TCP answers make no TCP queries.
+        for _ in 0..2 {
+            let Some(q) = resolver.poll_tcp_query() else {
+                break;
+            };
+            assert_eq!(q.server, 0);
+            let mut answer = datagram.to_vec();
+            if answer.len() >= 2 {
+                answer[..2].copy_from_slice(&q.id.to_be_bytes());
+            }
+            resolver.handle_tcp_answer(q.server, q.id, &answer, now);
+        }
         while resolver.poll_event().is_some() {
             events += 1;
         }

@@ -172,10 +172,43 @@ def dns():
         + b"\x00" + struct.pack(">HHIH", 41, 1232, 0, 0))  # OPT pseudo-record
     put("dns_response", "pointer-loop", header(OK, 1) + q + rr(b"\xc0\x00", 1, 1, b"\x01\x02\x03\x04")
         [:0] + b"\xc0" + bytes([q_len]) + struct.pack(">HHIH", 1, 1, 1, 4) + b"\x01\x02\x03\x04")
-    # Over MAX_RESPONSE_LEN (4096): also lifts libFuzzer's default max_len past it.
+    # Over MAX_RESPONSE_LEN (16 KiB): also lifts libFuzzer's default max_len past it.
     put("dns_response", "oversized", header(OK, 1) + q + rr(PTR_Q, 1, 60, bytes([192, 0, 2, 9]))
-        + b"\x00" * 4100)
+        + b"\x00" * 16400)
     put("dns_response", "wrong-id", header(OK, 1, id_=0x4321) + q + rr(PTR_Q, 1, 1, b"\x7f\x00\x00\x01"))
+    # EDNS: 40 A records in one answer (> 512 bytes) with the server's OPT record; AAAA with
+    # OPT; an extended RCODE (BADVERS); two OPT records; FORMERR from a server without EDNS;
+    # truncated with records cut short (the TCP path).
+    forty = b"".join(rr(PTR_Q, 1, 300, bytes([192, 0, 2, i])) for i in range(40))
+    put("dns_response", "forty-a-edns", header(OK, 40, ar=1) + q + forty + opt())
+    put("dns_response", "aaaa-edns", header(OK, 2, ar=1) + question(qtype=28)
+        + rr(PTR_Q, 28, 60, bytes.fromhex("20010db8000000000000000000000001"))
+        + rr(PTR_Q, 28, 60, bytes.fromhex("00000000000000000000000000000001")) + opt())
+    put("dns_response", "opt-badvers", header(OK, 1, ar=1) + q
+        + rr(PTR_Q, 1, 1, b"\x7f\x00\x00\x01") + opt(ext_rcode=1))
+    put("dns_response", "two-opts", header(OK, 1, ar=2) + q
+        + rr(PTR_Q, 1, 1, b"\x7f\x00\x00\x01") + opt() + opt())
+    put("dns_response", "formerr", header(0x8181, 0) + q)
+    put("dns_response", "truncated-forty", header(0x8380, 20) + q + forty[:300])
+
+
+def opt(udp=1232, ext_rcode=0):
+    """An OPT pseudo-record (RFC 6891): root owner, CLASS = UDP size, TTL = extended RCODE."""
+    return b"\x00" + struct.pack(">HHIH", 41, udp, ext_rcode << 24, 0)
+
+
+# ---------------------------------------------------------------- dns_tcp_framing
+def framed(msg):
+    return struct.pack(">H", len(msg)) + msg
+
+
+def dns_tcp():
+    # Layout: bound / 64, cut seed, then the stream.
+    a = header(OK, 1) + question() + rr(PTR_Q, 1, 60, bytes([192, 0, 2, 1]))
+    put("dns_tcp_framing", "two-answers", bytes([8, 7]) + framed(a) + framed(a[:20]))
+    put("dns_tcp_framing", "zero-length", bytes([1, 3]) + framed(b"") + framed(b"x") + b"\x00")
+    put("dns_tcp_framing", "over-the-bound", bytes([1, 5]) + framed(a) + struct.pack(">H", 65) + b"y" * 65)
+    put("dns_tcp_framing", "largest", bytes([255, 9]) + framed(b"\xab" * 16320) + b"\xff\xff")
 
 
 # ---------------------------------------------------------------- robots
@@ -337,4 +370,4 @@ def url_seen():
 
 if __name__ == "__main__":
     shutil.rmtree(CORPUS, ignore_errors=True)
-    links(); http(); dns(); robots(); urlnorm(); warc(); url_seen()
+    links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen()

@@ -1,24 +1,31 @@
 //! spinneret's own DNS client, sans-IO (ARCHITECTURE §5).
 //!
-//! System `getaddrinfo` blocks, so the crawler speaks DNS over UDP itself. This module owns:
+//! System `getaddrinfo` blocks, so the crawler speaks DNS itself (UDP, and TCP for answers too
+//! large for a datagram). This module owns:
 //! - `message`: name validation, query building (hand-written: `dns-parser`'s `Builder` panics
 //!   on legal 63-byte labels) and answer checking (the RFC 5452 ID/question checks, guards
 //!   against `dns-parser` 0.8's traps, CNAME chains inside one packet);
 //! - `resolver`: the [`Resolver`] state machine: hosts table, TTL cache, coalescing of
 //!   identical names, server choice ("the laziest DNS server"), retries with fresh IDs and
-//!   exponential backoff, A-then-AAAA, CNAME re-queries;
-//! - `system`: parsers for `/etc/hosts` and `/etc/resolv.conf` text.
+//!   exponential backoff, A and AAAA side by side, CNAME re-queries, the TCP retry of a
+//!   truncated answer, the plain retry for a server refusing EDNS;
+//! - `system`: parsers for `/etc/hosts` and `/etc/resolv.conf` text;
+//! - [`tcp`]: the 2-byte length framing of DNS over TCP (RFC 7766), for answers that came back
+//!   truncated over UDP.
 //!
 //! It opens no sockets, reads no clock and no files: the event loop (`event_loop`) owns one UDP
-//! socket per server, reads the files, and moves bytes between those sockets and the
-//! [`Resolver`]. Which resolved addresses may be connected to is `fetcher::addr_policy`'s job.
+//! socket per server and the TCP connections the resolver asks for, reads the files, and moves
+//! bytes between those sockets and the [`Resolver`]. Which resolved addresses may be connected to is `fetcher::addr_policy`'s job.
 
 mod message;
 mod resolver;
 mod system;
+pub mod tcp;
 
-pub use message::{build_query, normalize_name, parse_response, Answer};
-pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, Transmit};
+pub use message::{
+    build_query, normalize_name, parse_response, Answer, Edns, EDNS_UDP_PAYLOAD, MAX_RESPONSE_LEN,
+};
+pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, TcpQuery, Transmit};
 pub use system::{parse_hosts, parse_resolv_conf};
 
 use crate::ReturnCode;
@@ -51,8 +58,12 @@ pub enum DnsError {
     Malformed,
     /// The answer uses a record type `dns-parser` does not know (DNAME, RRSIG, HTTPS, SVCB...).
     Unsupported,
-    /// The TC bit was set; we do not retry over TCP.
+    /// The TC bit was set on an answer over TCP (a truncated UDP answer is asked again over
+    /// TCP, so only a server that truncates there too ends this way).
     Truncated,
+    /// RCODE 1: the server could not read our query. Without an OPT record in the answer this
+    /// is an old server refusing EDNS, and the resolver asks once more without it.
+    FormErr,
     /// RCODE 3: the name does not exist.
     NxDomain,
     /// RCODE 2.
@@ -65,6 +76,12 @@ pub enum DnsError {
     CnameChain,
     /// No answer after every attempt, or the whole-resolution deadline passed.
     Timeout,
+    /// The TCP query for a truncated answer failed: no connection, the connection closed or
+    /// reset before a whole answer, an answer longer than we accept, or one that does not
+    /// answer our question.
+    TcpFailed,
+    /// The TCP query for a truncated answer got no whole answer before its deadline.
+    TcpTimeout,
     /// No DNS server is configured and the name is not in the hosts table.
     NoServer,
 }
@@ -80,10 +97,12 @@ impl DnsError {
             DnsError::Unsupported | DnsError::Truncated => ReturnCode::DnsUnsupportedAnswer,
             DnsError::NxDomain => ReturnCode::DnsNxDomain,
             DnsError::ServFail => ReturnCode::DnsServFail,
-            DnsError::Refused => ReturnCode::DnsRefused,
+            // FORMERR after the plain retry, or a server that would not serve TCP: either way
+            // the server would not answer this query.
+            DnsError::Refused | DnsError::FormErr | DnsError::TcpFailed => ReturnCode::DnsRefused,
             DnsError::NoAddress => ReturnCode::DnsNoAddress,
             DnsError::CnameChain => ReturnCode::DnsCnameChain,
-            DnsError::Timeout => ReturnCode::DnsTimeout,
+            DnsError::Timeout | DnsError::TcpTimeout => ReturnCode::DnsTimeout,
             DnsError::NoServer => ReturnCode::DnsServerUnknown,
         }
     }
@@ -102,17 +121,22 @@ mod tests {
             Malformed,
             Unsupported,
             Truncated,
+            FormErr,
             NxDomain,
             ServFail,
             Refused,
             NoAddress,
             CnameChain,
             Timeout,
+            TcpFailed,
+            TcpTimeout,
             NoServer,
         ] {
             assert!(e.return_code().name().starts_with("Dns"), "{e:?}");
         }
         assert_eq!(Truncated.return_code(), ReturnCode::DnsUnsupportedAnswer);
         assert_eq!(NoServer.return_code(), ReturnCode::DnsServerUnknown);
+        assert_eq!(TcpFailed.return_code(), ReturnCode::DnsRefused);
+        assert_eq!(TcpTimeout.return_code(), ReturnCode::DnsTimeout);
     }
 }

@@ -5,7 +5,11 @@
 //! whether *each* address is allowed, and then connects to exactly the address it checked.
 //! Loopback, private, link-local, CGNAT, multicast and otherwise reserved ranges are refused
 //! unless `--allow-private` (all of them) or a matching `--allow-net CIDR` says otherwise.
-//! IPv4-mapped and -compatible IPv6 forms (`::ffff:a.b.c.d`) are judged as the IPv4 address.
+//! IPv6 is judged as IPv4 is: loopback, unique-local, link-local, documentation, multicast and
+//! the rest outside global unicast are refused. IPv4-mapped and -compatible forms
+//! (`::ffff:a.b.c.d`) are the IPv4 address; NAT64 (`64:ff9b::a.b.c.d`) and 6to4 (`2002:AABB:CCDD::`)
+//! addresses are judged, and matched against `--allow-net`, by the IPv4 address they carry,
+//! since that is what the translator or relay reaches.
 //! This module only classifies addresses; the event loop enforces the verdict.
 
 use std::fmt;
@@ -44,7 +48,8 @@ impl Cidr {
         Ok(Cidr { addr, prefix })
     }
 
-    /// True when `ip` lies in this range. Mapped IPv6 addresses match IPv4 ranges.
+    /// True when `ip` lies in this range. Mapped IPv6 addresses match IPv4 ranges, and so do
+    /// NAT64 and 6to4 addresses by the IPv4 address they carry.
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, canonical(ip)) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
@@ -53,6 +58,8 @@ impl Cidr {
             (IpAddr::V6(net), IpAddr::V6(ip)) => {
                 prefix_eq(&net.octets(), &ip.octets(), self.prefix)
             }
+            (IpAddr::V4(net), IpAddr::V6(ip)) => embedded_v4(ip)
+                .is_some_and(|v4| prefix_eq(&net.octets(), &v4.octets(), self.prefix)),
             _ => false,
         }
     }
@@ -73,7 +80,14 @@ impl FromStr for Cidr {
             None if addr.is_ipv4() => 32,
             None => 128,
         };
-        Cidr::new(canonical(addr), prefix)
+        // `::ffff:10.0.0.0/104` is 10.0.0.0/8; a mapped form with a shorter prefix is a
+        // range of IPv6 space and stays one.
+        match canonical(addr) {
+            IpAddr::V4(v4) if addr.is_ipv6() && (96..=128).contains(&prefix) => {
+                Cidr::new(IpAddr::V4(v4), prefix - 96)
+            }
+            _ => Cidr::new(addr, prefix),
+        }
     }
 }
 
@@ -110,11 +124,28 @@ pub fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// The IPv4 address a NAT64 (`64:ff9b::/96`, RFC 6052) or 6to4 (`2002::/16`, RFC 3056)
+/// address carries: a connection to it reaches that IPv4 address through a translator or relay.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let o = ip.octets();
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return Some(Ipv4Addr::new(o[12], o[13], o[14], o[15]));
+    }
+    if s[0] == 0x2002 {
+        return Some(Ipv4Addr::new(o[2], o[3], o[4], o[5]));
+    }
+    None
+}
+
 /// True for every address that is not ordinary public unicast.
 pub fn is_special(ip: IpAddr) -> bool {
     match canonical(ip) {
         IpAddr::V4(v4) => is_special_v4(v4),
-        IpAddr::V6(v6) => is_special_v6(v6),
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => is_special_v4(v4),
+            None => is_special_v6(v6),
+        },
     }
 }
 
@@ -144,10 +175,11 @@ fn is_special_v6(ip: Ipv6Addr) -> bool {
         || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
         || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated) fec0::/10
         || (s[0] & 0xff00) == 0xff00 // multicast
-        || (s[0] == 0x64 && s[1] == 0xff9b) // NAT64 64:ff9b::/96 and /48: reaches IPv4 inside
+        // NAT64 local-use 64:ff9b:1::/48 (RFC 8215) translates into a private network (the
+        // well-known /96 is judged by its IPv4 address before we get here).
+        || (s[0] == 0x64 && s[1] == 0xff9b)
         || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
         || (s[0] == 0x2001 && s[1] < 0x200) // 2001::/23 IETF protocol assignments (Teredo etc.)
-        || s[0] == 0x2002 // 6to4: embeds an arbitrary IPv4 address
         || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard-only 100::/64
         || s[0] & 0xe000 != 0x2000 // outside 2000::/3 global unicast
 }
@@ -226,6 +258,19 @@ mod tests {
             "64:ff9b::a9fe:a9fe",
             "2002:7f00:1::",
             "ff02::1",
+            "ff0e::1",
+            "fec0::1",
+            "2001:db8::1",
+            "2001:db8:ffff::1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::808:808",
+            "2002:a00:1::1",
+            "2002:c0a8:101::",
+            "2001::1",
+            "100::1",
+            "::2",
+            "4000::1",
         ] {
             assert_eq!(policy.check(&[ip(s)]), Verdict::Blocked(ip(s)), "{s}");
         }
@@ -241,7 +286,10 @@ mod tests {
             "100.128.0.1",
             "192.169.0.1",
             "2606:4700::1111",
+            "2a00:1450:4001::200e",
             "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
         ] {
             assert_eq!(policy.check(&[ip(s)]), Verdict::Allowed, "{s}");
         }
@@ -276,7 +324,48 @@ mod tests {
     }
 
     #[test]
+    fn allow_net_in_ipv6() {
+        let nets = ["fd00::/8", "::1", "2001:db8:1::/48", "10.0.0.0/8"];
+        let policy = AddrPolicy::new(false, nets.iter().map(|n| n.parse().unwrap()).collect());
+        for s in [
+            "fd12:3456::1",
+            "::1",
+            "2001:db8:1:2::3",
+            "::ffff:10.1.1.1",
+            "64:ff9b::a00:1",
+            "2002:a01:101::",
+        ] {
+            assert!(policy.allows(ip(s)), "{s}");
+        }
+        for s in [
+            "fc00::1",
+            "::2",
+            "2001:db8:2::1",
+            "fe80::1",
+            "64:ff9b::ac10:1",
+            "172.16.0.1",
+        ] {
+            assert!(!policy.allows(ip(s)), "{s}");
+        }
+    }
+
+    #[test]
     fn cidr_parsing() {
+        assert_eq!("fd00::/8".parse::<Cidr>(), Cidr::new(ip("fd00::"), 8));
+        assert_eq!("fd00::/129".parse::<Cidr>(), Err(CidrError::BadPrefix));
+        assert_eq!("fd00:::/8".parse::<Cidr>(), Err(CidrError::BadAddress));
+        assert_eq!(
+            "::ffff:10.0.0.0/104".parse::<Cidr>(),
+            Cidr::new(ip("10.0.0.0"), 8)
+        );
+        assert_eq!(
+            "::ffff:10.0.0.1".parse::<Cidr>(),
+            Cidr::new(ip("10.0.0.1"), 32)
+        );
+        assert_eq!(
+            "::ffff:0:0/80".parse::<Cidr>(),
+            Cidr::new(ip("::ffff:0:0"), 80)
+        );
         assert_eq!("10.0.0.0/8".parse::<Cidr>(), Cidr::new(ip("10.0.0.0"), 8));
         assert_eq!("::1".parse::<Cidr>(), Cidr::new(ip("::1"), 128));
         assert_eq!("10.0.0.0/33".parse::<Cidr>(), Err(CidrError::BadPrefix));

@@ -1,13 +1,16 @@
-//! A misbehaving authoritative DNS server on loopback UDP for resolver tests.
+//! A misbehaving authoritative DNS server on loopback UDP (and TCP) for resolver tests.
 //!
 //! Queries are parsed and answers built by hand (A, AAAA, CNAME chains), so the server can
 //! also produce every wrong answer a resolver must survive (`Behaviour`). Names are matched
-//! case-insensitively without a trailing dot; unknown names get NXDOMAIN. The HTTP side of a
+//! case-insensitively without a trailing dot; unknown names get NXDOMAIN. As real servers do,
+//! a UDP answer that does not fit 512 bytes (or, with `edns`, the size the query's OPT record
+//! advertises, at most 1232) is sent truncated (TC, no records), and the same port serves TCP
+//! (RFC 7766 framing) unless `tcp` is off. The HTTP side of a
 //! test site lives in `http_server`; the records for a generated site come from `sites`.
 
 use std::collections::HashMap;
-use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -19,12 +22,20 @@ use crate::{sleep_unless_stopped, POLL_STEP};
 const MAX_CNAME_CHAIN: usize = 8;
 /// Largest query accepted (classic UDP DNS).
 const MAX_QUERY: usize = 512;
+/// A UDP answer longer than this is truncated when the query has no OPT record (RFC 1035).
+const CLASSIC_UDP: usize = 512;
+/// The most a UDP answer may take with EDNS, whatever the query advertises (DNS Flag Day 2020).
+pub const EDNS_UDP: u16 = 1232;
+/// Tries at binding UDP and TCP to one free port (another process may hold the TCP side of
+/// the port the kernel gave the UDP socket).
+const BIND_TRIES: usize = 16;
 /// Most labels in a question name.
 const MAX_LABELS: usize = 127;
 
 pub const TYPE_A: u16 = 1;
 pub const TYPE_CNAME: u16 = 5;
 pub const TYPE_AAAA: u16 = 28;
+const TYPE_OPT: u16 = 41;
 const CLASS_IN: u16 = 1;
 
 const RCODE_SERVFAIL: u8 = 2;
@@ -79,6 +90,11 @@ pub struct DnsServerConfig {
     pub behaviours: HashMap<String, Behaviour>,
     pub ttl: u32,
     pub lifetime: Duration,
+    /// Honour EDNS0: a query with an OPT record gets one back, and UDP answers up to the size
+    /// it advertises (at most `EDNS_UDP`). Off, the server ignores OPT and truncates at 512.
+    pub edns: bool,
+    /// Serve TCP on the same port (for answers truncated over UDP). Off, TCP is refused.
+    pub tcp: bool,
 }
 
 impl Default for DnsServerConfig {
@@ -90,6 +106,8 @@ impl Default for DnsServerConfig {
             behaviours: HashMap::new(),
             ttl: 300,
             lifetime: crate::http_server::DEFAULT_LIFETIME,
+            edns: true,
+            tcp: true,
         }
     }
 }
@@ -100,12 +118,15 @@ struct State {
     /// Queries seen per name, for `FailFirst`.
     seen: HashMap<String, u32>,
     queries: Vec<(String, u16, Instant)>,
+    /// The queries of `queries` that came over TCP.
+    tcp_queries: Vec<(String, u16)>,
 }
 
 struct Shared {
     state: Mutex<State>,
     stop: AtomicBool,
     ttl: u32,
+    edns: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -130,7 +151,7 @@ impl DnsServer {
                 format!("refusing non-loopback address {}", config.addr),
             ));
         }
-        let sock = UdpSocket::bind(SocketAddrV4::new(config.addr, config.port))?;
+        let (sock, listener) = bind(config.addr, config.port, config.tcp)?;
         let other = UdpSocket::bind(SocketAddrV4::new(config.addr, 0))?;
         sock.set_read_timeout(Some(POLL_STEP))?;
         let addr = sock.local_addr()?;
@@ -148,22 +169,31 @@ impl DnsServer {
                     .collect(),
                 seen: HashMap::new(),
                 queries: Vec::new(),
+                tcp_queries: Vec::new(),
             }),
             stop: AtomicBool::new(false),
             ttl: config.ttl,
+            edns: config.edns,
         });
         let s = shared.clone();
         let serve = std::thread::spawn(move || serve(sock, other, s));
+        let mut threads = vec![serve];
+        if let Some(listener) = listener {
+            listener.set_nonblocking(true)?;
+            let s = shared.clone();
+            threads.push(std::thread::spawn(move || serve_tcp(listener, s)));
+        }
         let s = shared.clone();
         let lifetime = config.lifetime;
         let watchdog = std::thread::spawn(move || {
             sleep_unless_stopped(&s.stop, lifetime);
             s.stop.store(true, Ordering::SeqCst);
         });
+        threads.push(watchdog);
         Ok(DnsServer {
             shared,
             addr,
-            threads: vec![serve, watchdog],
+            threads,
         })
     }
 
@@ -174,6 +204,11 @@ impl DnsServer {
     /// Every well-formed query received: (name lowercased without trailing dot, qtype, when).
     pub fn queries(&self) -> Vec<(String, u16, Instant)> {
         lock(&self.shared.state).queries.clone()
+    }
+
+    /// The queries that came over TCP: (name, qtype).
+    pub fn tcp_queries(&self) -> Vec<(String, u16)> {
+        lock(&self.shared.state).tcp_queries.clone()
     }
 
     pub fn set_records(&self, name: &str, records: Vec<Record>) {
@@ -203,6 +238,24 @@ impl Drop for DnsServer {
     }
 }
 
+/// Binds the UDP socket, and the TCP listener on the same port if asked.
+fn bind(addr: Ipv4Addr, port: u16, tcp: bool) -> io::Result<(UdpSocket, Option<TcpListener>)> {
+    let mut last = None;
+    for _ in 0..BIND_TRIES {
+        let sock = UdpSocket::bind(SocketAddrV4::new(addr, port))?;
+        if !tcp {
+            return Ok((sock, None));
+        }
+        match TcpListener::bind(sock.local_addr()?) {
+            Ok(l) => return Ok((sock, Some(l))),
+            // The kernel's port for UDP is taken for TCP: try another, unless it was asked for.
+            Err(e) if port == 0 => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no port free for UDP and TCP")))
+}
+
 /// A parsed question: the query's ID, flags, the raw question section and the name.
 struct Query<'a> {
     id: u16,
@@ -210,6 +263,8 @@ struct Query<'a> {
     question: &'a [u8],
     name: String,
     qtype: u16,
+    /// The UDP size the query's OPT record advertises, if it has one.
+    edns: Option<u16>,
 }
 
 fn parse_query(msg: &[u8]) -> Option<Query<'_>> {
@@ -240,12 +295,20 @@ fn parse_query(msg: &[u8]) -> Option<Query<'_>> {
     }
     let qtype = u16::from_be_bytes([*msg.get(pos)?, *msg.get(pos + 1)?]);
     msg.get(pos + 2..pos + 4)?;
+    // An OPT record right after the question: root owner, TYPE 41, CLASS = UDP size.
+    let arcount = u16::from_be_bytes([msg[10], msg[11]]);
+    let opt = msg.get(pos + 4..pos + 9);
+    let edns = match opt {
+        Some(&[0, 0, 41, hi, lo]) if arcount >= 1 => Some(u16::from_be_bytes([hi, lo])),
+        _ => None,
+    };
     Some(Query {
         id,
         flags,
         question: &msg[12..pos + 4],
         name: labels.join("."),
         qtype,
+        edns,
     })
 }
 
@@ -330,10 +393,39 @@ fn normal_answer(q: &Query<'_>, id: u16, question: &[u8], st: &State, ttl: u32) 
     out
 }
 
+/// Fits a normal answer to the transport, as a real server does: over UDP, at most 512 bytes,
+/// or with EDNS honoured the size the query advertised (512 to `EDNS_UDP`) and an OPT record
+/// in the answer; past that, the header and question alone with TC set.
+fn fit(q: &Query<'_>, mut answer: Vec<u8>, edns: bool, tcp: bool) -> Vec<u8> {
+    let honoured = q.edns.filter(|_| edns);
+    if let Some(size) = honoured {
+        let ar = u16::from_be_bytes([answer[10], answer[11]]) + 1;
+        answer[10..12].copy_from_slice(&ar.to_be_bytes());
+        answer.push(0);
+        answer.extend_from_slice(&TYPE_OPT.to_be_bytes());
+        answer.extend_from_slice(&size.clamp(512, EDNS_UDP).to_be_bytes());
+        answer.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    }
+    let limit = honoured.map_or(CLASSIC_UDP, |size| {
+        usize::from(size.clamp(CLASSIC_UDP as u16, EDNS_UDP))
+    });
+    if tcp || answer.len() <= limit {
+        return answer;
+    }
+    response_head(q, q.id, 0, true, q.question)
+}
+
 /// What to send for one query: bytes and whether from the other socket; None = drop.
-fn decide(q: &Query<'_>, shared: &Shared) -> (Option<(Vec<u8>, bool)>, Option<Duration>) {
+fn decide(
+    q: &Query<'_>,
+    shared: &Shared,
+    tcp: bool,
+) -> (Option<(Vec<u8>, bool)>, Option<Duration>) {
     let mut st = lock(&shared.state);
     st.queries.push((q.name.clone(), q.qtype, Instant::now()));
+    if tcp {
+        st.tcp_queries.push((q.name.clone(), q.qtype));
+    }
     let seen = {
         let c = st.seen.entry(q.name.clone()).or_insert(0);
         *c = c.saturating_add(1);
@@ -345,7 +437,10 @@ fn decide(q: &Query<'_>, shared: &Shared) -> (Option<(Vec<u8>, bool)>, Option<Du
         .cloned()
         .unwrap_or(Behaviour::Normal);
     let ttl = shared.ttl;
-    let normal = |st: &State| normal_answer(q, q.id, q.question, st, ttl);
+    let normal = |st: &State| {
+        let answer = normal_answer(q, q.id, q.question, st, ttl);
+        fit(q, answer, shared.edns, tcp)
+    };
     match behaviour {
         Behaviour::Normal => (Some((normal(&st), false)), None),
         Behaviour::Drop => (None, None),
@@ -449,7 +544,7 @@ fn serve(sock: UdpSocket, other: UdpSocket, shared: Arc<Shared>) {
         let Some(q) = parse_query(&buf[..n]) else {
             continue;
         };
-        let (reply, delay) = decide(&q, &shared);
+        let (reply, delay) = decide(&q, &shared, false);
         let Some((bytes, from_other)) = reply else {
             continue;
         };
@@ -472,6 +567,74 @@ fn serve(sock: UdpSocket, other: UdpSocket, shared: Arc<Shared>) {
     }
     for h in delayed {
         let _ = h.join();
+    }
+}
+
+/// Accepts TCP connections (nonblocking, so `stop` is seen) and serves each in turn.
+fn serve_tcp(listener: TcpListener, shared: Arc<Shared>) {
+    while !shared.stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((stream, from)) if from.ip().is_loopback() => serve_tcp_conn(stream, &shared),
+            Ok(_) => {}
+            Err(_) => std::thread::sleep(POLL_STEP),
+        }
+    }
+}
+
+/// Answers framed queries on one connection until the client closes it or stops talking. A
+/// dropped query is simply not answered; a delay is slept here (one client at a time).
+fn serve_tcp_conn(mut stream: TcpStream, shared: &Shared) {
+    if stream.set_nonblocking(false).is_err() || stream.set_read_timeout(Some(POLL_STEP)).is_err() {
+        return;
+    }
+    let mut buf = Vec::new();
+    let mut idle = Duration::ZERO;
+    let mut chunk = [0u8; 1024];
+    // Bounded: the connection ends when the client closes, errs, or is silent past a lifetime.
+    while !shared.stop.load(Ordering::SeqCst) && idle < crate::http_server::DEFAULT_LIFETIME {
+        match stream.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => {
+                idle = Duration::ZERO;
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                idle += POLL_STEP;
+                continue;
+            }
+            Err(_) => return,
+        }
+        // Every whole framed query in the buffer.
+        while buf.len() >= 2 {
+            let len = usize::from(u16::from_be_bytes([buf[0], buf[1]]));
+            if buf.len() < 2 + len {
+                break;
+            }
+            let msg: Vec<u8> = buf.drain(..2 + len).skip(2).collect();
+            let Some(q) = parse_query(&msg) else {
+                continue;
+            };
+            let (reply, delay) = decide(&q, shared, true);
+            if let Some(d) = delay {
+                if !sleep_unless_stopped(&shared.stop, d) {
+                    return;
+                }
+            }
+            if let Some((bytes, _)) = reply {
+                let mut framed = (bytes.len().min(usize::from(u16::MAX)) as u16)
+                    .to_be_bytes()
+                    .to_vec();
+                framed.extend_from_slice(&bytes);
+                if stream.write_all(&framed).is_err() {
+                    return;
+                }
+            }
+        }
     }
 }
 

@@ -261,3 +261,63 @@ fn stop_and_lifetime_end_the_server() {
     srv.stop();
     assert!(t.elapsed() < Duration::from_secs(1));
 }
+
+#[test]
+fn a_large_answer_is_truncated_over_udp_unless_edns_is_honoured_and_whole_over_tcp() {
+    use std::io::{Read, Write};
+    let forty: Vec<Record> = (1..=40)
+        .map(|i| Record::A(Ipv4Addr::new(127, 0, 0, i)))
+        .collect();
+    let start = |edns: bool, tcp: bool| {
+        DnsServer::start(DnsServerConfig {
+            records: HashMap::from([("big.test".to_string(), forty.clone())]),
+            lifetime: Duration::from_secs(30),
+            edns,
+            tcp,
+            ..DnsServerConfig::default()
+        })
+        .unwrap()
+    };
+    let plain = query(1, "big.test", QueryType::A);
+    let mut with_opt = plain.clone();
+    with_opt[11] = 1; // ARCOUNT: an OPT advertising 1232 bytes
+    with_opt.extend_from_slice(&[0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0]);
+    for (edns, q, whole) in [
+        (false, &plain, false),
+        (false, &with_opt, false),
+        (true, &plain, false),
+        (true, &with_opt, true),
+    ] {
+        let srv = start(edns, true);
+        let s = client(2000);
+        s.send_to(q, srv.addr()).unwrap();
+        let mut buf = [0u8; 2048];
+        let (n, _) = s.recv_from(&mut buf).unwrap();
+        let p = Packet::parse(&buf[..n]).unwrap();
+        let what = format!("edns {edns}, opt {}", q.len() > plain.len());
+        assert_eq!(p.header.truncated, !whole, "{what}");
+        assert_eq!(p.answers.len(), if whole { 40 } else { 0 }, "{what}");
+        assert_eq!(p.opt.is_some(), whole, "{what}");
+        assert!(n <= if whole { 1232 } else { 512 }, "{what}");
+    }
+
+    // Over TCP the whole answer, framed.
+    let srv = start(false, true);
+    let mut tcp = std::net::TcpStream::connect(srv.addr()).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut framed = (plain.len() as u16).to_be_bytes().to_vec();
+    framed.extend_from_slice(&plain);
+    tcp.write_all(&framed).unwrap();
+    let mut len = [0u8; 2];
+    tcp.read_exact(&mut len).unwrap();
+    let mut answer = vec![0; usize::from(u16::from_be_bytes(len))];
+    tcp.read_exact(&mut answer).unwrap();
+    let p = Packet::parse(&answer).unwrap();
+    assert!(!p.header.truncated);
+    assert_eq!(a_addrs(&p).len(), 40);
+    assert_eq!(srv.tcp_queries(), [("big.test".to_string(), TYPE_A)]);
+
+    // TCP off: refused.
+    let srv = start(false, false);
+    assert!(std::net::TcpStream::connect(srv.addr()).is_err());
+}

@@ -1,5 +1,6 @@
 use super::*;
 use crate::dns::message::tests::AnswerBuilder;
+use crate::dns::tcp::{FrameDecoder, Status};
 use std::net::Ipv6Addr;
 
 /// Bound on driver steps, so a livelock fails the test instead of hanging it.
@@ -13,6 +14,10 @@ struct Seen {
     id: u16,
     name: String,
     qtype: u16,
+    /// Asked over TCP (after a truncated answer).
+    tcp: bool,
+    /// The query carried an OPT record.
+    edns: bool,
 }
 
 /// What the fake server sends back for one query.
@@ -62,23 +67,46 @@ impl Sim {
         self.r.resolve(name, self.now)
     }
 
-    /// Delivers every queued query to the fake server and its answers back, firing timers
-    /// when nothing else is left, until the resolver is idle or `until` passes.
+    /// Records a query as the fake server sees it.
+    fn see(&mut self, query: &[u8], server: usize, tcp: bool) -> Seen {
+        let p = dns_parser::Packet::parse(query).expect("our query parses");
+        let seen = Seen {
+            at: self.now,
+            server,
+            id: p.header.id,
+            name: p.questions[0].qname.to_string(),
+            qtype: p.questions[0].qtype as u16,
+            tcp,
+            edns: p.opt.is_some(),
+        };
+        self.seen.push(seen.clone());
+        seen
+    }
+
+    /// Delivers every queued query (datagrams and TCP queries) to the fake server and its
+    /// answers back, firing timers when nothing else is left, until the resolver is idle or
+    /// `until` passes. A TCP query the server does not answer is left to time out.
     fn drive(&mut self, server: &mut FakeServer, until: Option<Instant>) {
         for _ in 0..MAX_STEPS {
             if let Some(t) = self.r.poll_transmit() {
-                let p = dns_parser::Packet::parse(&t.payload).expect("our query parses");
-                let seen = Seen {
-                    at: self.now,
-                    server: t.server,
-                    id: p.header.id,
-                    name: p.questions[0].qname.to_string(),
-                    qtype: p.questions[0].qtype as u16,
-                };
-                self.seen.push(seen.clone());
+                let seen = self.see(&t.payload, t.server, false);
                 if let Some(reply) = server(&seen) {
                     let from = self.servers[t.server];
                     self.r.handle_datagram(t.server, from, &reply, self.now);
+                }
+                continue;
+            }
+            if let Some(t) = self.r.poll_tcp_query() {
+                let mut frames = FrameDecoder::new(512);
+                let whole = Status::Complete {
+                    consumed: t.payload.len(),
+                };
+                assert_eq!(frames.decode(&t.payload), Ok(whole), "one framed query");
+                let seen = self.see(frames.message().unwrap(), t.server, true);
+                assert_eq!(seen.id, t.id);
+                assert!(t.deadline > self.now && t.deadline <= self.now + TCP_TIMEOUT);
+                if let Some(reply) = server(&seen) {
+                    self.r.handle_tcp_answer(t.server, t.id, &reply, self.now);
                 }
                 continue;
             }
@@ -134,7 +162,9 @@ fn answers_and_coalesces_identical_names() {
     assert_eq!(s.resolve("WWW.A.TEST."), Resolve::Pending);
     assert_eq!(s.r.pending(), 1);
     s.run(&mut zone);
-    assert_eq!(s.seen.len(), 1, "one query for both callers");
+    let asked: Vec<u16> = s.seen.iter().map(|q| q.qtype).collect();
+    assert_eq!(asked, [1, 28], "one A and one AAAA query for both callers");
+    assert!(s.seen.iter().all(|q| q.edns && !q.tcp));
     assert_eq!(s.only_event(), ("www.a.test".into(), ok(&["192.0.2.1"])));
     assert_eq!(s.r.pending(), 0);
     assert_eq!(s.r.queue_len(0) + s.r.queue_len(1), 0);
@@ -142,16 +172,22 @@ fn answers_and_coalesces_identical_names() {
     // Now cached.
     assert_eq!(s.resolve("www.a.test"), Resolve::Done(ok(&["192.0.2.1"])));
     let st = s.r.stats();
-    assert_eq!((st.queries_sent, st.cache_hits, st.cache_misses), (1, 1, 2));
+    assert_eq!((st.queries_sent, st.cache_hits, st.cache_misses), (2, 1, 2));
 }
 
 #[test]
 fn new_queries_go_to_the_shortest_queue() {
     let mut s = Sim::new(3, |_| {});
-    for (i, name) in ["a.test", "b.test", "c.test", "d.test"].iter().enumerate() {
+    let mut lens = [0; 3];
+    for name in ["a.test", "b.test", "c.test", "d.test"] {
         assert_eq!(s.resolve(name), Resolve::Pending);
-        let t = s.r.poll_transmit().unwrap();
-        assert_eq!(t.server, i % 3, "{name}");
+        // A, then AAAA: each to the shortest queue when sent, the lowest index on ties.
+        for _ in 0..2 {
+            let t = s.r.poll_transmit().unwrap();
+            let shortest = (0..3).min_by_key(|&i| lens[i]).unwrap();
+            assert_eq!(t.server, shortest, "{name}");
+            lens[t.server] += 1;
+        }
     }
     assert_eq!(
         (
@@ -160,7 +196,7 @@ fn new_queries_go_to_the_shortest_queue() {
             s.r.queue_len(2),
             s.r.queue_len(9)
         ),
-        (2, 1, 1, 0)
+        (3, 3, 2, 0)
     );
 }
 
@@ -170,20 +206,25 @@ fn retries_use_fresh_ids_next_server_and_doubling_delays_then_time_out() {
     let start = s.now;
     s.resolve("silent.test");
     s.run(&mut |_| None);
-    assert_eq!(s.seen.len(), 5);
-    let servers: Vec<usize> = s.seen.iter().map(|q| q.server).collect();
-    assert_eq!(servers, vec![0, 1, 0, 1, 0]);
+    assert_eq!(s.seen.len(), 10);
     let mut ids: Vec<u16> = s.seen.iter().map(|q| q.id).collect();
+    ids.sort_unstable();
     ids.dedup();
-    assert_eq!(ids.len(), 5, "every retry has a fresh ID");
-    let gaps: Vec<Duration> = s.seen.windows(2).map(|w| w[1].at - w[0].at).collect();
-    let d = gaps[0];
-    assert!(
-        d > Duration::from_millis(300) && d < Duration::from_millis(350),
-        "{d:?}"
-    );
-    for (i, g) in gaps.iter().enumerate() {
-        assert_eq!(*g, d * (1 << i));
+    assert_eq!(ids.len(), 10, "every retry has a fresh ID");
+    // A starts on the first server, AAAA on the other (the shorter queue then).
+    for (qtype, first) in [(1, 0), (28, 1)] {
+        let sent: Vec<&Seen> = s.seen.iter().filter(|q| q.qtype == qtype).collect();
+        let servers: Vec<usize> = sent.iter().map(|q| q.server).collect();
+        assert_eq!(servers, [first, 1 - first, first, 1 - first, first]);
+        let gaps: Vec<Duration> = sent.windows(2).map(|w| w[1].at - w[0].at).collect();
+        let d = gaps[0];
+        assert!(
+            d > Duration::from_millis(300) && d < Duration::from_millis(350),
+            "{d:?}"
+        );
+        for (i, g) in gaps.iter().enumerate() {
+            assert_eq!(*g, d * (1 << i));
+        }
     }
     assert_eq!(
         s.only_event(),
@@ -192,7 +233,7 @@ fn retries_use_fresh_ids_next_server_and_doubling_delays_then_time_out() {
     let total = s.now - start;
     assert!(total <= Duration::from_secs(10) && total > Duration::from_millis(9_900));
     let st = s.r.stats();
-    assert_eq!((st.queries_sent, st.retries, st.timeouts), (5, 4, 1));
+    assert_eq!((st.queries_sent, st.retries, st.timeouts), (10, 8, 2));
     // Timeouts are not cached.
     assert_eq!(s.resolve("silent.test"), Resolve::Pending);
 }
@@ -203,6 +244,11 @@ fn datagrams_not_matching_an_outstanding_query_are_dropped() {
     s.resolve("www.a.test");
     let t = s.r.poll_transmit().unwrap();
     let id = u16::from_be_bytes([t.payload[0], t.payload[1]]);
+    // The AAAA question is answered first: no AAAA record.
+    let t6 = s.r.poll_transmit().unwrap();
+    let id6 = u16::from_be_bytes([t6.payload[0], t6.payload[1]]);
+    let nodata = AnswerBuilder::new(id6, "www.a.test", 28).build();
+    s.r.handle_datagram(t6.server, s.servers[t6.server], &nodata, s.now);
     let good = AnswerBuilder::new(id, "www.a.test", 1)
         .a("www.a.test", 30, [192, 0, 2, 9])
         .build();
@@ -297,11 +343,21 @@ fn servfail_is_retried_on_the_next_server() {
     s.resolve("w.a.test");
     s.run(&mut one_bad);
     assert_eq!(s.only_event(), ("w.a.test".into(), ok(&["192.0.2.1"])));
-    assert_eq!(s.seen.len(), 2);
+    let a: Vec<usize> = s
+        .seen
+        .iter()
+        .filter(|q| q.qtype == 1)
+        .map(|q| q.server)
+        .collect();
+    assert_eq!(
+        a,
+        [0, 1],
+        "SERVFAIL from the first, the answer from the second"
+    );
 }
 
 #[test]
-fn no_a_record_falls_back_to_aaaa() {
+fn aaaa_only_name_resolves_to_its_v6_address() {
     let mut s = Sim::new(1, |_| {});
     s.resolve("v6.test");
     s.run(&mut zone);
@@ -323,7 +379,13 @@ fn cname_targets_outside_the_packet_are_queried() {
     s.resolve("WWW.site.test");
     s.run(&mut srv);
     let names: Vec<&str> = s.seen.iter().map(|q| q.name.as_str()).collect();
-    assert_eq!(names, vec!["www.site.test", "edge.cdn.a.test"]);
+    let want = [
+        "www.site.test",
+        "www.site.test",
+        "edge.cdn.a.test",
+        "edge.cdn.a.test",
+    ];
+    assert_eq!(names, want, "A and AAAA each follow the CNAME");
     assert_eq!(s.only_event(), ("www.site.test".into(), ok(&["192.0.2.1"])));
     // Cached under the name asked for.
     assert_eq!(
@@ -350,7 +412,7 @@ fn cname_loops_and_long_chains_across_packets_end() {
     s.resolve("p.test");
     s.run(&mut looping);
     assert_eq!(s.only_event(), ("p.test".into(), Err(DnsError::CnameChain)));
-    assert_eq!(s.seen.len(), 2);
+    assert_eq!(s.seen.len(), 4);
 
     let mut s = Sim::new(1, |c| c.max_cname = 3);
     let mut endless = |q: &Seen| {
@@ -364,7 +426,11 @@ fn cname_loops_and_long_chains_across_packets_end() {
     s.resolve("c.test");
     s.run(&mut endless);
     assert_eq!(s.only_event(), ("c.test".into(), Err(DnsError::CnameChain)));
-    assert_eq!(s.seen.len(), 4, "the name and 3 re-queried targets");
+    assert_eq!(
+        s.seen.len(),
+        8,
+        "the name and 3 re-queried targets, A and AAAA"
+    );
 }
 
 #[test]
@@ -485,4 +551,223 @@ fn spurious_calls_are_no_ops() {
     let six = IpAddr::V6(Ipv6Addr::LOCALHOST);
     s.r.handle_datagram(0, SocketAddr::new(six, 53), &[], s.now);
     assert_eq!(s.r.stats().dropped_mismatch, 1);
+}
+
+/// A server for `big.test` (40 A records, one AAAA) that answers only what fits a classic
+/// 512-byte datagram over UDP, and everything over TCP; other names as `zone`.
+fn truncating(q: &Seen) -> Option<Vec<u8>> {
+    if q.name != "big.test" {
+        return zone(q);
+    }
+    let mut b = AnswerBuilder::new(q.id, &q.name, q.qtype);
+    if q.qtype == 28 {
+        b = b.aaaa(&q.name, 30, "2001:db8::40".parse().unwrap());
+    } else {
+        for i in 0..40 {
+            b = b.a(&q.name, 30, [192, 0, 2, i]);
+        }
+    }
+    let full = b.build();
+    Some(if q.tcp || full.len() <= 512 {
+        full
+    } else {
+        AnswerBuilder::with_flags(q.id, 0x8380, &q.name, q.qtype).build()
+    })
+}
+
+fn forty_and_one() -> Vec<String> {
+    let mut want: Vec<String> = (0..40).map(|i| format!("192.0.2.{i}")).collect();
+    want.push("2001:db8::40".into());
+    want
+}
+
+#[test]
+fn a_truncated_answer_is_asked_again_over_tcp_to_the_same_server() {
+    let mut s = Sim::new(2, |_| {});
+    s.resolve("big.test");
+    s.run(&mut truncating);
+    let want = forty_and_one();
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    assert_eq!(s.only_event(), ("big.test".into(), ok(&want)));
+    let a: Vec<(usize, bool)> = s
+        .seen
+        .iter()
+        .filter(|q| q.qtype == 1)
+        .map(|q| (q.server, q.tcp))
+        .collect();
+    assert_eq!(a, [(0, false), (0, true)], "the same server, over TCP");
+    let st = s.r.stats();
+    assert_eq!((st.queries_sent, st.tcp_queries, st.retries), (3, 1, 0));
+    assert_eq!(s.r.queue_len(0) + s.r.queue_len(1), 0);
+    assert_eq!(s.r.poll_timeout(), None);
+    // Cached like any answer.
+    assert_eq!(s.resolve("big.test"), Resolve::Done(ok(&want)));
+}
+
+#[test]
+fn a_server_honouring_edns_needs_no_tcp() {
+    let mut s = Sim::new(1, |_| {});
+    let mut edns = |q: &Seen| {
+        let mut reply = truncating(&Seen {
+            tcp: q.edns,
+            ..q.clone()
+        })?;
+        if q.edns {
+            assert!(reply.len() <= usize::from(crate::dns::EDNS_UDP_PAYLOAD));
+            reply[11] = 1; // ARCOUNT: the OPT record appended below
+            reply.extend_from_slice(&[0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 0]);
+        }
+        Some(reply)
+    };
+    s.resolve("big.test");
+    s.run(&mut edns);
+    assert_eq!(s.only_event().1.unwrap().addrs.len(), 41);
+    assert!(s.seen.iter().all(|q| !q.tcp));
+    assert_eq!(s.r.stats().tcp_queries, 0);
+}
+
+#[test]
+fn tcp_timeout_failure_and_wrong_answers_end_the_name_clearly() {
+    // No answer over TCP: TcpTimeout, TCP_TIMEOUT after the switch, whatever AAAA says.
+    let mut s = Sim::new(1, |c| c.total_timeout = Duration::from_secs(30));
+    let start = s.now;
+    let mut silent_tcp = |q: &Seen| match (q.tcp, q.qtype) {
+        (true, _) => None,
+        (false, 28) => Some(AnswerBuilder::new(q.id, &q.name, q.qtype).build()),
+        _ => truncating(q),
+    };
+    s.resolve("big.test");
+    s.run(&mut silent_tcp);
+    assert_eq!(
+        s.only_event(),
+        ("big.test".into(), Err(DnsError::TcpTimeout))
+    );
+    assert_eq!(s.now - start, TCP_TIMEOUT);
+    assert_eq!(s.r.stats().timeouts, 1);
+    assert_eq!(s.resolve("big.test"), Resolve::Pending, "not cached");
+
+    // Within the name's deadline, however short.
+    let mut s = Sim::new(1, |c| c.total_timeout = Duration::from_millis(700));
+    let start = s.now;
+    s.resolve("big.test");
+    s.run(&mut silent_tcp);
+    assert_eq!(s.only_event().1, Err(DnsError::TcpTimeout));
+    assert_eq!(s.now - start, Duration::from_millis(700));
+
+    // The loop says the connection failed; an answer to another question; TC over TCP.
+    for (case, want) in [
+        ("failed", DnsError::TcpFailed),
+        ("other question", DnsError::TcpFailed),
+        ("truncated again", DnsError::Truncated),
+    ] {
+        let mut s = Sim::new(1, |_| {});
+        s.resolve("big.test");
+        let t = s.r.poll_transmit().unwrap();
+        let id = u16::from_be_bytes([t.payload[0], t.payload[1]]);
+        let tc = AnswerBuilder::with_flags(id, 0x8380, "big.test", 1).build();
+        s.r.handle_datagram(0, s.servers[0], &tc, s.now);
+        let q = s.r.poll_tcp_query().expect("a TCP query");
+        assert_eq!((q.server, s.r.poll_tcp_query()), (0, None));
+        // The same ID over UDP is not taken for the TCP answer.
+        let udp = AnswerBuilder::new(q.id, "big.test", 1).a("big.test", 1, [6, 6, 6, 6]);
+        s.r.handle_datagram(0, s.servers[0], &udp.build(), s.now);
+        match case {
+            "failed" => s.r.handle_tcp_failed(0, q.id, s.now),
+            "other question" => {
+                let p = AnswerBuilder::new(q.id, "evil.test", 1).a("evil.test", 1, [6, 6, 6, 6]);
+                s.r.handle_tcp_answer(0, q.id, &p.build(), s.now);
+            }
+            _ => {
+                let p = AnswerBuilder::with_flags(q.id, 0x8380, "big.test", 1);
+                s.r.handle_tcp_answer(0, q.id, &p.build(), s.now);
+            }
+        }
+        // The AAAA question: no record.
+        s.run(&mut |q: &Seen| Some(AnswerBuilder::new(q.id, &q.name, q.qtype).build()));
+        assert_eq!(s.only_event(), ("big.test".into(), Err(want)), "{case}");
+        // Late news about the finished query changes nothing.
+        s.r.handle_tcp_failed(0, q.id, s.now);
+        s.r.handle_tcp_answer(0, q.id, &[0; 12], s.now);
+        assert_eq!(s.r.poll_event(), None, "{case}");
+    }
+}
+
+#[test]
+fn a_name_with_a_and_aaaa_gives_both_ipv4_first() {
+    let mut s = Sim::new(1, |_| {});
+    let mut both = |q: &Seen| {
+        let b = AnswerBuilder::new(q.id, &q.name, q.qtype);
+        Some(match q.qtype {
+            1 => b.a("dual.test", 40, [192, 0, 2, 7]).build(),
+            _ => b
+                .aaaa("dual.test", 20, "2001:db8::7".parse().unwrap())
+                .build(),
+        })
+    };
+    s.resolve("dual.test");
+    s.run(&mut both);
+    assert_eq!(
+        s.only_event(),
+        ("dual.test".into(), ok(&["192.0.2.7", "2001:db8::7"]))
+    );
+    // Cached for the smaller TTL.
+    s.now += Duration::from_secs(19);
+    assert!(matches!(s.resolve("dual.test"), Resolve::Done(Ok(_))));
+    s.now += Duration::from_secs(1);
+    assert_eq!(s.resolve("dual.test"), Resolve::Pending);
+}
+
+#[test]
+fn a_lost_aaaa_answer_costs_at_most_aaaa_grace() {
+    let mut s = Sim::new(1, |_| {});
+    let start = s.now;
+    let mut no_aaaa = |q: &Seen| if q.qtype == 28 { None } else { zone(q) };
+    s.resolve("x.a.test");
+    s.run(&mut no_aaaa);
+    assert_eq!(s.only_event(), ("x.a.test".into(), ok(&["192.0.2.1"])));
+    assert_eq!(s.now - start, AAAA_GRACE);
+    assert_eq!(s.resolve("x.a.test"), Resolve::Done(ok(&["192.0.2.1"])));
+}
+
+#[test]
+fn nxdomain_ends_the_name_without_waiting_for_the_other_family() {
+    let mut s = Sim::new(1, |_| {});
+    let start = s.now;
+    let mut nx_a = |q: &Seen| if q.qtype == 28 { None } else { zone(q) };
+    s.resolve("nx.test");
+    s.run(&mut nx_a);
+    assert_eq!(s.only_event(), ("nx.test".into(), Err(DnsError::NxDomain)));
+    assert_eq!(s.now, start);
+    assert_eq!(s.r.poll_timeout(), None, "the AAAA lookup was dropped");
+    assert_eq!(s.r.queue_len(0), 0);
+}
+
+#[test]
+fn formerr_to_edns_is_asked_once_more_without_it() {
+    let mut s = Sim::new(1, |_| {});
+    let mut old = |q: &Seen| {
+        if q.edns {
+            Some(AnswerBuilder::with_flags(q.id, 0x8181, &q.name, q.qtype).build())
+        } else {
+            zone(q)
+        }
+    };
+    s.resolve("old.a.test");
+    s.run(&mut old);
+    assert_eq!(s.only_event(), ("old.a.test".into(), ok(&["192.0.2.1"])));
+    let edns: Vec<bool> = s
+        .seen
+        .iter()
+        .filter(|q| q.qtype == 1)
+        .map(|q| q.edns)
+        .collect();
+    assert_eq!(edns, [true, false]);
+    // FORMERR to the plain query too: the server will not answer.
+    let mut s = Sim::new(1, |_| {});
+    let mut broken =
+        |q: &Seen| Some(AnswerBuilder::with_flags(q.id, 0x8181, &q.name, q.qtype).build());
+    s.resolve("old.a.test");
+    s.run(&mut broken);
+    assert_eq!(s.only_event().1, Err(DnsError::FormErr));
+    assert_eq!(s.seen.len(), 4);
 }

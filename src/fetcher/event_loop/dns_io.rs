@@ -1,5 +1,6 @@
 //! The loop's side of DNS: sending the resolver's queries over the UDP sockets, reading
 //! answers (bounded per event), and handing resolved names to the fetches waiting for them.
+//! Queries over TCP (after a truncated answer) are `dns_tcp`'s.
 
 use std::io;
 use std::time::Instant;
@@ -20,6 +21,7 @@ impl Crawler {
                 let _ = sock.send_to(&tx.payload, *addr);
             }
         }
+        self.flush_dns_tcp();
     }
 
     pub(super) fn read_dns(&mut self, server: usize, now: Instant) {

@@ -40,11 +40,13 @@ use super::stats::LoopStats;
 mod completions;
 mod dispatch;
 mod dns_io;
+mod dns_tcp;
 mod http_stage;
 mod receive_pool;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, Limits, Method, Request, ResponseDecoder};
 use crate::ReturnCode;
+use dns_tcp::{DnsTcp, DNS_TCP_TOKEN_BASE};
 use receive_pool::ReceivePool;
 
 /// The longest a poll sleeps, so that an interrupt flag set by a signal handler is seen soon.
@@ -52,7 +54,7 @@ const MAX_POLL_WAIT: Duration = Duration::from_millis(200);
 /// Scratch buffer for socket reads (TLS, chunk framing), and the most one read puts straight
 /// into a response's buffer.
 const READ_BUF_BYTES: usize = 64 * 1024;
-/// Largest DNS datagram accepted (we send no EDNS, so answers are ≤ 512 bytes by the RFC;
+/// Largest DNS datagram accepted (we advertise 1232 bytes in EDNS, so answers are no longer;
 /// larger ones are cut and then fail to parse, which is the right outcome).
 const DNS_DATAGRAM_BYTES: usize = 4096;
 /// Datagrams read from one DNS socket per readiness event before yielding (a flood of
@@ -223,6 +225,8 @@ pub struct Crawler {
     resolver: Resolver,
     dns_sockets: Vec<UdpSocket>,
     dns_servers: Vec<SocketAddr>,
+    /// TCP connections asking again what came back truncated over UDP.
+    dns_tcp: DnsTcp,
     fetches: Slab<Fetch>,
     conns: ConnPool,
     wait_for_issue: VecDeque<FetchRequest>,
@@ -281,6 +285,7 @@ impl Crawler {
             resolver,
             dns_sockets,
             dns_servers,
+            dns_tcp: DnsTcp::default(),
             fetches: Slab::with_capacity(config.max_live),
             conns: ConnPool::new(config.max_conns),
             wait_for_issue: VecDeque::new(),
@@ -402,6 +407,8 @@ impl Crawler {
         for &(token, readiness) in &ready {
             if token.0 == WAKE_TOKEN {
                 // Only ends the poll: the driver looks at what woke it.
+            } else if token.0 >= DNS_TCP_TOKEN_BASE {
+                self.dns_tcp_ready(token.0 - DNS_TCP_TOKEN_BASE, now);
             } else if token.0 >= DNS_TOKEN_BASE {
                 self.read_dns(token.0 - DNS_TOKEN_BASE, now);
             } else {
@@ -420,6 +427,7 @@ impl Crawler {
             }
         }
         self.resolver.handle_timeout(now);
+        self.expire_dns_tcp(now);
         self.resolver_events(now);
         self.expire(now);
         if self.conns.expire(&self.poll, now) {
@@ -459,6 +467,7 @@ impl Crawler {
             self.timers.first().map(|&(t, _)| t),
             self.conns.next_deadline(),
             self.resolver.poll_timeout(),
+            self.dns_tcp.next_deadline(),
             wake_at,
         ];
         for t in deadlines.into_iter().flatten() {

@@ -1,0 +1,204 @@
+//! The real web's DNS manners, end to end over loopback: a name with 40 A records (asked again
+//! over TCP after a truncated answer, or answered in one datagram when the server honours
+//! EDNS), a server refusing TCP, and a host with only an AAAA record fetched over IPv6.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use common::{config, run, spinneret, temp_dir};
+use spinneret::fetcher::addr_policy::AddrPolicy;
+use spinneret::ReturnCode;
+use spinneret_tools::dns_server::{DnsServer, DnsServerConfig, Record, TYPE_A};
+use spinneret_tools::http_server::{HttpServer, HttpServerConfig, Response, Routes, Script};
+
+const LIFETIME: Duration = Duration::from_secs(60);
+
+/// `big.test`: 40 A records, 127.0.0.1 (where the page is) first; about 700 bytes of answer.
+fn dns(edns: bool, tcp: bool) -> DnsServer {
+    let mut a = vec![Record::A(Ipv4Addr::LOCALHOST)];
+    a.extend((2..=40).map(|i| Record::A(Ipv4Addr::new(127, 0, 0, i))));
+    let mut records = HashMap::new();
+    records.insert("big.test".to_string(), a);
+    records.insert(
+        "v6.test".to_string(),
+        vec![Record::Aaaa(Ipv6Addr::LOCALHOST)],
+    );
+    DnsServer::start(DnsServerConfig {
+        records,
+        lifetime: LIFETIME,
+        edns,
+        tcp,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server")
+}
+
+fn page() -> HttpServer {
+    let mut routes = Routes::new();
+    routes.add(
+        "big.test",
+        "/page",
+        Script::Respond(Response::ok("forty", "text/plain")),
+    );
+    HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server")
+}
+
+#[test]
+fn forty_a_records_resolve_over_tcp_after_a_truncated_answer() {
+    let (dns, http) = (dns(false, true), page());
+    let url = format!("http://big.test:{}/page", http.port());
+    let d = run(config(Some(dns.addr())), &url);
+    assert_eq!((d.outcome, d.status), (ReturnCode::Success, 200));
+    assert_eq!(d.content, b"forty");
+    assert_eq!(
+        d.peer,
+        Some(SocketAddr::from(([127, 0, 0, 1], http.port())))
+    );
+    let a_queries = dns.queries().iter().filter(|q| q.1 == TYPE_A).count();
+    assert_eq!(a_queries, 2, "once over UDP, once over TCP");
+    assert_eq!(dns.tcp_queries(), [("big.test".to_string(), TYPE_A)]);
+}
+
+#[test]
+fn forty_a_records_come_in_one_datagram_when_the_server_honours_edns() {
+    let (dns, http) = (dns(true, true), page());
+    let url = format!("http://big.test:{}/page", http.port());
+    let d = run(config(Some(dns.addr())), &url);
+    assert_eq!((d.outcome, d.status), (ReturnCode::Success, 200));
+    assert_eq!(dns.tcp_queries(), [], "no TCP");
+}
+
+#[test]
+fn a_server_refusing_tcp_ends_the_name_dns_refused() {
+    let dns = dns(false, false);
+    let d = run(config(Some(dns.addr())), "http://big.test:9/");
+    assert_eq!(d.outcome, ReturnCode::DnsRefused);
+}
+
+/// A one-page HTTP server on `[::1]`: answers each connection's request with "hello over v6".
+struct V6Server {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl V6Server {
+    /// None when `[::1]` cannot be bound (no IPv6 on this machine).
+    fn start() -> Option<V6Server> {
+        let listener = TcpListener::bind("[::1]:0").ok()?;
+        listener.set_nonblocking(true).ok()?;
+        let port = listener.local_addr().ok()?.port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let end = Instant::now() + LIFETIME;
+            while !s.load(Ordering::SeqCst) && Instant::now() < end {
+                let Ok((mut conn, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                };
+                let _ = conn.set_nonblocking(false);
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut req = Vec::new();
+                let mut buf = [0u8; 1024];
+                // Bounded: a request head ends, the client closes, or the read times out.
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16_384 {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = "hello over v6";
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Some(V6Server {
+            port,
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for V6Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn an_aaaa_only_host_on_ipv6_loopback_is_fetched() {
+    let Some(http) = V6Server::start() else {
+        eprintln!("SKIP: [::1] cannot be bound here (no IPv6 loopback)");
+        return;
+    };
+    let dns = dns(true, true);
+    let url = format!("http://v6.test:{}/", http.port);
+
+    // In process: the address connected to is the IPv6 one.
+    let d = run(config(Some(dns.addr())), &url);
+    assert_eq!((d.outcome, d.status), (ReturnCode::Success, 200));
+    assert_eq!(d.content, b"hello over v6");
+    assert_eq!(
+        d.peer,
+        Some(SocketAddr::from((Ipv6Addr::LOCALHOST, http.port)))
+    );
+    // The address policy judges IPv6 loopback as it does 127.0.0.1.
+    let mut strict = config(Some(dns.addr()));
+    strict.addr_policy = AddrPolicy::default();
+    assert_eq!(run(strict, &url).outcome, ReturnCode::PrivateAddressBlocked);
+    let mut one_net = config(Some(dns.addr()));
+    one_net.addr_policy = AddrPolicy::new(false, vec!["::1/128".parse().unwrap()]);
+    assert_eq!(run(one_net, &url).outcome, ReturnCode::Success);
+
+    // The command line.
+    let dir = temp_dir("dns-manners-v6");
+    let list = dir.join("urls.txt");
+    std::fs::write(&list, format!("{url}\n")).unwrap();
+    let out = dir.join("out");
+    let dns_arg = dns.addr().to_string();
+    let res = spinneret(
+        &[
+            "fetch",
+            "--urls",
+            list.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--dns-server",
+            &dns_arg,
+            "--hosts-file",
+            "none",
+            "--allow-net",
+            "::1/128",
+        ],
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "exit {:?}: {stderr}", res.status);
+    let lines = common::read_log(&out);
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(
+        (lines[0].outcome, lines[0].status),
+        (ReturnCode::Success, 200)
+    );
+}
