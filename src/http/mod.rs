@@ -3,7 +3,7 @@
 //! This module owns the bytes of one exchange: [`write_request`] appends a request to a buffer,
 //! [`ResponseDecoder`] takes whatever the socket produced and finds the response in it (head,
 //! framing, body), [`decode_content`] undoes `Content-Encoding`, and [`retry_after`] reads how
-//! long a 429 or 503 asks us to wait. Every size it handles is
+//! long a 429 or 503 asks us to wait; [`cookies`] is the cookie jar. Every size it handles is
 //! bounded by [`Limits`], and every failure is an [`HttpError`] that maps onto one
 //! [`ReturnCode`].
 //!
@@ -13,6 +13,7 @@
 //! `tls`, and the WARC record built from [`ResponseDecoder::raw`] in `warc`.
 
 mod content;
+pub mod cookies;
 mod headers;
 mod request;
 mod response;
