@@ -1258,6 +1258,7 @@ fn finished_fetch_clears_the_source_wait() {
                     Next::Fetch(FetchRequest {
                         url: url::Url::parse(&u).unwrap(),
                         tag: 0,
+                        cookie: None,
                     })
                 }
                 (false, Some(u)) => {

@@ -720,10 +720,12 @@ fn pushed_requests_go_first_and_each_ends_once() {
     src.queue.push_back(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&url).unwrap(),
         tag: 2,
+        cookie: None,
     });
     crawler.fetch_push(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
         tag: 1,
+        cookie: None,
     });
     common::drive(
         &mut crawler,
@@ -767,6 +769,7 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
     src.inner.queue.push_back(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&url).unwrap(),
         tag: 0,
+        cookie: None,
     });
     common::drive(&mut crawler, &mut src, Duration::from_secs(10), "prefetch");
     // No URL of later.test was ever fetched, yet its name went out to the DNS server.
@@ -841,6 +844,7 @@ fn responses_are_received_into_buffers_given_back() {
             .map(|i| spinneret::fetcher::FetchRequest {
                 url: url::Url::parse(&format!("http://127.0.0.1:{}/{i}", server.port())).unwrap(),
                 tag: i,
+                cookie: None,
             })
             .collect(),
         busy: false,

@@ -369,6 +369,8 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
         ),
         ("delay-factor".into(), args.delay_factor.to_string()),
         ("max-crawl-delay".into(), args.max_crawl_delay.to_string()),
+        ("max-retries".into(), args.max_retries.to_string()),
+        ("max-retry-after".into(), args.max_retry_after.to_string()),
         ("ignore-robots".into(), args.ignore_robots.to_string()),
         (
             "page-requisites".into(),
@@ -531,6 +533,9 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
         page_requisites: !args.no_page_requisites,
+        cookies: args.common.cookies()?,
+        max_retries: args.max_retries,
+        max_retry_after: Duration::from_secs(args.max_retry_after),
         ..CrawlConfig::new(filter, setup.crawler.max_conns)
     };
     let mut report = crate::app::loops::execute(

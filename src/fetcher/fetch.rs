@@ -25,6 +25,9 @@ use crate::ReturnCode;
 pub struct FetchRequest {
     pub url: Url,
     pub tag: u64,
+    /// The `Cookie` header to send, if any: the caller's cookie jar decides, the fetcher only
+    /// writes it.
+    pub cookie: Option<String>,
 }
 
 /// Where a fetch connects: the host as written in the URL, its port, and whether it is TLS.
@@ -426,6 +429,7 @@ mod tests {
             let request = FetchRequest {
                 url: Url::parse("http://127.0.0.1/").unwrap(),
                 tag: 0,
+                cookie: None,
             };
             let mut c = Completion::without_response(request, ReturnCode::Success);
             c.decoder = Some(decoder);

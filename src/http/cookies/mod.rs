@@ -33,6 +33,8 @@ use url::Url;
 pub use netscape::Loaded;
 use set_cookie::Expiry;
 
+use super::ResponseHead;
+
 /// Largest `Set-Cookie` value (name, value and attributes) kept: RFC 6265 §6.1's minimum a
 /// user agent must support, and what browsers allow.
 pub const MAX_COOKIE_BYTES: usize = 4096;
@@ -148,6 +150,10 @@ impl CookieJar {
         }
     }
 
+    pub fn limits(&self) -> JarLimits {
+        self.limits
+    }
+
     /// Cookies held (expired ones too, until they are evicted or saved).
     pub fn len(&self) -> usize {
         self.by_age.len()
@@ -174,6 +180,17 @@ impl CookieJar {
                 )
             })
             .count()
+    }
+
+    /// Stores the `Set-Cookie` fields of a response `head` to `url`, received at `now` (see
+    /// [`CookieJar::store`]).
+    pub fn store_response(&mut self, head: &ResponseHead, url: &Url, now: SystemTime) -> usize {
+        let values = head
+            .headers
+            .iter()
+            .filter(|(name, _)| *name == "set-cookie")
+            .map(|(_, value)| value);
+        self.store(values, url, now)
     }
 
     /// Stores one `Set-Cookie` value (RFC 6265 §5.3).
