@@ -73,6 +73,10 @@ pub(super) fn parse(value: &[u8], now: SystemTime) -> Result<SetCookie<'_>, Refu
     for attribute in attributes.split(';') {
         let (key, value) = attribute.split_once('=').unwrap_or((attribute, ""));
         let (key, value) = (key.trim_matches(is_wsp), value.trim_matches(is_wsp));
+        if value.contains('\t') {
+            // Nothing a jar keeps may hold a tab (cookies.txt separates fields with them).
+            continue;
+        }
         if key.eq_ignore_ascii_case("expires") {
             if let Some(t) = parse_http_date(value.as_bytes()) {
                 expires = Some(t);

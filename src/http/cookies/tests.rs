@@ -483,3 +483,50 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    /// A jar saved as cookies.txt and loaded back answers every URL as before: what a resumed
+    /// crawl relies on (the `cookies` fuzz target checks the same on arbitrary bytes).
+    #[test]
+    fn a_saved_jar_loads_back_the_same(
+        sets in proptest::collection::vec(
+            (0usize..5, 0usize..3, "[ -:<-~]{0,6}", proptest::collection::vec(0usize..12, 0..4)),
+            0..40,
+        )
+    ) {
+        const FROM: [&str; 5] = [
+            "http://www.example.com/a/b",
+            "https://shop.example.com/",
+            "https://alice.github.io/x/",
+            "http://127.0.0.1:8080/p/q",
+            "http://localhost/",
+        ];
+        const ATTRIBUTES: [&str; 12] = [
+            "Domain=example.com", "Domain=github.io", "Domain=alice.github.io", "Path=/",
+            "Path=/a", "Path=/x/ y", "Max-Age=60", "Max-Age=0", "Secure", "HttpOnly",
+            "Expires=Wed, 01 Jan 2098 00:00:00 GMT", "Expires=Sun, 06 Nov 1994 08:49:37 GMT",
+        ];
+        let limits = JarLimits { per_site: 3, total: 6 };
+        let mut j = CookieJar::new(limits);
+        for (from, name, value, attributes) in sets {
+            let mut text = format!("n{name}={value}");
+            for a in attributes {
+                text.push_str("; ");
+                text.push_str(ATTRIBUTES[a]);
+            }
+            let _ = j.store_one(text.as_bytes(), &u(FROM[from]), now());
+        }
+        let mut saved = String::new();
+        j.save_netscape(&mut saved, now());
+        let mut back = CookieJar::new(limits);
+        back.load_netscape(&saved, now());
+        prop_assert_eq!(back.len(), j.len());
+        for to in [
+            "http://www.example.com/a/b/c", "https://example.com/x/ y", "https://shop.example.com/a",
+            "https://alice.github.io/x/", "http://127.0.0.1/p/q", "http://localhost/",
+        ] {
+            prop_assert_eq!(back.header_for(&u(to), now()), j.header_for(&u(to), now()), "{}", to);
+        }
+    }
+}
