@@ -329,3 +329,26 @@ fn load_cookies_reads_what_wget_itself_saved() {
         path
     });
 }
+
+#[test]
+fn a_load_cookies_file_that_holds_no_cookie_is_a_usage_error() {
+    let dir = temp_dir("manners-notcookies");
+    let file = dir.join("notes.txt");
+    std::fs::write(&file, "these are\nnot\tcookies\n").unwrap();
+    let out = dir.join("out");
+    for cmd in ["fetch", "crawl"] {
+        let args = [
+            cmd,
+            "--load-cookies",
+            file.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "http://127.0.0.1:9/",
+        ];
+        let res = spinneret(&args, LIMIT);
+        let stderr = String::from_utf8_lossy(&res.stderr);
+        assert_eq!(res.status.code(), Some(2), "{cmd}: {stderr}");
+        assert!(stderr.contains("--load-cookies"), "{cmd}: {stderr}");
+    }
+    assert!(!out.exists(), "nothing was started");
+}

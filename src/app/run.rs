@@ -426,6 +426,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     use crate::crawl::CrawlConfig;
 
     let mut setup = args.common.setup()?;
+    let cookies = args.common.cookies()?;
     setup.output.options.extend(crawl_options(&args));
     let display = Display::of(&args.common);
     if args.max_time == Some(0) {
@@ -533,7 +534,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
         page_requisites: !args.no_page_requisites,
-        cookies: args.common.cookies()?,
+        cookies,
         max_retries: args.max_retries,
         max_retry_after: Duration::from_secs(args.max_retry_after),
         ..CrawlConfig::new(filter, setup.crawler.max_conns)

@@ -244,6 +244,9 @@ impl CookieJar {
     /// The `Cookie` header value for a request to `url` at `now` (RFC 6265 §5.4), or `None`
     /// if no cookie applies.
     pub fn header_for(&self, url: &Url, now: SystemTime) -> Option<String> {
+        if self.is_empty() {
+            return None; // most crawls meet few cookies: no suffix lookup per request then
+        }
         let host = request_host(url)?;
         let cookies = self.sites.get(site_of(host))?;
         let https = url.scheme() == "https";
