@@ -1,5 +1,6 @@
 //! UTC timestamps as text: RFC 3339 for WARC headers and `crawl.log`, a compact form for file
-//! names, and the parse back for reading logs.
+//! names, and the parse back for reading logs; HTTP dates (`Retry-After`, a cookie's
+//! `Expires`) read and written.
 //!
 //! No date crate: the conversions are Howard Hinnant's `civil_from_days` / `days_from_civil`
 //! (proleptic Gregorian, exact for every year in range). Reading the clock is the caller's job;
@@ -221,6 +222,20 @@ pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
     } else {
         0
     };
+    let ms = Duration::from_millis(u64::from(millis));
+    Some(from_civil(year, month, day, hour, minute, second)? + ms)
+}
+
+/// The instant of a civil UTC date and time, or `None` if the date does not exist (Feb 30) or
+/// a field is out of range (leap seconds included).
+fn from_civil(
+    year: i64,
+    month: u32,
+    day: u32,
+    hour: u32,
+    minute: u32,
+    second: u32,
+) -> Option<SystemTime> {
     if !(1..=12).contains(&month)
         || day == 0
         || day > days_in_month(year, month)
@@ -232,12 +247,121 @@ pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
     }
     let secs = days_from_civil(year, month, day) * DAY_SECS
         + i64::from(hour * 3600 + minute * 60 + second);
-    let ms = Duration::from_millis(u64::from(millis));
     if secs >= 0 {
-        Some(UNIX_EPOCH + Duration::from_secs(secs as u64) + ms)
+        Some(UNIX_EPOCH + Duration::from_secs(secs as u64))
     } else {
-        Some(UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()) + ms)
+        Some(UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs()))
     }
+}
+
+const MONTHS: [&[u8; 3]; 12] = [
+    b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct", b"nov", b"dec",
+];
+const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+
+/// RFC 6265 §5.1.1 `delimiter`: every byte that separates the tokens of a date.
+fn is_date_delimiter(b: u8) -> bool {
+    matches!(b, 0x09 | 0x20..=0x2f | 0x3b..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e)
+}
+
+/// The value of the 1 to `max` digits that start `token`, if they are followed by a non-digit
+/// or nothing (RFC 6265 §5.1.1: `1*2DIGIT ( non-digit *OCTET )`), and how many there were.
+fn leading_digits(token: &[u8], min: usize, max: usize) -> Option<(u32, usize)> {
+    let n = token.iter().take_while(|b| b.is_ascii_digit()).count();
+    if n < min || n > max {
+        return None;
+    }
+    Some((digits(&token[..n])?, n))
+}
+
+/// `hms-time = time-field ":" time-field ":" time-field ( non-digit *OCTET )`.
+fn hms_time(token: &[u8]) -> Option<(u32, u32, u32)> {
+    let (h, n) = leading_digits(token, 1, 2)?;
+    let rest = token[n..].strip_prefix(b":")?;
+    let (m, n) = leading_digits(rest, 1, 2)?;
+    let rest = rest[n..].strip_prefix(b":")?;
+    let (s, _) = leading_digits(rest, 1, 2)?;
+    Some((h, m, s))
+}
+
+/// Reads an HTTP date: RFC 9110 §5.6.7's IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) and its
+/// obsolete RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37
+/// 1994`) forms, and what servers put in a cookie's `Expires`, with the one algorithm of RFC
+/// 6265 §5.1.1 (tokens in any order; a two-digit year 70–99 is 19xx, 00–69 is 20xx). RFC 9110
+/// asks recipients to be robust in reading dates; this is the robust reading browsers share.
+/// `None` when a time, day, month or year is missing or out of range, or the date does not
+/// exist. UTC is assumed (the zone token is ignored, as every HTTP date is GMT).
+pub fn parse_http_date(text: &[u8]) -> Option<SystemTime> {
+    let (mut time, mut day, mut month, mut year) = (None, None, None, None);
+    for token in text
+        .split(|&b| is_date_delimiter(b))
+        .filter(|t| !t.is_empty())
+    {
+        if time.is_none() {
+            if let Some(t) = hms_time(token) {
+                time = Some(t);
+                continue;
+            }
+        }
+        if day.is_none() {
+            if let Some((d, _)) = leading_digits(token, 1, 2) {
+                day = Some(d);
+                continue;
+            }
+        }
+        if month.is_none() && token.len() >= 3 {
+            let m = MONTHS
+                .iter()
+                .position(|m| token[..3].eq_ignore_ascii_case(&m[..]));
+            if let Some(m) = m {
+                month = Some(m as u32 + 1);
+                continue;
+            }
+        }
+        if year.is_none() {
+            if let Some((y, _)) = leading_digits(token, 2, 4) {
+                year = Some(y);
+            }
+        }
+    }
+    let year = match i64::from(year?) {
+        y @ 70..=99 => y + 1900,
+        y @ 0..=69 => y + 2000,
+        y => y,
+    };
+    let (hour, minute, second) = time?;
+    if year < 1601 {
+        return None;
+    }
+    from_civil(year, month?, day?, hour, minute, second)
+}
+
+/// Appends `t` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7), whole
+/// seconds, years clamped to 0000–9999.
+pub fn write_http_date(out: &mut Vec<u8>, t: SystemTime) {
+    let c = to_civil(t);
+    let days = days_from_civil(c.year, c.month, c.day);
+    out.extend_from_slice(DAYS[days.rem_euclid(7) as usize].as_bytes());
+    out.extend_from_slice(b", ");
+    push_digits(out, c.day, 2);
+    out.push(b' ');
+    let m = MONTHS[c.month as usize - 1];
+    out.push(m[0].to_ascii_uppercase());
+    out.extend_from_slice(&m[1..]);
+    out.push(b' ');
+    push_digits(out, c.year as u32, 4);
+    for (sep, v) in [(b' ', c.hour), (b':', c.minute), (b':', c.second)] {
+        out.push(sep);
+        push_digits(out, v, 2);
+    }
+    out.extend_from_slice(b" GMT");
+}
+
+/// [`write_http_date`] as a `String`.
+pub fn http_date(t: SystemTime) -> String {
+    let mut out = Vec::with_capacity(29);
+    write_http_date(&mut out, t);
+    ascii_string(out)
 }
 
 #[cfg(test)]
@@ -326,6 +450,75 @@ mod tests {
         assert!(parse_rfc3339("2000-02-29T00:00:00Z").is_some());
     }
 
+    #[test]
+    fn http_dates_in_all_three_forms_and_cookie_spellings() {
+        // RFC 9110 §5.6.7's example instant, in each form it lists.
+        let want = Some(at(784_111_777, 0));
+        for text in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+            // What servers put in cookies' Expires.
+            "Sun, 06-Nov-1994 08:49:37 GMT",
+            "sun, 6 nov 1994 8:49:37 utc",
+            "06 November 1994 08:49:37",
+        ] {
+            assert_eq!(parse_http_date(text.as_bytes()), want, "{text:?}");
+        }
+        // Two-digit years: 70–99 are 19xx, 00–69 20xx.
+        let y = |s: &str| parse_http_date(s.as_bytes()).map(rfc3339);
+        assert_eq!(
+            y("Thu, 01-Jan-70 00:00:00 GMT").as_deref(),
+            Some("1970-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            y("Sat, 01-Jan-00 00:00:00 GMT").as_deref(),
+            Some("2000-01-01T00:00:00Z")
+        );
+        assert_eq!(
+            y("Sun, 31-Dec-69 23:59:59 GMT").as_deref(),
+            Some("2069-12-31T23:59:59Z")
+        );
+    }
+
+    #[test]
+    fn http_date_garbage_and_impossible_dates_are_none() {
+        for bad in [
+            "",
+            "soon",
+            "120",
+            "Sun, 06 Nov 1994",              // no time
+            "06 Nov 08:49:37",               // no year
+            "Sun, 31 Feb 2024 00:00:00 GMT", // no such day
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:60:00 GMT",
+            "Sun, 06 Nov 1994 08:49:60 GMT", // leap second
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1600 08:49:37 GMT", // before 1601
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_http_date(bad.as_bytes()), None, "{bad:?}");
+        }
+        assert_eq!(
+            parse_http_date(b"\xff\x00 1 jan 2024 1:2:3"),
+            Some(at(1_704_070_923, 0))
+        );
+    }
+
+    #[test]
+    fn http_date_written_as_imf_fixdate() {
+        assert_eq!(
+            http_date(at(784_111_777, 0)),
+            "Sun, 06 Nov 1994 08:49:37 GMT"
+        );
+        assert_eq!(http_date(at(0, 999)), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(
+            http_date(at(951_782_400, 0)),
+            "Tue, 29 Feb 2000 00:00:00 GMT"
+        );
+        assert_eq!(http_date(at(-1, 0)), "Wed, 31 Dec 1969 23:59:59 GMT");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1000))]
         #[test]
@@ -338,6 +531,10 @@ mod tests {
             let days = a.div_euclid(DAY_SECS);
             let (y, m, d) = civil_from_days(days);
             prop_assert_eq!(days_from_civil(y, m, d), days);
+            // From 1601 on, an HTTP date reads back as the second it was written for.
+            if a >= -11_644_473_600 {
+                prop_assert_eq!(parse_http_date(http_date(ta).as_bytes()), Some(at(a, 0)));
+            }
         }
     }
 }

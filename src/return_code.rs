@@ -103,6 +103,10 @@ pub enum ReturnCode {
     DuplicateContent,
     /// Too many redirect hops from the original URL.
     TooManyRedirects,
+    /// The server answered 429 (Too Many Requests) or 503 (Service Unavailable) and the URL
+    /// was queued again, for after its `Retry-After`: a try, stored as received, not the
+    /// URL's end (the URL's last line is its answer).
+    RetryLater,
     /// robots.txt could not be fetched (connection refused, DNS failure, timeout, 5xx, 429)
     /// after every retry, so the URL was not fetched: RFC 9309 §2.3.1.4 reads an unreachable
     /// robots.txt as "disallow everything".
@@ -168,6 +172,7 @@ impl ReturnCode {
         ReturnCode::RobotsExcluded,
         ReturnCode::DuplicateContent,
         ReturnCode::TooManyRedirects,
+        ReturnCode::RetryLater,
         ReturnCode::RobotsUnreachable,
         ReturnCode::Interrupted,
         ReturnCode::NotFetched,
@@ -221,6 +226,7 @@ impl ReturnCode {
             RobotsExcluded => "RobotsExcluded",
             DuplicateContent => "DuplicateContent",
             TooManyRedirects => "TooManyRedirects",
+            RetryLater => "RetryLater",
             RobotsUnreachable => "RobotsUnreachable",
             Interrupted => "Interrupted",
             NotFetched => "NotFetched",
@@ -277,6 +283,9 @@ impl ReturnCode {
             RobotsExcluded => "robots.txt disallows the URL; not fetched",
             DuplicateContent => "fetched and stored, but identical to an earlier page",
             TooManyRedirects => "more redirect hops than --max-redirect; the target is logged",
+            RetryLater => {
+                "429 or 503: a try, stored; fetched again after Retry-After (the last line answers)"
+            }
             RobotsUnreachable => "robots.txt could not be fetched after retries; not fetched",
             Interrupted => "Ctrl-C (or --max-time, for a fetch in flight) ended the fetch",
             NotFetched => {

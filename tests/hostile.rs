@@ -1114,13 +1114,15 @@ fn hostile_robots_crawl() {
         (
             "rb-503.test",
             Some(Script::Respond(Response::status(503))),
-            &[Success],
+            // A try: robots.txt is asked again after its back-off (past --max-time here).
+            &[RetryLater],
             false,
         ),
         (
             "rb-429.test",
             Some(Script::Respond(Response::status(429))),
-            &[Success],
+            // A try: robots.txt is asked again after its back-off (past --max-time here).
+            &[RetryLater],
             false,
         ),
         (
@@ -1258,6 +1260,7 @@ fn finished_fetch_clears_the_source_wait() {
                     Next::Fetch(FetchRequest {
                         url: url::Url::parse(&u).unwrap(),
                         tag: 0,
+                        cookie: None,
                         more_for_host: true,
                     })
                 }

@@ -720,11 +720,13 @@ fn pushed_requests_go_first_and_each_ends_once() {
     src.queue.push_back(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&url).unwrap(),
         tag: 2,
+        cookie: None,
         more_for_host: true,
     });
     crawler.fetch_push(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
         tag: 1,
+        cookie: None,
         more_for_host: true,
     });
     common::drive(
@@ -769,6 +771,7 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
     src.inner.queue.push_back(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&url).unwrap(),
         tag: 0,
+        cookie: None,
         more_for_host: true,
     });
     common::drive(&mut crawler, &mut src, Duration::from_secs(10), "prefetch");
@@ -844,6 +847,7 @@ fn responses_are_received_into_buffers_given_back() {
             .map(|i| spinneret::fetcher::FetchRequest {
                 url: url::Url::parse(&format!("http://127.0.0.1:{}/{i}", server.port())).unwrap(),
                 tag: i,
+                cookie: None,
                 more_for_host: true,
             })
             .collect(),

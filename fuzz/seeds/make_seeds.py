@@ -368,6 +368,28 @@ def url_seen():
                                           for i in range(300)))
 
 
+# ---------------------------------------------------------------- cookies
+def cookies():
+    # Lines: an origin-picking byte, then a Set-Cookie value (see fuzz_targets/cookies.rs).
+    lines = [
+        b"\x00sid=abc123; Path=/; Max-Age=31536000",
+        b"\x00pref=dark mode; Domain=.example.com; Path=/; Expires=Wed, 01 Jan 2098 00:00:00 GMT",
+        b"\x01cart=42; Path=/a; Secure; HttpOnly",
+        b"\x02gh=1; Domain=github.io",
+        b"\x03uk=1; Domain=co.uk",
+        b"\x04ip=1; Max-Age=0",
+        b"\x05a=1; Expires=Sunday, 06-Nov-94 08:49:37 GMT",
+        b"\x00sid=; Max-Age=-1",
+    ]
+    put("cookies", "set-cookies", b"\n".join(lines))
+    # What wget --save-cookies writes (src/http/cookies/testdata), and curl's extras.
+    with open(os.path.join(ROOT, "..", "src", "http", "cookies", "testdata", "wget-cookies.txt"), "rb") as f:
+        put("cookies", "wget-cookies.txt", f.read())
+    put("cookies", "curl-cookies.txt", "# Netscape HTTP Cookie File\n"
+        "#HttpOnly_.example.com\tTRUE\t/\tTRUE\t0\ts\tv\n[::1]:8080\tFALSE\t/\tFALSE\t0\tv6\t1\n")
+    put("cookies", "retry-after", "Sun Nov  6 08:49:37 1994")
+
+
 if __name__ == "__main__":
     shutil.rmtree(CORPUS, ignore_errors=True)
-    links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen()
+    links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen(); cookies()

@@ -152,6 +152,13 @@ pub struct CrawlArgs {
     /// Cap on a robots.txt Crawl-delay.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
     pub max_crawl_delay: u64,
+    /// Tries after a 429 or 503 answer, each after the server's Retry-After, before the
+    /// answer stands.
+    #[arg(long, value_name = "N", default_value_t = crate::crawl::DEFAULT_MAX_RETRIES)]
+    pub max_retries: u8,
+    /// Longest wait a server's Retry-After can impose on its host.
+    #[arg(long, value_name = "SECS", default_value_t = crate::crawl::DEFAULT_MAX_RETRY_AFTER.as_secs())]
+    pub max_retry_after: u64,
     /// Stop following a host after this many pages.
     #[arg(long, value_name = "N")]
     pub max_pages_per_host: Option<u64>,
@@ -335,6 +342,14 @@ pub struct CommonArgs {
     /// in the output directory (a body over 256K always does).
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
     pub max_buffer_bytes: u64,
+    /// Keep no cookies. By default the cookies sites set are kept for the run and sent back
+    /// (as wget does), within bounds per site and in all.
+    #[arg(long)]
+    pub no_cookies: bool,
+    /// Start with the cookies of FILE, in the cookies.txt format `wget --save-cookies` and
+    /// `curl -c` write.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_cookies")]
+    pub load_cookies: Option<PathBuf>,
 }
 
 /// A size with an optional K/M/G suffix (binary units).
@@ -483,6 +498,31 @@ impl CommonArgs {
         Ok(Setup { crawler, output })
     }
 
+    /// The cookie jar these flags ask for, with `--load-cookies`'s file read. A file in which
+    /// no line is a usable cookie is refused: it is probably not a cookies.txt file.
+    pub fn cookies(&self) -> Result<crate::crawl::CookieConfig, UsageError> {
+        let mut config = crate::crawl::CookieConfig {
+            enabled: !self.no_cookies,
+            ..Default::default()
+        };
+        if let Some(path) = &self.load_cookies {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| UsageError(format!("--load-cookies {}: {e}", path.display())))?;
+            let mut jar = crate::http::cookies::CookieJar::new(config.limits);
+            let loaded = jar.load_netscape(&text, std::time::SystemTime::now());
+            if loaded.cookies == 0 && loaded.skipped > 0 {
+                return Err(UsageError(format!(
+                    "--load-cookies {}: none of its {} cookie lines is an unexpired cookie in \
+                     the cookies.txt format",
+                    path.display(),
+                    loaded.skipped
+                )));
+            }
+            config.load = Some(text.into());
+        }
+        Ok(config)
+    }
+
     /// The effective settings of these flags, for the warcinfo record (provenance: what a
     /// reader of the archive needs to know of how it was made).
     fn options(&self, crawler: &CrawlerConfig) -> Vec<(String, String)> {
@@ -501,6 +541,7 @@ impl CommonArgs {
             ),
             ("dns-timeout-ms".into(), self.dns_timeout_ms.to_string()),
             ("allow-private".into(), self.allow_private.to_string()),
+            ("cookies".into(), (!self.no_cookies).to_string()),
             (
                 "warc-block-digest".into(),
                 self.warc_block_digest.to_string(),

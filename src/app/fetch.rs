@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use slab::Slab;
 use url::Url;
@@ -18,6 +18,7 @@ use crate::app::run::{
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::LineTally;
 use crate::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
+use crate::http::cookies::CookieJar;
 use crate::store::output::Output;
 use crate::ReturnCode;
 
@@ -44,6 +45,8 @@ struct FetchList {
     io_error: Option<io::Error>,
     blocked_seen: bool,
     notice: Option<String>,
+    /// Cookies set by the responses, sent with the later requests (wget's default).
+    jar: Option<CookieJar>,
 }
 
 impl FetchList {
@@ -91,9 +94,14 @@ impl FetchSource for FetchList {
             match p.url {
                 Some(url) => {
                     let tag = self.inflight.insert((p.hops, p.referrer)) as u64;
+                    let cookie = self
+                        .jar
+                        .as_ref()
+                        .and_then(|jar| jar.header_for(&url, SystemTime::now()));
                     return Next::Fetch(FetchRequest {
                         url,
                         tag,
+                        cookie,
                         more_for_host: true,
                     });
                 }
@@ -113,6 +121,9 @@ impl FetchSource for FetchList {
             .inflight
             .try_remove(done.request.tag as usize)
             .unwrap_or((0, None));
+        if let (Some(jar), Some(head)) = (&mut self.jar, done.head) {
+            jar.store_response(head, &done.request.url, SystemTime::now());
+        }
         self.lines.add(done.outcome, done.status());
         if let Err(e) = self.sink.store(
             done,
@@ -158,6 +169,7 @@ impl FetchSource for FetchList {
 
 pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let setup = args.common.setup()?;
+    let cookies = args.common.cookies()?;
     let display = Display::of(&args.common);
     let given = input_lines(&args.urls, args.urls_file.as_deref())?;
     if given.is_empty() {
@@ -195,6 +207,13 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         io_error: None,
         blocked_seen: false,
         notice: None,
+        jar: cookies.enabled.then(|| {
+            let mut jar = CookieJar::new(cookies.limits);
+            if let Some(text) = &cookies.load {
+                jar.load_netscape(text, SystemTime::now());
+            }
+            jar
+        }),
     };
     let started = Instant::now();
     let mut progress = Progress::new(started, display.progress, None);

@@ -369,6 +369,8 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
         ),
         ("delay-factor".into(), args.delay_factor.to_string()),
         ("max-crawl-delay".into(), args.max_crawl_delay.to_string()),
+        ("max-retries".into(), args.max_retries.to_string()),
+        ("max-retry-after".into(), args.max_retry_after.to_string()),
         ("ignore-robots".into(), args.ignore_robots.to_string()),
         (
             "page-requisites".into(),
@@ -424,6 +426,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     use crate::crawl::CrawlConfig;
 
     let mut setup = args.common.setup()?;
+    let cookies = args.common.cookies()?;
     setup.output.options.extend(crawl_options(&args));
     let display = Display::of(&args.common);
     if args.max_time == Some(0) {
@@ -531,6 +534,9 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
         page_requisites: !args.no_page_requisites,
+        cookies,
+        max_retries: args.max_retries,
+        max_retry_after: Duration::from_secs(args.max_retry_after),
         ..CrawlConfig::new(filter, setup.crawler.max_sockets)
     };
     let mut report = crate::app::loops::execute(

@@ -8,16 +8,23 @@ use crate::fetcher::stats::Outcomes;
 use crate::ReturnCode;
 
 /// Sink lines counted by outcome, with the HTTP error statuses among the responses: what a
-/// run's summary and exit status are computed from.
+/// run's summary and exit status are computed from. A try (`RetryLater`: a 429 or 503 whose
+/// URL is fetched again) is not a URL's answer: it is counted apart, in `tries`.
 #[derive(Clone, Debug, Default)]
 pub struct LineTally {
     pub outcomes: Outcomes,
     /// Lines of complete responses with status 400 or more (their outcome is `Success`).
     pub http_errors: u64,
+    /// `RetryLater` lines: not among [`LineTally::lines`].
+    pub tries: u64,
 }
 
 impl LineTally {
     pub fn add(&mut self, outcome: ReturnCode, status: u16) {
+        if outcome == ReturnCode::RetryLater {
+            self.tries += 1;
+            return;
+        }
         self.outcomes.add(outcome);
         if outcome.is_success() && status >= 400 {
             self.http_errors += 1;
@@ -31,6 +38,7 @@ impl LineTally {
     pub fn merge(&mut self, other: &LineTally) {
         self.outcomes.merge(&other.outcomes);
         self.http_errors += other.http_errors;
+        self.tries += other.tries;
     }
 }
 
@@ -49,6 +57,7 @@ impl CrawlCounters {
             (&mut self.duplicate_content, o.duplicate_content),
             (&mut self.robots_excluded, o.robots_excluded),
             (&mut self.redirects_followed, o.redirects_followed),
+            (&mut self.urls_readmitted, o.urls_readmitted),
             (&mut self.too_many_redirects, o.too_many_redirects),
             (&mut self.blocked_without_fetch, o.blocked_without_fetch),
             (&mut self.robots_unreachable, o.robots_unreachable),
@@ -95,6 +104,8 @@ pub struct CrawlCounters {
     pub duplicate_content: u64,
     pub robots_excluded: u64,
     pub redirects_followed: u64,
+    /// URLs queued again after a response set a cookie and redirected back to its host.
+    pub urls_readmitted: u64,
     pub too_many_redirects: u64,
     /// URLs ended as `PrivateAddressBlocked` without a request, their host being blocked.
     pub blocked_without_fetch: u64,

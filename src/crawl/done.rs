@@ -9,8 +9,10 @@ use url::Url;
 
 use super::frontier::BackQueueId;
 use super::link_key::LinkKeys;
+use super::manners::says_later;
 use super::sink::{Hop, Sink, Via};
-use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_REDIRECTS};
+use super::url_seen::url_key;
+use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_FAILURES, MAX_ROBOTS_REDIRECTS};
 use crate::fetcher::{FetchDone, FetchRequest};
 use crate::links::{self, LinkKind, Links};
 use crate::robots::FetchResult;
@@ -26,10 +28,18 @@ impl<S: Sink> Crawl<S> {
         now: Instant,
     ) {
         self.counters.robots_fetched += 1;
-        self.counters.robots_lines.add(done.outcome, done.status());
+        // A 429 or 503 is a try while robots.txt will be asked again (RFC 9309 §2.3.1.3 and
+        // §2.3.1.4: "unreachable" for now, rules wait), as for a page.
+        let failures = self.robots_failures.get(&origin).copied().unwrap_or(0);
+        let outcome = if says_later(done) && failures + 1 < MAX_ROBOTS_FAILURES {
+            ReturnCode::RetryLater
+        } else {
+            done.outcome
+        };
+        self.counters.robots_lines.add(outcome, done.status());
         let digest = done.payload_digest();
         let via = Via::new(None, Hop::Prerequisite);
-        if let Err(e) = self.sink.store(done, via, done.outcome, digest) {
+        if let Err(e) = self.sink.store(done, via, outcome, digest) {
             self.io_error.get_or_insert(e);
         }
         if done.outcome == ReturnCode::Interrupted {
@@ -58,9 +68,11 @@ impl<S: Sink> Crawl<S> {
                     hops: hops + 1,
                 };
                 let tag = self.inflight.insert(job) as u64;
+                let cookie = self.manners.cookie_for(&target, now);
                 self.ready.push_back(FetchRequest {
                     url: target,
                     tag,
+                    cookie,
                     more_for_host: true,
                 });
                 return;
@@ -95,7 +107,21 @@ impl<S: Sink> Crawl<S> {
             self.robots_failures.remove(&origin);
         }
         self.robots.fetch_done(&origin, result, now);
-        let gap = self.gap(done, self.robots.crawl_delay(&origin));
+        let mut wait = Duration::ZERO;
+        if says_later(done) {
+            if done.status() == 429 {
+                self.manners
+                    .slow_down(done.request.url.host_str().unwrap_or_default());
+            }
+            // The server's own wait, if longer than the back-off: neither robots.txt nor
+            // anything else on the host is asked for before it.
+            let cap = self.config.max_retry_after;
+            if let Some(after) = self.manners.retry_after(done, now, cap) {
+                self.robots.defer(&origin, now + after);
+                wait = after;
+            }
+        }
+        let gap = self.gap(done, self.robots.crawl_delay(&origin)).max(wait);
         self.frontier.done(queue, now, gap);
     }
 
@@ -105,6 +131,7 @@ impl<S: Sink> Crawl<S> {
         entry: Entry,
         queue: BackQueueId,
         now: Instant,
+        cookies_set: bool,
     ) {
         if done.outcome == ReturnCode::Interrupted && self.config.resumable {
             // Cut by the stop: the URL has not ended. Nothing of it is stored, so the
@@ -115,6 +142,10 @@ impl<S: Sink> Crawl<S> {
         }
         self.counters.pages_fetched += 1;
         let origin = origin_key(&entry.url);
+        let (max_retries, cap) = (self.config.max_retries, self.config.max_retry_after);
+        let later = self
+            .manners
+            .later(done, url_key(&entry.url), now, max_retries, cap);
         let gap = if done.outcome == ReturnCode::PrivateAddressBlocked {
             // No request was made, and none to this host will be.
             self.block_host(&entry.url);
@@ -122,6 +153,25 @@ impl<S: Sink> Crawl<S> {
         } else {
             self.gap(done, self.robots.crawl_delay(&origin))
         };
+        // The whole host waits what a 429 or 503 asked, not only the URL.
+        let gap = gap.max(later.map_or(Duration::ZERO, |l| l.wait));
+        if later.is_some_and(|l| l.again) {
+            // Not the URL's end: the try is stored and logged, and the URL goes back to the
+            // head of its host's queue, to be fetched once the host may be contacted again.
+            self.counters
+                .url_lines
+                .add(ReturnCode::RetryLater, done.status());
+            let digest = done.payload_digest();
+            if let Err(e) = self
+                .sink
+                .store(done, entry.via(), ReturnCode::RetryLater, digest)
+            {
+                self.io_error.get_or_insert(e);
+            }
+            self.frontier.push_front(queue, entry);
+            self.frontier.done(queue, now, gap);
+            return;
+        }
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
         let md5 = done.payload_digest();
@@ -143,7 +193,7 @@ impl<S: Sink> Crawl<S> {
         self.counters.stages.store += scan_started - store_started;
         // The page's links enter the frontier before its end is reported: a durable sink
         // then never counts a page done whose links it has not recorded.
-        self.follow(done, &entry, ok_html, duplicate);
+        self.follow(done, &entry, ok_html, duplicate, cookies_set);
         self.counters.stages.scan += scan_started.elapsed();
         let store_started = Instant::now();
         if let Err(e) = self.sink.store(done, entry.via(), outcome, md5) {
@@ -153,7 +203,15 @@ impl<S: Sink> Crawl<S> {
     }
 
     /// A finished page's redirect target, links or (for a stylesheet) requisites, admitted.
-    fn follow(&mut self, done: &FetchDone<'_>, entry: &Entry, ok_html: bool, duplicate: bool) {
+    /// `cookies_set`: the response changed the cookie jar.
+    fn follow(
+        &mut self,
+        done: &FetchDone<'_>,
+        entry: &Entry,
+        ok_html: bool,
+        duplicate: bool,
+        cookies_set: bool,
+    ) {
         if !done.outcome.is_success() {
             return;
         }
@@ -181,7 +239,17 @@ impl<S: Sink> Crawl<S> {
                         } else {
                             Hop::Redirect
                         };
-                        self.admit(target, entry.depth, Some(from), entry.hops + 1, hop);
+                        let back = cookies_set
+                            && target.host_str() == entry.url.host_str()
+                            && self.seen.contains(url_key(&target));
+                        if back {
+                            // A cookie set and a redirect back on its host (often to this
+                            // very URL): with the cookie the answer differs, so the URL is
+                            // fetched again, still within the redirect hop bound.
+                            self.readmit(target, entry.depth, from, entry.hops + 1, hop);
+                        } else {
+                            self.admit(target, entry.depth, Some(from), entry.hops + 1, hop);
+                        }
                     }
                     Err(_) => self.counters.bad_links += 1,
                 }
@@ -208,6 +276,25 @@ impl<S: Sink> Crawl<S> {
             links::scan_css(done.content, &mut found);
             self.admit_found(&found, entry, &entry.url);
             self.links = found;
+        }
+    }
+
+    /// Queues again a URL already seen (the filter still applies).
+    fn readmit(&mut self, url: Url, depth: u32, referrer: Arc<str>, hops: u8, hop: Hop) {
+        let verdict = if hop == Hop::Embed {
+            self.filter.check_embed(&url)
+        } else {
+            self.filter.check(&url, depth)
+        };
+        if verdict.is_ok() {
+            self.counters.urls_readmitted += 1;
+            self.enqueue(Entry {
+                url,
+                depth,
+                referrer: Some(referrer),
+                hops,
+                hop,
+            });
         }
     }
 

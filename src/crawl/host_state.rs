@@ -1,7 +1,8 @@
 //! A crawl's per-host state as bytes, so that a resumed crawl is as polite as the one it
 //! continues and does not fetch every robots.txt again: the robots.txt cache, robots.txt
-//! failure counts, hosts the address policy blocked, and when each host may next be
-//! contacted.
+//! failure counts, hosts the address policy blocked, when each host may next be contacted
+//! (a `Retry-After` wait included), the hosts slowed down by their 429s, and the cookie jar
+//! (`manners`).
 //!
 //! The crawl hands its encoding to the sink every [`CrawlConfig::save_hosts_every`] and at a
 //! stop ([`Sink::hosts_saved`]); the store keeps the last one. Times are saved as what was
@@ -16,8 +17,9 @@ use std::time::{Duration, Instant};
 use super::spill::{get_bytes, get_varint, put_bytes, put_varint};
 use super::{Crawl, Sink};
 
-/// Version of the encoding below.
-const VERSION: u64 = 1;
+/// Version of the encoding below. Version 1 (before the cookies and slowed hosts) is still
+/// read.
+const VERSION: u64 = 2;
 
 /// What a restore found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -75,6 +77,7 @@ impl<S: Sink> Crawl<S> {
             put_bytes(&mut out, host.as_bytes());
             put_varint(&mut out, left.as_millis() as u64);
         }
+        self.manners.save(now, &mut out);
         if let Err(e) = self.sink.hosts_saved(&out) {
             self.io_error.get_or_insert(e);
         }
@@ -89,7 +92,13 @@ impl<S: Sink> Crawl<S> {
         now: Instant,
         elapsed: Duration,
     ) -> Result<HostsRestored, BadHostState> {
-        let decoded = decode(state).ok_or(BadHostState)?;
+        let mut decoded = decode(state).ok_or(BadHostState)?;
+        if decoded.version >= 2 {
+            self.manners
+                .restore(&mut decoded.manners, now)
+                .filter(|()| decoded.manners.is_empty())
+                .ok_or(BadHostState)?;
+        }
         let mut restored = HostsRestored {
             robots: self
                 .robots
@@ -121,10 +130,13 @@ impl<S: Sink> Crawl<S> {
 }
 
 struct Decoded<'a> {
+    version: u64,
     robots: &'a [u8],
     failures: Vec<(&'a str, u8)>,
     blocked: Vec<&'a str>,
     contacts: Vec<(&'a str, Duration)>,
+    /// Version 2 on: what `Manners::restore` reads.
+    manners: &'a [u8],
 }
 
 fn get_str<'a>(input: &mut &'a [u8]) -> Option<&'a str> {
@@ -140,7 +152,8 @@ fn get_count(input: &mut &[u8]) -> Option<usize> {
 
 fn decode(mut input: &[u8]) -> Option<Decoded<'_>> {
     let input = &mut input;
-    if get_varint(input)? != VERSION {
+    let version = get_varint(input)?;
+    if !(1..=VERSION).contains(&version) {
         return None;
     }
     let robots = get_bytes(input)?;
@@ -161,11 +174,16 @@ fn decode(mut input: &[u8]) -> Option<Decoded<'_>> {
         let host = get_str(input)?;
         contacts.push((host, Duration::from_millis(get_varint(input)?)));
     }
-    input.is_empty().then_some(Decoded {
+    if version == 1 && !input.is_empty() {
+        return None;
+    }
+    Some(Decoded {
+        version,
         robots,
         failures,
         blocked,
         contacts,
+        manners: input,
     })
 }
 

@@ -13,8 +13,8 @@
 //! robots.txt is fetched through the same loop (as the host's first request, so it is spaced
 //! like any other).
 //!
-//! Every seed and every admitted URL ends in exactly one sink line: a fetch, or an outcome
-//! without one (refused seed, robots exclusion, blocked host, robots.txt unreachable, and —
+//! Every seed and every admitted URL ends in exactly one sink line (before which a URL answered
+//! 429 or 503 has a `RetryLater` line per try: `manners`): a fetch, or an outcome without one (refused seed, robots exclusion, blocked host, robots.txt unreachable, and —
 //! through [`Crawl::finish_unfetched`] — whatever is still queued when the run stops, unless
 //! the crawl is resumable: then a stop ends nothing, and the sink's journal keeps the queue,
 //! as the sink is told of every URL entering the frontier ([`Sink::admitted`])). robots.txt
@@ -31,7 +31,9 @@ mod done;
 pub mod frontier;
 mod host_state;
 pub mod link_key;
+mod manners;
 pub use host_state::{BadHostState, HostsRestored};
+pub use manners::{CookieConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
 mod partitioned;
 pub use partitioned::partition_key;
 pub mod sink;
@@ -43,7 +45,7 @@ pub mod urlnorm;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use slab::Slab;
 use url::Url;
@@ -53,6 +55,7 @@ use crate::links::Links;
 use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
+use manners::Manners;
 use sink::{Hop, Sink, Via};
 use spill::{get_bytes, get_varint, put_bytes, put_varint, SpillStore, Spillable};
 use splitter::Splitter;
@@ -115,6 +118,12 @@ pub struct CrawlConfig {
     /// How often the per-host state (robots.txt rules, next-contact times) goes to the sink
     /// for a resumed crawl (and at a stop); `None`: never.
     pub save_hosts_every: Option<Duration>,
+    /// The cookie jar: on or off, and what it starts with.
+    pub cookies: CookieConfig,
+    /// Tries after a 429 or 503 before its answer stands (`--max-retries`).
+    pub max_retries: u8,
+    /// The longest wait a `Retry-After` may impose (`--max-retry-after`).
+    pub max_retry_after: Duration,
 }
 
 /// Default [`CrawlConfig::frontier_ram`].
@@ -149,6 +158,12 @@ impl CrawlConfig {
             page_requisites: true,
             resumable: false,
             save_hosts_every: None,
+            cookies: CookieConfig {
+                enabled: true,
+                ..CookieConfig::default()
+            },
+            max_retries: DEFAULT_MAX_RETRIES,
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
         }
     }
 }
@@ -245,6 +260,8 @@ pub struct Crawl<S: Sink> {
     next_hosts_save: Option<Instant>,
     /// Reused: the per-host state's encoding.
     hosts_buf: Vec<u8>,
+    /// Cookies, and what servers that say "later" asked for (`manners`).
+    manners: Manners,
 }
 
 impl<S: Sink> Crawl<S> {
@@ -310,8 +327,16 @@ impl<S: Sink> Crawl<S> {
             last_now: now,
             next_hosts_save: config.save_hosts_every.map(|every| now + every),
             hosts_buf: Vec::new(),
+            // The one wall-clock reading (cookie expiry, HTTP dates): see `manners`.
+            manners: Manners::new(&config.cookies, now, SystemTime::now()).0,
             config,
         }
+    }
+
+    /// `now` on the crawl's clock is `wall` on the wall clock (read at construction
+    /// otherwise): for a simulated clock.
+    pub fn set_wall_clock(&mut self, now: Instant, wall: SystemTime) {
+        self.manners.set_wall_clock(now, wall);
     }
 
     /// Adds a seed: it defines the scope and enters the frontier at depth 0. A seed the
@@ -478,13 +503,17 @@ impl<S: Sink> Crawl<S> {
             self.counters.duplicate_urls += 1;
             return;
         }
-        let entry = Entry {
+        self.enqueue(Entry {
             url,
             depth,
             referrer,
             hops,
             hop,
-        };
+        });
+    }
+
+    /// Queues (or forwards) a URL past the URL-seen test: a new one, or one fetched again.
+    fn enqueue(&mut self, entry: Entry) {
         self.entry_buf.clear();
         entry.encode(&mut self.entry_buf);
         // Journaled here even when forwarded: until the owner has it, it is this partition's.
@@ -518,7 +547,8 @@ impl<S: Sink> Crawl<S> {
         self.page_limit_reached() || self.deadline.is_some_and(|d| now >= d)
     }
 
-    /// The gap before the host may be contacted again (ARCHITECTURE §8).
+    /// The gap before the host may be contacted again (ARCHITECTURE §8), longer for a host
+    /// that answered 429 (`manners`).
     fn gap(&self, done: &FetchDone<'_>, crawl_delay: Option<Duration>) -> Duration {
         let t = done.timings;
         let server_time = t.connect + t.first_byte + t.receive;
@@ -526,7 +556,13 @@ impl<S: Sink> Crawl<S> {
         let by_robots = crawl_delay
             .map(|d| d.min(self.config.max_crawl_delay))
             .unwrap_or(Duration::ZERO);
-        self.config.delay.max(by_factor).max(by_robots)
+        let host = done.request.url.host_str().unwrap_or_default();
+        let slowdown = self.manners.slowdown(host);
+        self.config
+            .delay
+            .max(by_factor)
+            .max(by_robots)
+            .saturating_mul(slowdown)
     }
 
     /// Ends a popped URL without a request: robots exclusion, robots.txt unreachable, or a
@@ -538,6 +574,7 @@ impl<S: Sink> Crawl<S> {
             ReturnCode::PrivateAddressBlocked => self.counters.blocked_without_fetch += 1,
             _ => {}
         }
+        self.manners.forget(url_key(&entry.url));
         self.log_unfetched(entry.url.as_str(), entry.via(), outcome);
     }
 
@@ -548,9 +585,11 @@ impl<S: Sink> Crawl<S> {
         // A host with more URLs queued keeps its connection while it waits out its delay.
         let more_for_host = self.frontier.has_queued(queue);
         let tag = self.inflight.insert(job) as u64;
+        let cookie = self.manners.cookie_for(&url, self.last_now);
         Next::Fetch(FetchRequest {
             url,
             tag,
+            cookie,
             more_for_host,
         })
     }
@@ -666,8 +705,10 @@ impl<S: Sink> FetchSource for Crawl<S> {
         let Some(job) = self.inflight.try_remove(key) else {
             return; // not ours: cannot happen, since every request we issue carries its key
         };
+        // Every response feeds the jar: robots.txt, redirects, errors.
+        let cookies_set = self.manners.take_cookies(done, now) > 0;
         match job {
-            Job::Page { entry, queue } => self.page_done(done, entry, queue, now),
+            Job::Page { entry, queue } => self.page_done(done, entry, queue, now, cookies_set),
             Job::Robots {
                 origin,
                 queue,
@@ -681,6 +722,8 @@ impl<S: Sink> FetchSource for Crawl<S> {
     }
 }
 
+#[cfg(test)]
+mod manners_tests;
 #[cfg(test)]
 mod sim;
 #[cfg(test)]

@@ -1,14 +1,15 @@
 //! A simulated web and clock that drive [`Crawl`] the way the event loop does, with no sockets,
 //! files or sleeping (like quinn-proto's stepped connection tests).
 //!
-//! [`Web`] maps URLs to raw HTTP responses (or a fetch failure); anything it does not know is a
-//! 404, so a host without a robots.txt allows everything. [`Sim`] plays the driver
+//! [`Web`] maps URLs to raw HTTP responses (or a fetch failure), or to a few in turn, or to
+//! one by whether the request carries a cookie; anything it does not know is a 404, so a host
+//! without a robots.txt allows everything. [`Sim`] plays the driver
 //! ([`crate::fetcher::Driver::turn`]): ask the source for work while fewer than `max_live`
 //! fetches are live, jump the clock to the next completion or the source's `Wait` instant,
 //! decode the response with the real [`ResponseDecoder`] and hand the crawl its `FetchDone`.
 //! Every run is bounded in steps, so a livelock fails the test instead of hanging it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use url::Url;
@@ -21,6 +22,11 @@ use crate::ReturnCode;
 
 /// Source answers taken at one instant before the sim calls it a livelock.
 const MAX_ASKS_PER_STEP: usize = 1_000;
+
+/// The wall clock at the start of every simulated crawl (2027-01-15T08:00:00Z).
+pub fn sim_wall() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000)
+}
 
 /// What the fake web answers for one URL.
 #[derive(Clone, Debug)]
@@ -59,6 +65,10 @@ fn key(url: &str) -> String {
 #[derive(Default)]
 pub struct Web {
     replies: HashMap<String, Reply>,
+    /// Replies given in turn, the last one repeated.
+    in_turn: HashMap<String, VecDeque<Reply>>,
+    /// (cookie the request must carry, reply with it, reply without it).
+    gated: HashMap<String, (String, Reply, Reply)>,
     latency: HashMap<String, Duration>,
 }
 
@@ -90,14 +100,42 @@ impl Web {
         self.reply(url, Reply::Raw(r))
     }
 
+    /// `url` answers `replies` in turn, then the last one again and again.
+    pub fn in_turn(&mut self, url: &str, replies: Vec<Reply>) -> &mut Self {
+        self.in_turn.insert(key(url), replies.into());
+        self
+    }
+
+    /// `url` answers `with` to a request whose `Cookie` header holds `cookie` (`name=value`),
+    /// and `without` to any other.
+    pub fn gated(&mut self, url: &str, cookie: &str, with: Reply, without: Reply) -> &mut Self {
+        self.gated
+            .insert(key(url), (cookie.to_string(), with, without));
+        self
+    }
+
     /// Every fetch of `host` takes this long (the default is [`Sim::latency`]).
     pub fn latency(&mut self, host: &str, latency: Duration) -> &mut Self {
         self.latency.insert(host.to_string(), latency);
         self
     }
 
-    fn answer(&self, url: &Url) -> Reply {
-        self.replies.get(url.as_str()).cloned().unwrap_or_else(|| {
+    fn answer(&mut self, req: &FetchRequest) -> Reply {
+        let url = req.url.as_str();
+        if let Some(replies) = self.in_turn.get_mut(url) {
+            if replies.len() > 1 {
+                return replies.pop_front().expect("more than one");
+            }
+            if let Some(last) = replies.front() {
+                return last.clone();
+            }
+        }
+        if let Some((cookie, with, without)) = self.gated.get(url) {
+            let sent = req.cookie.as_deref().unwrap_or("");
+            let has = sent.split("; ").any(|c| c == cookie);
+            return if has { with.clone() } else { without.clone() };
+        }
+        self.replies.get(url).cloned().unwrap_or_else(|| {
             Reply::Raw(response(404, &[("Content-Type", "text/html")], "not here"))
         })
     }
@@ -111,6 +149,8 @@ pub struct Issued {
     pub at: Duration,
     /// When it completed (`None` while live).
     pub end: Option<Duration>,
+    /// The `Cookie` header it carried.
+    pub cookie: Option<String>,
 }
 
 /// What the sim knows about its source between steps (as the driver does).
@@ -147,6 +187,7 @@ impl Sim {
     pub fn new(config: CrawlConfig, web: Web, seeds: &[&str]) -> Sim {
         let t0 = Instant::now();
         let mut crawl = Crawl::new(config, MemorySink::default(), t0);
+        crawl.set_wall_clock(t0, sim_wall());
         for s in seeds {
             // A seed the filter refuses has its line in the sink, where the tests look.
             let _ = crawl.add_seed(Url::parse(s).expect("seed parses"));
@@ -225,6 +266,7 @@ impl Sim {
             host,
             at: self.now - self.t0,
             end: None,
+            cookie: req.cookie.clone(),
         });
         self.live.push(Live {
             req,
@@ -243,7 +285,7 @@ impl Sim {
         self.live = rest;
         for l in due {
             self.issued[l.record].end = Some(now - self.t0);
-            let reply = self.web.answer(&l.req.url);
+            let reply = self.web.answer(&l.req);
             complete(&mut self.crawl, &l.req, reply, l.latency, now);
             if matches!(self.source, Source::Wait(_)) {
                 self.source = Source::Ask;

@@ -25,6 +25,9 @@ use crate::ReturnCode;
 pub struct FetchRequest {
     pub url: Url,
     pub tag: u64,
+    /// The `Cookie` header to send, if any: the caller's cookie jar decides, the fetcher only
+    /// writes it.
+    pub cookie: Option<String>,
     /// The source has more URLs queued for this URL's host: its connection is kept *held*
     /// (closed for another host only when no spare one is left) while it waits out its
     /// politeness delay. Sources that cannot tell say `true`.
@@ -430,6 +433,7 @@ mod tests {
             let request = FetchRequest {
                 url: Url::parse("http://127.0.0.1/").unwrap(),
                 tag: 0,
+                cookie: None,
                 more_for_host: true,
             };
             let mut c = Completion::without_response(request, ReturnCode::Success);

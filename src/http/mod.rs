@@ -2,7 +2,8 @@
 //!
 //! This module owns the bytes of one exchange: [`write_request`] appends a request to a buffer,
 //! [`ResponseDecoder`] takes whatever the socket produced and finds the response in it (head,
-//! framing, body), and [`decode_content`] undoes `Content-Encoding`. Every size it handles is
+//! framing, body), [`decode_content`] undoes `Content-Encoding`, and [`retry_after`] reads how
+//! long a 429 or 503 asks us to wait; [`cookies`] is the cookie jar. Every size it handles is
 //! bounded by [`Limits`], and every failure is an [`HttpError`] that maps onto one
 //! [`ReturnCode`].
 //!
@@ -12,14 +13,17 @@
 //! `tls`, and the WARC record built from [`ResponseDecoder::raw`] in `warc`.
 
 mod content;
+pub mod cookies;
 mod headers;
 mod request;
 mod response;
+mod retry_after;
 
 pub use content::{decode_content, decode_content_with, DecodeOptions};
 pub use headers::Headers;
 pub use request::{host_and_port, path_and_query, write_request, Method, Request, RequestError};
 pub use response::{ContentCoding, Framing, Progress, ResponseDecoder, ResponseHead};
+pub use retry_after::{parse_retry_after, retry_after};
 
 use crate::ReturnCode;
 

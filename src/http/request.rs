@@ -33,6 +33,8 @@ pub struct Request<'a> {
     pub accept_encoding: bool,
     /// Ask to keep the connection open (`Connection: keep-alive`, else `close`).
     pub keep_alive: bool,
+    /// The `Cookie` header value, if any (a cookie jar's `header_for`).
+    pub cookie: Option<&'a str>,
     /// Further `(name, value)` headers, written in order after the standard ones.
     pub extra_headers: &'a [(&'a str, &'a str)],
 }
@@ -46,6 +48,8 @@ pub enum RequestError {
     Target,
     /// Contains CR, LF or NUL.
     UserAgent,
+    /// Contains CR, LF or NUL.
+    Cookie,
     /// An extra header name is empty or not an RFC 9110 token.
     HeaderName,
     /// An extra header value contains CR, LF or NUL.
@@ -62,6 +66,9 @@ pub fn write_request(out: &mut Vec<u8>, req: &Request<'_>) -> Result<(), Request
     }
     if !is_field_value(req.user_agent) {
         return Err(RequestError::UserAgent);
+    }
+    if req.cookie.is_some_and(|c| !is_field_value(c)) {
+        return Err(RequestError::Cookie);
     }
     for (name, value) in req.extra_headers {
         if name.is_empty() || !name.bytes().all(is_tchar) {
@@ -94,6 +101,9 @@ pub fn write_request(out: &mut Vec<u8>, req: &Request<'_>) -> Result<(), Request
             "close"
         },
     ]);
+    if let Some(cookie) = req.cookie {
+        line(&["Cookie: ", cookie]);
+    }
     for (name, value) in req.extra_headers {
         line(&[name, ": ", value]);
     }
@@ -140,6 +150,7 @@ mod tests {
             user_agent: "spinneret/0.1",
             accept_encoding: true,
             keep_alive: true,
+            cookie: Some("a=1; b=2"),
             extra_headers: &[("Accept", "*/*"), ("If-None-Match", "\"x\"")],
         }
     }
@@ -151,8 +162,8 @@ mod tests {
         assert_eq!(
             out,
             b"prevGET /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nUser-Agent: spinneret/0.1\r\n\
-              Accept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\nAccept: */*\r\n\
-              If-None-Match: \"x\"\r\n\r\n"
+              Accept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\nCookie: a=1; b=2\r\n\
+              Accept: */*\r\nIf-None-Match: \"x\"\r\n\r\n"
                 .to_vec()
         );
     }
@@ -163,6 +174,7 @@ mod tests {
             method: Method::Head,
             accept_encoding: false,
             keep_alive: false,
+            cookie: None,
             extra_headers: &[],
             ..base()
         };
@@ -181,7 +193,7 @@ mod tests {
         for bad in ["a\rb", "a\nb", "a\0b"] {
             let extra_name = [(bad, "v")];
             let extra_value = [("X-A", bad)];
-            let cases: [(Request<'_>, RequestError); 5] = [
+            let cases: [(Request<'_>, RequestError); 6] = [
                 (
                     Request {
                         host: bad,
@@ -202,6 +214,13 @@ mod tests {
                         ..base()
                     },
                     RequestError::UserAgent,
+                ),
+                (
+                    Request {
+                        cookie: Some(bad),
+                        ..base()
+                    },
+                    RequestError::Cookie,
                 ),
                 (
                     Request {

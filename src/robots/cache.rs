@@ -177,6 +177,18 @@ impl RobotsCache {
         self.insert(origin, state);
     }
 
+    /// An origin backing off after a failure waits at least until `until` (the server's
+    /// `Retry-After`, when longer than the back-off).
+    pub fn defer(&mut self, origin: &str, until: Instant) {
+        if let Some(Entry {
+            state: State::Backoff { until: at, .. },
+            ..
+        }) = self.entries.get_mut(origin)
+        {
+            *at = (*at).max(until);
+        }
+    }
+
     /// The Crawl-delay in force for `origin`, if its rules are known and give one.
     pub fn crawl_delay(&self, origin: &str) -> Option<Duration> {
         match &self.entries.get(origin)?.state {

@@ -304,7 +304,8 @@ impl Output {
     /// Stores one finished fetch: WARC records when a response head arrived (whatever the
     /// outcome, so nothing received is lost), and its log line. The caller gives the outcome
     /// to log (the crawl logs a content duplicate as `DuplicateContent`) and the payload
-    /// digest ([`FetchDone::payload_digest`]).
+    /// digest ([`FetchDone::payload_digest`]). A try (`RetryLater`) is stored and logged, but
+    /// its URL has not ended: the journal records no end for it.
     ///
     /// A complete 2xx response whose payload digest matches one already stored becomes a
     /// `revisit` record (identical-payload-digest profile) holding only the HTTP head.
@@ -373,12 +374,15 @@ impl Output {
                 deflated,
             };
             self.stored.revisits += u64::from(ex.refers_to.is_some());
-            let journal = self.journal_with_done(done.request.url.as_str(), via, digest.as_ref());
+            let ends = outcome != ReturnCode::RetryLater;
+            let journal =
+                self.journal_with_done(done.request.url.as_str(), via, digest.as_ref(), ends);
             self.warc.send(ToWriter::Exchange(ex, journal))?;
             self.stored.records += 1;
         } else {
             let line = self.warc.buffer(&self.line);
-            let journal = self.journal_with_done(done.request.url.as_str(), via, None);
+            let ends = outcome != ReturnCode::RetryLater;
+            let journal = self.journal_with_done(done.request.url.as_str(), via, None, ends);
             self.warc.send(ToWriter::Line(line, journal))?;
         }
         self.stored.body_bytes += done.payload_len();
@@ -387,17 +391,18 @@ impl Output {
     }
 
     /// The journal records due with the next message: the URLs admitted since the last one,
-    /// then (for a URL of the crawl, not robots.txt) this one's end.
+    /// then (for a URL of the crawl, not robots.txt, that `ends`: not a try) this one's end.
     fn journal_with_done(
         &mut self,
         url: &str,
         via: Via<'_>,
         digest: Option<&PayloadDigest>,
+        ends: bool,
     ) -> Vec<u8> {
         if !self.durable {
             return Vec::new();
         }
-        if via.hop != Hop::Prerequisite {
+        if ends && via.hop != Hop::Prerequisite {
             self.rec.clear();
             crawl_state::push_done(&mut self.rec, url, digest);
             put_bytes(&mut self.journal, &self.rec);
@@ -475,7 +480,7 @@ impl Output {
             },
         );
         let line = self.warc.buffer(&self.line);
-        let journal = self.journal_with_done(url, via, None);
+        let journal = self.journal_with_done(url, via, None, true);
         self.warc.send(ToWriter::Line(line, journal))?;
         self.stored.log_lines += 1;
         Ok(())

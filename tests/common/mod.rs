@@ -108,6 +108,7 @@ pub fn run_with_stats(
         src.queue.push_back(FetchRequest {
             url: url::Url::parse(u).expect("test URL"),
             tag: i as u64,
+            cookie: None,
             more_for_host: true,
         });
     }

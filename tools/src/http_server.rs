@@ -17,7 +17,7 @@ use crate::{sleep_unless_stopped, POLL_STEP};
 
 mod script;
 
-pub use script::{After, Framing, Generator, Response, Routes, Script};
+pub use script::{After, Framing, Generator, Responder, Response, Routes, Script};
 
 /// Largest request head we buffer; beyond it the connection is closed.
 const MAX_REQUEST_HEAD: usize = 64 * 1024;
@@ -559,6 +559,7 @@ fn serve_connection(
                 ReadOutcome::Eof => return Ok(()),
             }
         }
+        let headers = req.headers.clone();
         let record_index = {
             let mut log = lock(&shared.requests);
             log.push(RequestRecord {
@@ -586,7 +587,7 @@ fn serve_connection(
         let next = run_script(
             &mut conn,
             &script,
-            &req.target,
+            (&req.target, &headers),
             head_only,
             &mut chunk,
             &mut mark_answered,
@@ -635,7 +636,7 @@ fn write_final(
 fn run_script(
     conn: &mut Conn<'_>,
     script: &Script,
-    target: &str,
+    (target, headers): (&str, &[(String, String)]),
     head_only: bool,
     scratch: &mut [u8],
     mark_answered: &mut dyn FnMut(),
@@ -746,7 +747,13 @@ fn run_script(
             }
             Script::Generate(generator) => {
                 let generated = (generator.0)(target);
-                return run_script(conn, &generated, target, head_only, scratch, mark_answered);
+                let request = (target, headers);
+                return run_script(conn, &generated, request, head_only, scratch, mark_answered);
+            }
+            Script::ForRequest(responder) => {
+                let chosen = (responder.0)(target, headers);
+                let request = (target, headers);
+                return run_script(conn, &chosen, request, head_only, scratch, mark_answered);
             }
         }
     }

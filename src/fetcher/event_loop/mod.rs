@@ -525,6 +525,7 @@ impl Crawler {
                 user_agent: &self.config.user_agent,
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
+                cookie: req.cookie.as_deref(),
                 extra_headers: &extra,
             },
         );

@@ -82,6 +82,58 @@ pub enum Script {
     /// generated sites (calendars, per-view session IDs). The generator must not return
     /// another `Generate` forever (each level is one stack frame).
     Generate(Generator),
+    /// The script is chosen from the whole request (target and headers) when it arrives:
+    /// answers that depend on a cookie, or that change from one request to the next (the
+    /// responder may keep state: "429, then 200"). The same rule as `Generate` on nesting.
+    ForRequest(Responder),
+}
+
+/// Chooses a script from a request's target (path?query) and headers ((name, value) as sent).
+pub type Choose = dyn Fn(&str, &[(String, String)]) -> Script + Send + Sync;
+
+/// A [`Choose`], shared by every connection the route serves.
+#[derive(Clone)]
+pub struct Responder(pub Arc<Choose>);
+
+impl Script {
+    /// A [`Script::ForRequest`] choosing with `f`.
+    pub fn for_request(
+        f: impl Fn(&str, &[(String, String)]) -> Script + Send + Sync + 'static,
+    ) -> Script {
+        Script::ForRequest(Responder(Arc::new(f)))
+    }
+
+    /// `scripts` in turn, one per request, then the last one for every later request.
+    pub fn in_turn(scripts: Vec<Script>) -> Script {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        Script::for_request(move |_, _| {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            scripts[i.min(scripts.len().saturating_sub(1))].clone()
+        })
+    }
+
+    /// `with` for a request whose `Cookie` header holds `cookie` (`name=value`), `without`
+    /// for any other.
+    pub fn by_cookie(cookie: &str, with: Script, without: Script) -> Script {
+        let cookie = cookie.to_string();
+        Script::for_request(move |_, headers| {
+            let has = headers
+                .iter()
+                .filter(|(name, _)| name.eq_ignore_ascii_case("cookie"))
+                .any(|(_, value)| value.split(';').any(|c| c.trim() == cookie));
+            if has {
+                with.clone()
+            } else {
+                without.clone()
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder(..)")
+    }
 }
 
 /// Builds a script from a request target (path?query); see `Script::Generate`.
