@@ -202,3 +202,103 @@ fn an_aaaa_only_host_on_ipv6_loopback_is_fetched() {
         (ReturnCode::Success, 200)
     );
 }
+
+/// `both.test` has IPv6 (black-holed: connects to it never complete) and IPv4 (the page, on
+/// the same port): Happy Eyeballs tries IPv6 first, gives it 250 ms, and fetches over IPv4 —
+/// well within the connect timeout, which alone would have ended the fetch.
+#[test]
+fn a_black_holed_ipv6_address_falls_back_to_ipv4_within_the_connect_timeout() {
+    let mut routes = Routes::new();
+    routes.add(
+        "both.test",
+        "/",
+        Script::Respond(Response::ok("over v4", "text/plain")),
+    );
+    let http = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let hole = match spinneret_tools::blackhole::start_at(SocketAddr::from((
+        Ipv6Addr::LOCALHOST,
+        http.port(),
+    ))) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("SKIP: no black hole on [::1]:{} ({e})", http.port());
+            return;
+        }
+    };
+    let mut records = HashMap::new();
+    records.insert(
+        "both.test".to_string(),
+        vec![
+            Record::A(Ipv4Addr::LOCALHOST),
+            Record::Aaaa(Ipv6Addr::LOCALHOST),
+        ],
+    );
+    let dns = DnsServer::start(DnsServerConfig {
+        records,
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    let mut cfg = config(Some(dns.addr()));
+    cfg.connect_timeout = Duration::from_secs(3);
+    let url = format!("http://both.test:{}/", http.port());
+    let started = Instant::now();
+    let d = run(cfg.clone(), &url);
+    let took = started.elapsed();
+    assert_eq!((d.outcome, d.status), (ReturnCode::Success, 200));
+    assert_eq!(
+        d.peer,
+        Some(SocketAddr::from((Ipv4Addr::LOCALHOST, http.port())))
+    );
+    assert!(took < cfg.connect_timeout, "took {took:?}");
+    drop(hole);
+}
+
+/// A refused IPv6 connect (nothing listens there) falls back at once, not after a delay.
+#[test]
+fn a_refused_ipv6_connect_falls_back_to_ipv4() {
+    let mut routes = Routes::new();
+    routes.add(
+        "both.test",
+        "/",
+        Script::Respond(Response::ok("v4", "text/plain")),
+    );
+    let http = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    if TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("SKIP: no IPv6 loopback here");
+        return;
+    }
+    let mut records = HashMap::new();
+    records.insert(
+        "both.test".to_string(),
+        vec![
+            Record::Aaaa(Ipv6Addr::LOCALHOST),
+            Record::A(Ipv4Addr::LOCALHOST),
+        ],
+    );
+    let dns = DnsServer::start(DnsServerConfig {
+        records,
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    let d = run(
+        config(Some(dns.addr())),
+        &format!("http://both.test:{}/", http.port()),
+    );
+    assert_eq!((d.outcome, d.status), (ReturnCode::Success, 200));
+    assert_eq!(
+        d.peer,
+        Some(SocketAddr::from((Ipv4Addr::LOCALHOST, http.port())))
+    );
+}

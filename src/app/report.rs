@@ -383,6 +383,10 @@ impl Summary<'_> {
             .uint("connections_opened", self.stats.conns_opened)
             .uint("connections_reused", self.stats.conns_reused)
             .uint("stale_connection_retries", self.stats.stale_retries)
+            .uint(
+                "happy_eyeballs_fallbacks",
+                self.stats.happy_eyeballs_fallbacks,
+            )
             .uint("socket_reads", self.stats.socket.reads)
             .uint("socket_writes", self.stats.socket.writes)
             .uint("socket_reregistrations", self.stats.socket.reregistrations)

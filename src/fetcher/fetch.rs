@@ -193,6 +193,9 @@ pub struct Fetch {
     pub sent_at: Option<SystemTime>,
     /// Fresh-connection retries left after a reused connection failed before any byte.
     pub stale_retries_left: u8,
+    /// The host's first address of the other IP family, tried if the connect to the first
+    /// fails or is slow (Happy Eyeballs, RFC 8305, one attempt after the other).
+    pub fallback: Option<SocketAddr>,
 }
 
 /// How a request ended, owned: what [`super::Crawler::poll_completion`] hands the driver. It

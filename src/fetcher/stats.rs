@@ -47,6 +47,10 @@ impl LoopStats {
             (&mut self.conns_opened, o.conns_opened),
             (&mut self.conns_reused, o.conns_reused),
             (&mut self.stale_retries, o.stale_retries),
+            (
+                &mut self.happy_eyeballs_fallbacks,
+                o.happy_eyeballs_fallbacks,
+            ),
             (&mut self.dns_queries_sent, o.dns_queries_sent),
             (&mut self.dns_cache_hits, o.dns_cache_hits),
             (&mut self.spooled_bytes, o.spooled_bytes),
@@ -135,6 +139,8 @@ pub struct LoopStats {
     pub conns_reused: u64,
     /// Fetches retried on a fresh connection after a reused one turned out to be closed.
     pub stale_retries: u64,
+    /// Connects moved to a host's other address family after the first failed or was slow.
+    pub happy_eyeballs_fallbacks: u64,
     pub dns_queries_sent: u64,
     pub dns_cache_hits: u64,
     /// Response bytes held in memory now (live fetches and undelivered completions).

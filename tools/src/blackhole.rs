@@ -33,7 +33,16 @@ impl BlackHole {
 
 /// Binds 127.0.0.1:0, shrinks the backlog to 0 and fills the accept queue.
 pub fn start() -> io::Result<BlackHole> {
-    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))?;
+    start_at(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0).into())
+}
+
+/// The same on a loopback address and port of the caller's (e.g. `[::1]` on the port an IPv4
+/// server of the same host uses, for Happy Eyeballs tests).
+pub fn start_at(addr: SocketAddr) -> io::Result<BlackHole> {
+    if !addr.ip().is_loopback() {
+        return Err(io::Error::other("a black hole is made on loopback only"));
+    }
+    let listener = TcpListener::bind(addr)?;
     // SAFETY: a valid listening fd owned by `listener`; listen() again only resizes the backlog.
     let rc = unsafe { libc::listen(listener.as_raw_fd(), 0) };
     if rc != 0 {

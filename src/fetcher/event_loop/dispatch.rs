@@ -131,8 +131,13 @@ impl Crawler {
         let fetch = &mut self.fetches[key];
         fetch.peer = Some(addr);
         fetch.state = FetchState::Connecting { conn: conn_key };
-        // The connect has its own, shorter deadline inside the overall one.
-        let connect_deadline = (now + self.config.connect_timeout).min(
+        // The connect has its own, shorter deadline inside the overall one; shorter still
+        // while the host's other address family waits its turn.
+        let connect_timeout = match fetch.fallback {
+            Some(_) => self.config.connect_timeout.min(super::HAPPY_EYEBALLS_DELAY),
+            None => self.config.connect_timeout,
+        };
+        let connect_deadline = (now + connect_timeout).min(
             fetch
                 .http_deadline
                 .unwrap_or(now + self.config.http_timeout),

@@ -134,9 +134,32 @@ impl Crawler {
         match self.step(key) {
             Step::Pending => {}
             Step::Complete { reusable } => self.complete(key, reusable),
+            Step::Failed(ReturnCode::HttpConnect) if self.fall_back(key) => {}
             Step::Failed(code) => self.finish(key, code),
             Step::RetryFresh => self.retry_fresh(key),
         }
+    }
+
+    /// A connect that failed or is slow, for a host with an address of the other family:
+    /// closes it and queues the fetch for that address instead (once). Returns whether it did.
+    pub(super) fn fall_back(&mut self, key: usize) -> bool {
+        let Some(fetch) = self.fetches.get_mut(key) else {
+            return false;
+        };
+        let FetchState::Connecting { conn } = fetch.state else {
+            return false;
+        };
+        let Some(addr) = fetch.fallback.take() else {
+            return false;
+        };
+        self.stats.happy_eyeballs_fallbacks += 1;
+        fetch.state = FetchState::WaitForHttp { addr };
+        fetch.peer = None;
+        self.close_conn(conn);
+        self.set_deadline(key, None);
+        self.wait_for_http.push_front(key);
+        self.dispatch_needed = true;
+        true
     }
 
     pub(super) fn step(&mut self, key: usize) -> Step {

@@ -76,6 +76,9 @@ const DNS_GRACE: Duration = Duration::from_secs(2);
 /// The most DNS queries prefetching may leave outstanding (it must not crowd out the lookups
 /// of URLs that are due).
 const MAX_PREFETCH_PENDING: usize = 256;
+/// How long a connect to a host's first address may take before its other family is tried
+/// (RFC 8305's Connection Attempt Delay).
+const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(250);
 /// Live fetches per allowed connection: enough to keep every connection busy while others
 /// wait for DNS or for their server's turn.
 const LIVE_PER_CONN: usize = 4;
@@ -543,6 +546,7 @@ impl Crawler {
             peer: None,
             sent_at: None,
             stale_retries_left: 1,
+            fallback: None,
         });
         self.stats.peak_live = self.stats.peak_live.max(self.fetches.len());
         if written.is_err() {
@@ -577,16 +581,19 @@ impl Crawler {
         if let Verdict::Blocked(_) = self.config.addr_policy.check(&addrs) {
             return self.finish(key, ReturnCode::PrivateAddressBlocked);
         }
-        // Prefer IPv4: loopback test webs and most of the web answer there; the address
-        // checked above is exactly the one connected to.
-        let ip = addrs
-            .iter()
-            .copied()
-            .find(IpAddr::is_ipv4)
-            .unwrap_or(addrs[0]);
+        // Happy Eyeballs (RFC 8305), one attempt after the other: a host with both families
+        // is tried over IPv6 first and over IPv4 if that fails or has not connected within
+        // `HAPPY_EYEBALLS_DELAY`. Every address was checked above.
+        let v6 = addrs.iter().copied().find(IpAddr::is_ipv6);
+        let v4 = addrs.iter().copied().find(IpAddr::is_ipv4);
+        let (ip, other) = match (v6, v4) {
+            (Some(v6), Some(v4)) => (v6, Some(v4)),
+            _ => (addrs[0], None),
+        };
         let fetch = &mut self.fetches[key];
         fetch.marks.resolved = Some(now);
         let addr = SocketAddr::new(ip, fetch.target.port);
+        fetch.fallback = other.map(|ip| SocketAddr::new(ip, fetch.target.port));
         fetch.state = FetchState::WaitForHttp { addr };
         self.set_deadline(key, None);
         self.wait_for_http.push_back(key);
@@ -640,6 +647,12 @@ impl Crawler {
                 continue;
             };
             fetch.deadline = None;
+            if self.fall_back(key) {
+                continue;
+            }
+            let Some(fetch) = self.fetches.get_mut(key) else {
+                continue;
+            };
             let code = match fetch.state {
                 FetchState::DnsReceive { .. } => ReturnCode::DnsTimeout,
                 FetchState::Connecting { .. } if fetch.http_deadline.is_some_and(|d| d > now) => {
