@@ -39,6 +39,9 @@ pub const DEFAULT_LIFETIME: Duration = Duration::from_secs(120);
 pub struct HttpServerConfig {
     /// All bound on one common port.
     pub addrs: Vec<Ipv4Addr>,
+    /// Also listen on `[::1]`, on the same port (starting fails where IPv6 loopback cannot
+    /// be bound).
+    pub also_v6: bool,
     /// 0 = pick a free one.
     pub port: u16,
     pub tls: Option<crate::tls::TlsIdentity>,
@@ -51,6 +54,7 @@ impl Default for HttpServerConfig {
     fn default() -> Self {
         HttpServerConfig {
             addrs: vec![Ipv4Addr::LOCALHOST],
+            also_v6: false,
             port: 0,
             tls: None,
             lifetime: DEFAULT_LIFETIME,
@@ -115,8 +119,11 @@ impl HttpServer {
                 format!("refusing non-loopback address {bad}"),
             ));
         }
-        let listeners = bind_all(&addrs, config.port)?;
+        let mut listeners = bind_all(&addrs, config.port)?;
         let port = listeners[0].local_addr()?.port();
+        if config.also_v6 {
+            listeners.push(TcpListener::bind((std::net::Ipv6Addr::LOCALHOST, port))?);
+        }
         let tls = match &config.tls {
             Some(identity) => Some(identity.server_config()?),
             None => None,

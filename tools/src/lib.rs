@@ -12,6 +12,7 @@ pub mod blackhole;
 pub mod dns_server;
 pub mod fanout;
 pub mod http_server;
+pub mod manners_web;
 pub mod sites;
 pub mod testweb;
 pub mod tls;
