@@ -119,15 +119,9 @@ fn crawl(web: &Web, name: &str, extra: &[&str]) -> Vec<RequestRecord> {
         out.to_str().unwrap(),
         "--dns-server",
         &dns,
-        "--hosts-file",
-        "none",
-        "--allow-private",
-        "--scope",
-        "any",
-        "--allow-domain",
-        "test",
         "-q",
     ];
+    args.extend(common::crawl_run::TEST_WEB_FLAGS);
     args.extend_from_slice(extra);
     let res = spinneret(&args, Duration::from_secs(90));
     assert_eq!(

@@ -23,30 +23,21 @@ fn every_url_of_the_mixed_web_ends_with_the_right_outcome() {
         .expect("manners web");
     let out = temp_dir("manners-web").join("out");
     let dns = web.dns.addr().to_string();
-    let res = spinneret(
-        &[
-            "crawl",
-            &web.seed,
-            "--out",
-            out.to_str().unwrap(),
-            "--dns-server",
-            &dns,
-            "--hosts-file",
-            "none",
-            "--allow-net",
-            "127.0.0.0/8",
-            "--allow-net",
-            "::1/128",
-            "--scope",
-            "any",
-            "--allow-domain",
-            "test",
-            "--delay-ms",
-            "0",
-            "-q",
-        ],
-        Duration::from_secs(120),
-    );
+    let mut args = vec![
+        "crawl",
+        &web.seed,
+        "--out",
+        out.to_str().unwrap(),
+        "--dns-server",
+        &dns,
+        "--allow-net",
+        "::1/128",
+        "--delay-ms",
+        "0",
+        "-q",
+    ];
+    args.extend(common::crawl_run::TEST_WEB_FLAGS);
+    let res = spinneret(&args, Duration::from_secs(120));
     let stderr = String::from_utf8_lossy(&res.stderr);
     assert_eq!(res.status.code(), Some(0), "{stderr}");
     let mut by_url: BTreeMap<String, Vec<(ReturnCode, u16)>> = BTreeMap::new();
