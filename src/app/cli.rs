@@ -29,6 +29,11 @@ use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
 use crate::store::output::OutputConfig;
 
+/// `--max-conns` unless given: what `crawl` and `fetch` open, and what `bench` measures.
+pub const DEFAULT_MAX_CONNS: usize = 128;
+/// `crawl --delay-factor` unless given (`bench` uses it too).
+pub const DEFAULT_DELAY_FACTOR: f64 = 5.0;
+
 /// The exit statuses, shown by `--help` (the one table; `run::ExitStatus` decides them).
 pub const EXIT_CODES_HELP: &str = "\
 Exit status (when several apply, the first listed wins):
@@ -147,7 +152,7 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "MS")]
     pub delay_ms: Option<u64>,
     /// Gap ≥ this × the duration of the host's last fetch.
-    #[arg(long, value_name = "X", default_value_t = 5.0)]
+    #[arg(long, value_name = "X", default_value_t = DEFAULT_DELAY_FACTOR)]
     pub delay_factor: f64,
     /// Cap on a robots.txt Crawl-delay.
     #[arg(long, value_name = "SECS", default_value_t = 30)]
@@ -299,7 +304,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "STR")]
     pub user_agent: Option<String>,
     /// HTTP connections carrying a request at once (fetches in flight).
-    #[arg(long, value_name = "N", default_value_t = 128)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNS)]
     pub max_conns: usize,
     /// Open sockets in all, idle kept-alive ones included: how many hosts are worked on at
     /// once, each keeping its connection between requests [default: 4096, less if the

@@ -5,7 +5,11 @@
 //!   until `--lifetime` seconds have passed.
 //! - `web`: serves the synthetic web (`testweb`) and its DNS; prints
 //!   `http_port=PORT dns=IP:PORT pages=N`, writes the expected URLs to `--urls-out`, serves
-//!   until `--lifetime`.
+//!   until `--lifetime`. `--shape linked` makes pages link mostly to other hosts
+//!   (`testweb::Shape`).
+//! - `files`: writes the synthetic web under `--dir`, one directory per host, for nginx to
+//!   serve over HTTP or (`--https`) HTTPS on `--port`; writes the expected URLs to
+//!   `--urls-out`; prints `files=N pages=M`.
 //! - `load`: measures a running `web` server (`testweb::load`) and prints requests/s and MB/s.
 
 use std::io::Write;
@@ -17,12 +21,14 @@ use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
 use spinneret_tools::http_server::{HttpServer, HttpServerConfig};
 use spinneret_tools::sites::simple_site;
 use spinneret_tools::testweb::load::{self, LoadConfig};
-use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
+use spinneret_tools::testweb::{files, Scheme, Shape, TestWeb, WebConfig, WebServer};
 
 const USAGE: &str = "usage: spinneret-testserver [--hosts N] [--pages P] [--lifetime SECS] \
                      [--bind 127.0.0.1] [--print-urls]\n\
-       spinneret-testserver web [--hosts N] [--pages P] [--page-kb K] [--seed S] [--port P] \
-                     [--lifetime SECS] [--urls-out FILE]\n\
+       spinneret-testserver web [--shape clustered|linked] [--hosts N] [--pages P] \
+                     [--page-kb K] [--seed S] [--port P] [--lifetime SECS] [--urls-out FILE]\n\
+       spinneret-testserver files --dir DIR --port P [--https] [--shape clustered|linked] \
+                     [--hosts N] [--pages P] [--page-kb K] [--seed S] [--urls-out FILE]\n\
        spinneret-testserver load --port P [--hosts N] [--pages P] [--conns C] [--seconds S]";
 
 struct Args {
@@ -81,32 +87,90 @@ struct WebArgs {
     port: u16,
     lifetime: Duration,
     urls_out: Option<String>,
+    /// `files` mode only.
+    dir: Option<String>,
+    scheme: Scheme,
 }
 
-fn parse_web_args(mut it: impl Iterator<Item = String>) -> Result<WebArgs, String> {
+/// The arguments of `web` and `files` (`files` takes `--dir` and `--https`, `web` `--lifetime`).
+fn parse_web_args(mut it: impl Iterator<Item = String>, files: bool) -> Result<WebArgs, String> {
     let mut args = WebArgs {
         cfg: WebConfig::default(),
         port: 0,
         lifetime: Duration::from_secs(600),
         urls_out: None,
+        dir: None,
+        scheme: Scheme::Http,
     };
+    // The shape sets the link counts, so it is applied first, whatever the flags' order.
+    let mut shape = Shape::default();
+    let mut after_shape: Vec<(String, Option<String>)> = Vec::new();
     while let Some(flag) = it.next() {
         match flag.as_str() {
-            "--hosts" => args.cfg.hosts = num(&flag, it.next())?,
-            "--pages" => args.cfg.pages = num(&flag, it.next())?,
-            "--page-kb" => args.cfg.page_kb = num(&flag, it.next())?,
-            "--seed" => args.cfg.seed = num(&flag, it.next())?,
+            "--shape" => {
+                let v = it.next().ok_or("--shape needs a value")?;
+                shape = Shape::parse(&v).ok_or(format!("--shape {v}: clustered or linked"))?;
+            }
+            "--dir" if files => args.dir = Some(it.next().ok_or("--dir needs a value")?),
+            "--https" if files => args.scheme = Scheme::Https,
+            "--lifetime" if !files => args.lifetime = Duration::from_secs(num(&flag, it.next())?),
             "--port" => args.port = num(&flag, it.next())?,
-            "--lifetime" => args.lifetime = Duration::from_secs(num(&flag, it.next())?),
             "--urls-out" => args.urls_out = Some(it.next().ok_or("--urls-out needs a value")?),
             "--help" | "-h" => return Err(USAGE.to_string()),
+            _ => {
+                let v = it.next();
+                after_shape.push((flag, v));
+            }
+        }
+    }
+    args.cfg = WebConfig::of_shape(shape);
+    for (flag, v) in after_shape {
+        match flag.as_str() {
+            "--hosts" => args.cfg.hosts = num(&flag, v)?,
+            "--pages" => args.cfg.pages = num(&flag, v)?,
+            "--page-kb" => args.cfg.page_kb = num(&flag, v)?,
+            "--seed" => args.cfg.seed = num(&flag, v)?,
             other => return Err(format!("unknown flag {other}\n{USAGE}")),
         }
     }
     if args.cfg.hosts == 0 || args.cfg.pages == 0 {
         return Err("--hosts and --pages must be at least 1".to_string());
     }
+    if files && (args.dir.is_none() || args.port == 0) {
+        return Err(format!("files needs --dir and --port\n{USAGE}"));
+    }
     Ok(args)
+}
+
+/// Writes the expected URLs, one per line.
+fn write_urls(path: &str, urls: &[String]) -> Result<(), String> {
+    let mut text = String::with_capacity(urls.len() * 40);
+    for u in urls {
+        text.push_str(u);
+        text.push('\n');
+    }
+    std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))
+}
+
+fn files_main(args: WebArgs) -> ExitCode {
+    let web = TestWeb::generate(&args.cfg);
+    let dir = args.dir.unwrap_or_default();
+    let written = match files::write_tree(&web, args.scheme, args.port, dir.as_ref()) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("{dir}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let urls = web.expected_urls_as(args.scheme, args.port);
+    if let Some(path) = &args.urls_out {
+        if let Err(e) = write_urls(path, &urls) {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    println!("files={written} pages={}", urls.len());
+    ExitCode::SUCCESS
 }
 
 fn web_main(args: WebArgs) -> ExitCode {
@@ -133,13 +197,8 @@ fn web_main(args: WebArgs) -> ExitCode {
     };
     let urls = web.expected_urls(port);
     if let Some(path) = &args.urls_out {
-        let mut text = String::with_capacity(urls.len() * 40);
-        for u in &urls {
-            text.push_str(u);
-            text.push('\n');
-        }
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("{path}: {e}");
+        if let Err(e) = write_urls(path, &urls) {
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     }
@@ -211,7 +270,11 @@ fn main() -> ExitCode {
     match argv.peek().map(String::as_str) {
         Some("web") => {
             argv.next();
-            return parse_web_args(argv).map_or_else(fail, web_main);
+            return parse_web_args(argv, false).map_or_else(fail, web_main);
+        }
+        Some("files") => {
+            argv.next();
+            return parse_web_args(argv, true).map_or_else(fail, files_main);
         }
         Some("load") => {
             argv.next();

@@ -4,11 +4,15 @@
 //! query-string list pages, robots.txt and a few `/private/` pages that robots.txt disallows.
 //!
 //! [`TestWeb::generate`] builds every body in memory from `seed` (splitmix64 over a word list),
-//! with the port of absolute links left as a gap to fill; [`WebServer::start`] (in `server`)
-//! binds the listeners, fills the port in and serves the pre-rendered responses from one `mio`
-//! loop. [`TestWeb::expected_urls`] is the exact set a full polite crawl must fetch. Names for
-//! the hosts are served by `dns_server` from [`TestWeb::dns_records`]; `load` measures the
-//! server.
+//! with the origin (scheme, host, port) of absolute links left as a gap to fill;
+//! [`WebServer::start`] (in `server`) binds the listeners, fills the origins in and serves the
+//! pre-rendered responses from one `mio` loop; `files` writes them out for a static server
+//! (nginx, over HTTP or HTTPS). [`TestWeb::expected_urls`] is the exact set a full polite crawl
+//! must fetch. Names for the hosts are served by `dns_server` from [`TestWeb::dns_records`];
+//! `load` measures the server.
+//!
+//! [`Shape`] decides how pages link: hosts as clusters a crawl finds whole after a few fetches,
+//! or (`Linked`) pages linking mostly to random pages of other hosts, as on the real web.
 //!
 //! Pages are built to exercise a link scanner the way real HTML does: a head with meta, a
 //! stylesheet `link` and a `script` whose body holds a decoy `<a href="/not-a-link">` (a 404: it
@@ -16,8 +20,10 @@
 //! form, with and without `#fragments`, upper-case tags, single, double and unquoted attribute
 //! values, and `&amp;` in query links.
 
+pub mod files;
 pub mod load;
 mod server;
+mod words;
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -25,6 +31,7 @@ use std::net::Ipv4Addr;
 pub use server::WebServer;
 
 use crate::dns_server::Record;
+use words::WORDS;
 
 /// Most hosts: `host_ip` has 254 × 256 addresses in 127.1.0.0/16.
 pub const MAX_HOSTS: usize = 254 * 256;
@@ -45,122 +52,63 @@ const STYLE_CSS: &str = "body { font-family: sans-serif; margin: 0 auto; max-wid
 nav a { margin-right: 1em; }\nfooter { color: #666; font-size: small; }\n\
 p { line-height: 1.5; }\nh1, h2 { font-weight: normal; }\n";
 
-const WORDS: &[&str] = &[
-    "the",
-    "of",
-    "and",
-    "a",
-    "to",
-    "in",
-    "is",
-    "you",
-    "that",
-    "it",
-    "he",
-    "was",
-    "for",
-    "on",
-    "are",
-    "as",
-    "with",
-    "his",
-    "they",
-    "at",
-    "be",
-    "this",
-    "have",
-    "from",
-    "or",
-    "one",
-    "had",
-    "by",
-    "word",
-    "but",
-    "not",
-    "what",
-    "all",
-    "were",
-    "we",
-    "when",
-    "your",
-    "can",
-    "said",
-    "there",
-    "use",
-    "an",
-    "each",
-    "which",
-    "she",
-    "do",
-    "how",
-    "their",
-    "if",
-    "will",
-    "up",
-    "other",
-    "about",
-    "out",
-    "many",
-    "then",
-    "them",
-    "these",
-    "so",
-    "some",
-    "her",
-    "would",
-    "make",
-    "like",
-    "him",
-    "into",
-    "time",
-    "has",
-    "look",
-    "two",
-    "more",
-    "write",
-    "go",
-    "see",
-    "number",
-    "no",
-    "way",
-    "could",
-    "people",
-    "my",
-    "than",
-    "first",
-    "water",
-    "been",
-    "call",
-    "who",
-    "oil",
-    "its",
-    "now",
-    "find",
-    "long",
-    "down",
-    "day",
-    "did",
-    "get",
-    "come",
-    "made",
-    "may",
-    "part",
-    "crawler",
-    "spider",
-    "frontier",
-    "politeness",
-    "harvest",
-    "archive",
-    "river",
-    "mountain",
-    "lantern",
-    "copper",
-    "meadow",
-    "orchard",
-    "harbour",
-    "signal",
-    "thread",
-];
+/// How pages link, which decides when a crawl learns of each host's URLs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shape {
+    /// Each host a cluster (the shape of every figure measured before `Linked` existed): a
+    /// page links to about `same_host_links` pages of its own host, and its nav to the host's
+    /// list pages, which name every page; so a crawl knows a host's URLs after its first few
+    /// fetches and then works through the host on one connection. `cross_host_links` per page
+    /// lead elsewhere.
+    #[default]
+    Clustered,
+    /// Pages link mostly to random pages of other hosts, as real pages do: a page's own-host
+    /// links are its nav (home, first page) and the next page (the chain that keeps every
+    /// page reachable from its host's index; the last page links the list pages), and
+    /// `cross_host_links` go to random pages of the other hosts. A host's URLs then reach a
+    /// crawl one or two at a time, from anywhere in the web, over the whole crawl.
+    Linked,
+}
+
+impl Shape {
+    /// The name on command lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Clustered => "clustered",
+            Shape::Linked => "linked",
+        }
+    }
+
+    /// `clustered` or `linked`.
+    pub fn parse(s: &str) -> Option<Shape> {
+        [Shape::Clustered, Shape::Linked]
+            .into_iter()
+            .find(|sh| sh.name() == s)
+    }
+}
+
+/// The scheme absolute links (and the expected URLs) are written with: the bodies are the
+/// same bytes otherwise, so one web can be served by our server (HTTP) or by nginx over TLS.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scheme {
+    #[default]
+    Http,
+    Https,
+}
+
+impl Scheme {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
+}
+
+/// Links from each `Linked` page to random pages of other hosts: most of its links, as on
+/// the real web, and enough that most pages are found from other hosts before their own
+/// host's chain reaches them.
+pub const LINKED_CROSS_HOST_LINKS: usize = 12;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebConfig {
@@ -175,6 +123,22 @@ pub struct WebConfig {
     pub cross_host_links: usize,
     /// Everything (text, link targets, link forms) follows from this.
     pub seed: u64,
+    pub shape: Shape,
+}
+
+impl WebConfig {
+    /// The default web of `shape`: the link counts that make the shape (see [`Shape`]).
+    pub fn of_shape(shape: Shape) -> WebConfig {
+        match shape {
+            Shape::Clustered => WebConfig::default(),
+            Shape::Linked => WebConfig {
+                same_host_links: FIXED_SAME_HOST_LINKS,
+                cross_host_links: LINKED_CROSS_HOST_LINKS,
+                shape,
+                ..WebConfig::default()
+            },
+        }
+    }
 }
 
 impl Default for WebConfig {
@@ -186,6 +150,7 @@ impl Default for WebConfig {
             same_host_links: 20,
             cross_host_links: 3,
             seed: 0x5eed_5eed,
+            shape: Shape::Clustered,
         }
     }
 }
@@ -193,6 +158,12 @@ impl Default for WebConfig {
 /// `h0000.test`, `h0001.test`, … (more digits from `h10000.test` on).
 pub fn host_name(i: usize) -> String {
     format!("h{i:04}.test")
+}
+
+/// `host_name(i).len()`, without building it.
+fn host_name_len(i: usize) -> usize {
+    let digits = i.checked_ilog10().map_or(1, |d| d as usize + 1);
+    1 + digits.max(4) + ".test".len()
 }
 
 /// 127.1.(i/254).(i%254+1): every host on its own loopback address, so per-IP politeness is
@@ -256,12 +227,13 @@ impl Rng {
     }
 }
 
-/// A body with gaps where the server's port goes (absolute links), filled at `WebServer::start`.
+/// A body with gaps where an absolute link's origin (`scheme://host:port`) goes, filled when
+/// it is served (`WebServer::start`) or written out (`files`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Template {
     pub(crate) bytes: Vec<u8>,
-    /// Offsets into `bytes`, ascending, where the port's decimal digits are inserted.
-    pub(crate) port_at: Vec<u32>,
+    /// (offset into `bytes`, host index), offsets ascending: where an origin is inserted.
+    pub(crate) origins: Vec<(u32, u32)>,
 }
 
 impl Template {
@@ -269,24 +241,37 @@ impl Template {
         self.bytes.extend_from_slice(s.as_bytes());
     }
 
-    fn push_port(&mut self) {
-        self.port_at.push(self.bytes.len() as u32);
+    fn push_origin(&mut self, host: usize) {
+        self.origins.push((self.bytes.len() as u32, host as u32));
     }
 
-    /// The body with `port` filled in.
-    pub(crate) fn render(&self, port: u16, out: &mut Vec<u8>) {
-        let port = port.to_string();
+    /// The body with every origin filled in.
+    pub(crate) fn render(&self, scheme: Scheme, port: u16, out: &mut Vec<u8>) {
+        use std::io::Write;
         let mut from = 0;
-        for &at in &self.port_at {
+        for &(at, host) in &self.origins {
             out.extend_from_slice(&self.bytes[from..at as usize]);
-            out.extend_from_slice(port.as_bytes());
+            // Writing into a Vec cannot fail.
+            let _ = write!(
+                out,
+                "{}://{}:{port}",
+                scheme.as_str(),
+                host_name(host as usize)
+            );
             from = at as usize;
         }
         out.extend_from_slice(&self.bytes[from..]);
     }
 
-    fn len_with_port_digits(&self, digits: usize) -> u64 {
-        (self.bytes.len() + digits * self.port_at.len()) as u64
+    /// `render`'s length, for a port of `port_digits` digits.
+    fn rendered_len(&self, scheme: Scheme, port_digits: usize) -> u64 {
+        let fixed = scheme.as_str().len() + "://".len() + ":".len() + port_digits;
+        let origins: usize = self
+            .origins
+            .iter()
+            .map(|&(_, h)| fixed + host_name_len(h as usize))
+            .sum();
+        (self.bytes.len() + origins) as u64
     }
 }
 
@@ -377,20 +362,26 @@ impl TestWeb {
     /// Exactly the URLs a full polite crawl (robots obeyed, any scope within `.test`, no depth
     /// or page limits) fetches, sorted; robots.txt not included.
     pub fn expected_urls(&self, port: u16) -> Vec<String> {
-        self.urls_of(port, |k| matches!(k, Kind::Page | Kind::Style))
+        self.expected_urls_as(Scheme::Http, port)
+    }
+
+    /// [`TestWeb::expected_urls`] of the web served with `scheme` (see `files`).
+    pub fn expected_urls_as(&self, scheme: Scheme, port: u16) -> Vec<String> {
+        self.urls_of(scheme, port, |k| matches!(k, Kind::Page | Kind::Style))
     }
 
     /// URLs that pages link to but robots.txt disallows (they exist; they must not be fetched).
     pub fn disallowed_urls(&self, port: u16) -> Vec<String> {
-        self.urls_of(port, |k| k == Kind::Private)
+        self.urls_of(Scheme::Http, port, |k| k == Kind::Private)
     }
 
-    fn urls_of(&self, port: u16, want: impl Fn(Kind) -> bool) -> Vec<String> {
+    fn urls_of(&self, scheme: Scheme, port: u16, want: impl Fn(Kind) -> bool) -> Vec<String> {
+        let scheme = scheme.as_str();
         let mut v: Vec<String> = self
             .resources
             .iter()
             .filter(|r| want(r.kind))
-            .map(|r| format!("http://{}:{port}{}", host_name(r.host), r.target))
+            .map(|r| format!("{scheme}://{}:{port}{}", host_name(r.host), r.target))
             .collect();
         v.sort_unstable();
         v
@@ -408,7 +399,7 @@ impl TestWeb {
     pub fn total_bytes(&self) -> u64 {
         self.resources
             .iter()
-            .map(|r| r.body.len_with_port_digits(5))
+            .map(|r| r.body.rendered_len(Scheme::Http, 5))
             .sum()
     }
 }
@@ -429,7 +420,7 @@ fn list_target(k: usize) -> String {
 fn plain(s: &str) -> Template {
     Template {
         bytes: s.as_bytes().to_vec(),
-        port_at: Vec::new(),
+        origins: Vec::new(),
     }
 }
 
@@ -473,10 +464,7 @@ fn push_href(t: &mut Template, from: usize, target: Target, form: Form, fragment
         Form::Relative => t.push(path.strip_prefix('/').unwrap_or(&path)),
         Form::RootRelative => t.push(&path),
         Form::Absolute => {
-            t.push("http://");
-            t.push(&host_name(host));
-            t.push(":");
-            t.push_port();
+            t.push_origin(host);
             t.push(&path);
         }
     }
@@ -510,7 +498,7 @@ fn push_link(t: &mut Template, from: usize, target: Target, rng: &mut Rng, text:
     t.push(end);
 }
 
-fn head(t: &mut Template, title: &str, h: usize, rng: &mut Rng) {
+fn head(t: &mut Template, shape: Shape, title: &str, h: usize, rng: &mut Rng) {
     t.push("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     t.push("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     t.push("<meta name=\"description\" content=\"");
@@ -526,7 +514,12 @@ fn head(t: &mut Template, title: &str, h: usize, rng: &mut Rng) {
     push_link(t, h, Target::Index(h), rng, "Home");
     t.push("\n");
     push_link(t, h, Target::Page(h, 0), rng, "Start");
-    t.push("\n<a href=\"/list.html?sort=name&amp;page=0\">All pages</a>\n</nav>\n");
+    t.push("\n");
+    // A link to the list of every page would hand a crawl the whole host at once.
+    if shape == Shape::Clustered {
+        t.push("<a href=\"/list.html?sort=name&amp;page=0\">All pages</a>\n");
+    }
+    t.push("</nav>\n");
 }
 
 fn footer(t: &mut Template, h: usize, label: &str) {
@@ -591,9 +584,9 @@ fn html_page(
     let target = cfg.page_kb * 1024;
     let mut t = Template {
         bytes: Vec::with_capacity(target + 2048),
-        port_at: Vec::with_capacity(links.len() + 4),
+        origins: Vec::with_capacity(links.len() + 4),
     };
-    head(&mut t, title, h, rng);
+    head(&mut t, cfg.shape, title, h, rng);
     t.push("<main>\n<h1>");
     t.push(title);
     t.push("</h1>\n");
@@ -663,6 +656,9 @@ fn content_page(cfg: &WebConfig, h: usize, j: usize) -> Template {
     // The chain p0 → p1 → … makes every page reachable from `/`; placed first.
     if j + 1 < cfg.pages {
         links.push(Link(Target::Page(h, j + 1), "next page".into()));
+    } else if cfg.shape == Shape::Linked {
+        // Where a linked host's list pages are found: at the end of its chain.
+        links.push(Link(Target::List(h, 0), "all pages".into()));
     }
     let title = format!("{} page {j}: {}", host_name(h), anchor_text(&mut rng));
     html_page(cfg, h, &mut rng, &title, links)
@@ -675,8 +671,10 @@ fn index_page(cfg: &WebConfig, h: usize) -> Template {
     for k in 0..PRIVATE_PAGES {
         links.push(Link(Target::Private(h, k), format!("private {k}")));
     }
-    for k in 0..LIST_PAGES {
-        links.push(Link(Target::List(h, k), format!("list {k}")));
+    if cfg.shape == Shape::Clustered {
+        for k in 0..LIST_PAGES {
+            links.push(Link(Target::List(h, k), format!("list {k}")));
+        }
     }
     let title = format!("Welcome to {}", host_name(h));
     html_page(cfg, h, &mut rng, &title, links)
@@ -703,98 +701,4 @@ fn private_page(h: usize, k: usize) -> Template {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn small(seed: u64) -> WebConfig {
-        WebConfig {
-            hosts: 4,
-            pages: 6,
-            page_kb: 2,
-            seed,
-            ..WebConfig::default()
-        }
-    }
-
-    fn bodies(web: &TestWeb) -> Vec<(String, Template)> {
-        web.resources
-            .iter()
-            .map(|r| (format!("{}{}", host_name(r.host), r.target), r.body.clone()))
-            .collect()
-    }
-
-    #[test]
-    fn generation_is_deterministic_and_follows_the_seed() {
-        let a = TestWeb::generate(&small(1));
-        let b = TestWeb::generate(&small(1));
-        assert_eq!(bodies(&a), bodies(&b));
-        assert_eq!(a.total_bytes(), b.total_bytes());
-        let c = TestWeb::generate(&small(2));
-        assert_eq!(a.expected_urls(80), c.expected_urls(80));
-        assert_ne!(bodies(&a), bodies(&c));
-    }
-
-    #[test]
-    fn names_addresses_and_dns_records() {
-        assert_eq!(host_name(0), "h0000.test");
-        assert_eq!(host_name(42), "h0042.test");
-        assert_eq!(host_name(12345), "h12345.test");
-        assert_eq!(host_ip(0), Ipv4Addr::new(127, 1, 0, 1));
-        assert_eq!(host_ip(254), Ipv4Addr::new(127, 1, 1, 1));
-        assert_eq!(host_ip(MAX_HOSTS - 1), Ipv4Addr::new(127, 1, 255, 254));
-        let web = TestWeb::generate(&small(0));
-        let dns = web.dns_records();
-        assert_eq!(dns.len(), 4);
-        assert_eq!(dns["h0003.test"], vec![Record::A(host_ip(3))]);
-    }
-
-    #[test]
-    fn host_header_parsing() {
-        assert_eq!(parse_host(b"h0000.test"), Some(0));
-        assert_eq!(parse_host(b"H0042.TEST:8080"), Some(42));
-        assert_eq!(parse_host(b"h12345.test"), Some(12345));
-        for bad in [
-            &b""[..],
-            b"h.test",
-            b"h000.test",
-            b"h00001.test",
-            b"h0001.tes",
-            b"x0001.test",
-            b"h00a1.test",
-            b"h0001.test.",
-            b"127.1.0.1:80",
-        ] {
-            assert_eq!(parse_host(bad), None, "{}", String::from_utf8_lossy(bad));
-        }
-    }
-
-    #[test]
-    fn port_is_filled_into_absolute_links_only() {
-        let mut t = Template::default();
-        t.push("<a href=\"http://h0001.test:");
-        t.push_port();
-        t.push("/p1.html\">x</a> <a href=\"/p2.html\">y</a>");
-        let mut out = Vec::new();
-        t.render(8080, &mut out);
-        assert_eq!(
-            out,
-            b"<a href=\"http://h0001.test:8080/p1.html\">x</a> <a href=\"/p2.html\">y</a>"
-        );
-        assert_eq!(t.len_with_port_digits(4), out.len() as u64);
-    }
-
-    #[test]
-    fn sizes_are_clamped() {
-        let web = TestWeb::generate(&WebConfig {
-            hosts: 0,
-            pages: 0,
-            page_kb: 0,
-            ..WebConfig::default()
-        });
-        assert_eq!((web.config().hosts, web.config().pages), (1, 1));
-        assert_eq!(web.seeds(81), vec!["http://h0000.test:81/".to_string()]);
-        assert!(web
-            .expected_urls(81)
-            .contains(&"http://h0000.test:81/p0.html".to_string()));
-    }
-}
+mod tests;

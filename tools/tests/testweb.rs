@@ -82,10 +82,11 @@ fn is_decoy(u: &Url) -> bool {
     u.path() == DECOY_PATH
 }
 
-#[test]
-fn every_link_resolves_and_the_expected_set_is_the_polite_crawl() {
-    let cfg = small();
-    let (web, server) = serve(&cfg);
+/// The link graph of the served web (expected URL → the expected URLs its body links to, in
+/// order), after checking every body and link; and the BFS from the seeds over it equals the
+/// expected set.
+fn check_links_and_reachability(cfg: &WebConfig) -> std::collections::HashMap<String, Vec<String>> {
+    let (web, server) = serve(cfg);
     let port = server.port();
     let expected: BTreeSet<String> = web.expected_urls(port).into_iter().collect();
     let disallowed: BTreeSet<String> = web.disallowed_urls(port).into_iter().collect();
@@ -167,6 +168,134 @@ fn every_link_resolves_and_the_expected_set_is_the_polite_crawl() {
     let decoy = Url::parse(&format!("http://h0001.test:{port}{DECOY_PATH}")).unwrap();
     assert_eq!(fetch(&decoy).status, 404);
     assert!(server.requests() >= (expected.len() + disallowed.len()) as u64);
+    graph
+}
+
+fn host_of(u: &str) -> String {
+    Url::parse(u).unwrap().host_str().unwrap().to_string()
+}
+
+/// (links to the page's own host, links to other hosts), over every page.
+fn link_counts(graph: &std::collections::HashMap<String, Vec<String>>) -> (usize, usize) {
+    let mut own = 0;
+    let mut other = 0;
+    for (from, links) in graph {
+        for l in links {
+            if host_of(l) == host_of(from) {
+                own += 1;
+            } else {
+                other += 1;
+            }
+        }
+    }
+    (own, other)
+}
+
+#[test]
+fn every_link_resolves_and_the_expected_set_is_the_polite_crawl() {
+    let graph = check_links_and_reachability(&small());
+    let (own, other) = link_counts(&graph);
+    assert!(
+        own > 4 * other,
+        "clustered: {own} own-host, {other} cross-host links"
+    );
+}
+
+/// The linked shape: most links go to other hosts, yet every page is reachable, and from its
+/// own index alone (the chain), so the expected set holds whatever the crawl's order.
+#[test]
+fn linked_web_links_across_hosts_and_every_page_is_reachable() {
+    let cfg = WebConfig {
+        hosts: 6,
+        pages: 8,
+        page_kb: 3,
+        ..WebConfig::of_shape(Shape::Linked)
+    };
+    let graph = check_links_and_reachability(&cfg);
+    let (own, other) = link_counts(&graph);
+    assert!(
+        other > own,
+        "linked: {own} own-host, {other} cross-host links"
+    );
+    // Each host's pages, reached from its index through its own pages only.
+    for h in 0..cfg.hosts {
+        let name = host_name(h);
+        let mut seen = BTreeSet::new();
+        let mut queue: VecDeque<String> = graph
+            .keys()
+            .filter(|u| host_of(u) == name && Url::parse(u).unwrap().path() == "/")
+            .cloned()
+            .collect();
+        while let Some(u) = queue.pop_front() {
+            if !seen.insert(u.clone()) {
+                continue;
+            }
+            for l in graph.get(&u).into_iter().flatten() {
+                if host_of(l) == name {
+                    queue.push_back(l.clone());
+                }
+            }
+        }
+        let own: BTreeSet<&String> = graph
+            .iter()
+            .flat_map(|(from, links)| links.iter().chain([from]))
+            .filter(|u| host_of(u) == name)
+            .collect();
+        assert_eq!(seen.iter().collect::<BTreeSet<_>>(), own, "{name}");
+    }
+    // A host is never handed to a crawl whole: apart from the list pages (at the chain's
+    // end), a page names at most three other pages of its host (home, the first, the next).
+    for (from, links) in &graph {
+        let own: BTreeSet<&String> = links
+            .iter()
+            .filter(|l| *l != from && host_of(l) == host_of(from) && !l.ends_with("/style.css"))
+            .collect();
+        if !from.contains("/list.html") {
+            assert!(own.len() <= 3, "{from} links {} own-host pages", own.len());
+        }
+    }
+}
+
+/// `files` writes what the server serves, for either scheme.
+#[test]
+fn files_are_the_served_bodies() {
+    let cfg = WebConfig {
+        hosts: 3,
+        pages: 4,
+        page_kb: 2,
+        ..WebConfig::of_shape(Shape::Linked)
+    };
+    let (web, server) = serve(&cfg);
+    let port = server.port();
+    let dir = std::env::temp_dir().join(format!("testweb-files-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for scheme in [Scheme::Http, Scheme::Https] {
+        let n = files::write_tree(&web, scheme, port, &dir).unwrap();
+        assert_eq!(n, cfg.hosts * (cfg.pages + 3 + LIST_PAGES + PRIVATE_PAGES));
+        let expected = web.expected_urls_as(scheme, port);
+        assert_eq!(expected.len(), web.expected_urls(port).len());
+        for u in expected.iter().chain(&web.disallowed_urls(port)) {
+            let url = Url::parse(u).unwrap();
+            let target = match url.query() {
+                Some(q) => format!("{}?{q}", url.path()),
+                None => url.path().to_string(),
+            };
+            let path = dir
+                .join(url.host_str().unwrap())
+                .join(files::file_name(&target));
+            let on_disk = std::fs::read(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+            let http_url = Url::parse(&u.replacen("https:", "http:", 1)).unwrap();
+            let served = String::from_utf8(fetch(&http_url).body).unwrap();
+            let want = match scheme {
+                Scheme::Http => served,
+                Scheme::Https => served.replace("http://h0", "https://h0"),
+            };
+            assert_eq!(String::from_utf8(on_disk).unwrap(), want, "{u}");
+        }
+        let robots = std::fs::read_to_string(dir.join("h0002.test/robots.txt")).unwrap();
+        assert_eq!(robots, ROBOTS_TXT);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -498,6 +627,57 @@ fn binary_web_and_load_modes() {
         assert!(Instant::now() < deadline, "web mode outlived --lifetime");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+#[test]
+fn binary_files_mode_writes_the_shape_and_scheme_asked_for() {
+    use std::process::Command;
+    let exe = env!("CARGO_BIN_EXE_spinneret-testserver");
+    let dir = std::env::temp_dir().join(format!("testweb-files-bin-{}", std::process::id()));
+    let urls_out = dir.join("urls.txt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // The size flags given before --shape still apply to the linked web.
+    let out = Command::new(exe)
+        .args(["files", "--hosts", "2", "--pages", "3", "--page-kb", "2"])
+        .args(["--shape", "linked", "--https", "--port", "8443", "--dir"])
+        .arg(dir.join("site"))
+        .arg("--urls-out")
+        .arg(&urls_out)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let web = TestWeb::generate(&WebConfig {
+        hosts: 2,
+        pages: 3,
+        page_kb: 2,
+        ..WebConfig::of_shape(Shape::Linked)
+    });
+    let expected = web.expected_urls_as(Scheme::Https, 8443);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout.trim(),
+        format!(
+            "files={} pages={}",
+            2 * (3 + 3 + LIST_PAGES + PRIVATE_PAGES),
+            expected.len()
+        )
+    );
+    let written = std::fs::read_to_string(&urls_out).unwrap();
+    assert_eq!(written.lines().collect::<Vec<_>>(), expected);
+    let p2 = std::fs::read_to_string(dir.join("site/h0001.test/p2.html")).unwrap();
+    assert!(p2.contains("https://h0000.test:8443/"));
+    assert!(!p2.contains("http://"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let bad = Command::new(exe)
+        .args(["files", "--dir", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "files without --port");
 }
 
 /// Reads one response with a Content-Length from `s` (bounded by the read timeout).

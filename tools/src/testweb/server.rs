@@ -21,7 +21,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
-use super::{host_ip, parse_host, TestWeb};
+use super::{host_ip, parse_host, Scheme, TestWeb};
 
 /// Open connections at once; more are accepted and closed at once.
 const MAX_CONNS: usize = 16_384;
@@ -77,7 +77,7 @@ fn render(web: &TestWeb, port: u16) -> Site {
     let mut body = Vec::new();
     for r in &web.resources {
         body.clear();
-        r.body.render(port, &mut body);
+        r.body.render(Scheme::Http, port, &mut body);
         let idx = responses.len() as u32;
         responses.push(served("200 OK", r.kind.content_type(), &body));
         routes[r.host].insert(r.target.as_bytes().into(), idx);
