@@ -3,7 +3,7 @@
 //! Layers, each importing only the ones below it (`docs/ARCHITECTURE.md` tells the whole
 //! story; module docs cite its sections as "ARCHITECTURE §n"):
 //! - protocol cores, sans-IO (bytes and `now` in; bytes to send, events and deadlines out; no
-//!   sockets, no clock, no files): [`dns`], [`http`], [`links`], [`robots`];
+//!   sockets, no clock, no files): [`dns`], [`http`], [`links`], [`robots`], [`discovery`];
 //! - [`fetcher`]: the event loop, connections, TLS and the address policy; it moves bytes
 //!   between sockets and cores and owns timing;
 //! - [`crawl`]: policy: frontier, URL-seen, URL filter, normalization, robots cache use; it
@@ -19,6 +19,7 @@
 pub mod app;
 pub mod crawl;
 pub mod datetime;
+pub mod discovery;
 pub mod dns;
 pub mod fetcher;
 pub mod http;

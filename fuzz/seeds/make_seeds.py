@@ -390,6 +390,79 @@ def cookies():
     put("cookies", "retry-after", "Sun Nov  6 08:49:37 1994")
 
 
+# ---------------------------------------------------------------- sitemap_feed
+# Input: a form byte (bit 0: the target gzips the rest; bit 1: named by robots.txt; bit 2: one
+# index deep), then the body. Bodies that are already gzip are sent with bit 0 clear.
+SM_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+SITEMAPS = {
+    "urlset": '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="%s" '
+              'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">\n'
+              '<url><loc>http://s.example/maps/a?x=1&amp;y=2</loc><lastmod>2005-01-01</lastmod>'
+              '<changefreq>monthly</changefreq><priority>0.8</priority>'
+              '<image:image><image:loc>http://s.example/i.png</image:loc></image:image></url>\n'
+              '<url><loc><![CDATA[http://s.example/maps/b?q=<1>]]></loc>'
+              '<lastmod>2004-12-23T18:00:15+00:00</lastmod><priority>1.5</priority></url>\n'
+              '<url><loc>http://s.example/elsewhere</loc></url>\n</urlset>\n' % SM_NS,
+    "index": '<sitemapindex xmlns="%s"><sitemap><loc>http://s.example/maps/s1.xml.gz</loc>'
+             '<lastmod>2004-10-01T18:23:17+00:00</lastmod></sitemap>'
+             '<sitemap><loc>https://s.example/s2.xml</loc></sitemap>'
+             '<sitemap><loc>http://other.example/s3.xml</loc></sitemap></sitemapindex>' % SM_NS,
+    "text": "http://s.example/maps/1\r\nhttp://s.example/maps/2\n\nnot a url\nhttps://s.example/x\n",
+    "latin1": b'<?xml version="1.0" encoding="ISO-8859-1"?><urlset><url><loc>http://s.example/maps/caf\xe9'
+              b'</loc></url></urlset>',
+    "utf16": "\ufeff<urlset/>".encode("utf-16-le"),
+    "entities": '<!DOCTYPE urlset [<!ENTITY e "x">]><urlset><url><loc>http://s.example/maps/&e;'
+                '</loc></url><url><loc>http://s.example/maps/&#x41;&amp;b=2&c</loc></url></urlset>',
+    "malformed": '<urlset><url><loc>http://s.example/maps/1</loc></url><url><loc>http://s.example/2</lock>',
+    "deep": "<urlset>" + "<a>" * 150 + "</a>" * 150 + "</urlset>",
+}
+FEEDS = {
+    "rss2": '<?xml version="1.0"?><rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/">'
+            '<channel><link>http://s.example/</link><item><link>http://s.example/maps/p1</link>'
+            '<pubDate>Tue, 10 Jun 2003 04:00:00 GMT</pubDate></item><item><guid>http://s.example/maps/p2'
+            '</guid><dc:date>2005-01-01T00:00:00Z</dc:date></item></channel></rss>',
+    "rss1": '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"'
+            ' xmlns:dc="http://purl.org/dc/elements/1.1/"><channel rdf:about="http://s.example/"/>'
+            '<item rdf:about="http://s.example/maps/r1"><link>http://s.example/maps/r1</link>'
+            '<dc:date>2005-01-01</dc:date></item></rdf:RDF>',
+    "atom": '<feed xmlns="http://www.w3.org/2005/Atom" xml:base="http://s.example/maps/">'
+            '<entry xml:base="2005/"><link rel="self" href="self"/><link href="post"/>'
+            '<updated>2005-01-01T00:00:00Z</updated><content type="xhtml"><div xmlns='
+            '"http://www.w3.org/1999/xhtml"><a href="no">x</a></div></content></entry></feed>',
+}
+
+
+def sitemap_feed():
+    for name, body in list(SITEMAPS.items()) + list(FEEDS.items()):
+        if isinstance(body, str):
+            body = body.encode()
+        put("sitemap_feed", name, b"\x00" + body)
+        put("sitemap_feed", name + "-gz", b"\x01" + body)
+    put("sitemap_feed", "index-robots-deep", b"\x06" + SITEMAPS["index"].encode())
+    put("sitemap_feed", "urlset-robots", b"\x02" + SITEMAPS["urlset"].encode())
+    two_members = gz(SITEMAPS["urlset"].encode()[:200]) + gz(SITEMAPS["urlset"].encode()[200:])
+    put("sitemap_feed", "two-gzip-members", b"\x00" + two_members)
+    put("sitemap_feed", "bad-gzip", b"\x00\x1f\x8b\x08\x00" + b"\xff" * 40)
+
+
+# ---------------------------------------------------------------- visible_text
+VISIBLE = {
+    "page": '<!DOCTYPE html><html><head><title>Tides &amp; Moon</title><style>p{}</style>'
+            '<script>var a = "<a href=/no>";</script></head><body><h1>Ocean tides</h1>'
+            '<p>The <a href="/moon">Moon&#39;s pull</a> and <A HREF=\'/sun\'>the sun</a>.</p>'
+            '<!-- <a href=/hidden> --><noscript>js</noscript><textarea>typed</textarea>'
+            '<a href=" /e?a=1&amp;b=2 ">e</a>&nbsp;end</body></html>',
+    "broken": '<a href="/x>unclosed <a href=/y>y<p class=\'z',
+    "entities": 'caf&eacute; &#233;&#x41; &#0; &#x110000; &amp &lt;tag&gt; 1 < 2',
+}
+
+
+def visible_text():
+    for name, html in VISIBLE.items():
+        put("visible_text", name, html)
+
+
 if __name__ == "__main__":
     shutil.rmtree(CORPUS, ignore_errors=True)
     links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen(); cookies()
+    sitemap_feed(); visible_text()

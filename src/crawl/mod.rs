@@ -28,6 +28,7 @@
 mod counters;
 pub use counters::{CrawlCounters, LineTally, StageTimes};
 mod done;
+pub mod focus;
 pub mod frontier;
 mod host_state;
 pub mod link_key;

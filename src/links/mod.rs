@@ -15,7 +15,9 @@
 //!   [`LinkKind::Area`], [`LinkKind::Link`]), `src` of `frame`, `iframe` — and page requisites,
 //!   what the page needs to render ([`LinkKind::is_requisite`]): `link href` whose `rel` has
 //!   the token `stylesheet`, `icon` or `apple-touch-icon`, `preload` or `modulepreload`
-//!   ([`LinkKind::Stylesheet`], [`LinkKind::Icon`], [`LinkKind::Preload`]); `img src` and every
+//!   ([`LinkKind::Stylesheet`], [`LinkKind::Icon`], [`LinkKind::Preload`]); a `link href`
+//!   with none of those whose `rel` and `type` announce a feed
+//!   ([`crate::discovery::feed::is_feed_link`]) is a link to follow, [`LinkKind::Feed`]; `img src` and every
 //!   `img srcset` candidate; `source src`/`srcset`; `script src`; `video src`, `video poster`,
 //!   `audio src`, `track src` ([`LinkKind::Media`]); `object data`, `embed src`; `input src`
 //!   when its `type` is `image`; and every `url(…)` / `@import` in a `style` attribute (of any
@@ -93,6 +95,9 @@ pub enum LinkKind {
     Area,
     /// `<link href>` with no requisite `rel` (canonical, alternate, next…)
     Link,
+    /// `<link rel=alternate type=application/rss+xml | application/atom+xml href>`: a feed
+    /// the page announces
+    Feed,
     /// `<frame src>`
     Frame,
     /// `<iframe src>`
@@ -125,8 +130,24 @@ impl LinkKind {
     pub fn is_requisite(self) -> bool {
         !matches!(
             self,
-            LinkKind::A | LinkKind::Area | LinkKind::Link | LinkKind::Frame | LinkKind::Iframe
+            LinkKind::A
+                | LinkKind::Area
+                | LinkKind::Link
+                | LinkKind::Feed
+                | LinkKind::Frame
+                | LinkKind::Iframe
         )
+    }
+
+    /// The kind of a `<link>` by its raw `rel` and `type` values: a requisite `rel` decides
+    /// first ([`LinkKind::of_link_rel`]), then whether it announces a feed.
+    pub fn of_link(rel: &[u8], media_type: &[u8]) -> LinkKind {
+        match LinkKind::of_link_rel(rel) {
+            LinkKind::Link if crate::discovery::feed::is_feed_link(rel, media_type) => {
+                LinkKind::Feed
+            }
+            kind => kind,
+        }
     }
 
     /// The kind of a `<link>` by its `rel` tokens.
@@ -383,8 +404,8 @@ enum El {
     Other,
 }
 
-/// Attributes wanted from one tag at most: the element's own (two at most) and `style`.
-const MAX_WANTED: usize = 3;
+/// Attributes wanted from one tag at most: the element's own (three at most) and `style`.
+const MAX_WANTED: usize = 4;
 
 impl El {
     fn classify(name: &[u8]) -> El {
@@ -422,7 +443,7 @@ impl El {
     fn wanted(self) -> &'static [&'static [u8]] {
         match self {
             El::A | El::Area | El::Base => &[b"href", b"style"],
-            El::Link => &[b"href", b"rel", b"style"],
+            El::Link => &[b"href", b"rel", b"type", b"style"],
             El::Frame | El::Iframe | El::Script | El::Audio | El::Track | El::Embed => {
                 &[b"src", b"style"]
             }
@@ -455,7 +476,10 @@ fn emit(el: El, vals: &[Option<&[u8]>], out: &mut Links) {
         El::Frame => v(0).map(|r| out.push_link(LinkKind::Frame, r)),
         El::Iframe => v(0).map(|r| out.push_link(LinkKind::Iframe, r)),
         El::Base => v(0).map(|r| out.set_base(r)),
-        El::Link => v(0).map(|r| out.push_link(LinkKind::of_link_rel(v(1).unwrap_or(b"")), r)),
+        El::Link => v(0).map(|r| {
+            let kind = LinkKind::of_link(v(1).unwrap_or(b""), v(2).unwrap_or(b""));
+            out.push_link(kind, r)
+        }),
         El::Img | El::Source => {
             let kind = if el == El::Img {
                 LinkKind::Img

@@ -213,7 +213,8 @@ pub fn scan(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
                     "iframe" => out.value(LinkKind::Iframe, attr("src")),
                     "link" => {
                         let rel = attr("rel").unwrap_or_default();
-                        out.value(LinkKind::of_link_rel(&rel), attr("href"))
+                        let ty = attr("type").unwrap_or_default();
+                        out.value(LinkKind::of_link(&rel, &ty), attr("href"))
                     }
                     "img" | "source" => {
                         let kind = if tag == "img" {

@@ -448,6 +448,9 @@ const TOKENS: &[&str] = &[
     "stylesheet",
     "icon",
     "image",
+    "alternate",
+    "application/rss+xml",
+    "application/atom+xml",
     "url(",
     ")",
     "@import",
@@ -601,6 +604,28 @@ fn page_requisites() {
     );
     assert!(Img.is_requisite() && Css.is_requisite() && Stylesheet.is_requisite());
     assert!(!A.is_requisite() && !Link.is_requisite() && !Iframe.is_requisite());
+}
+
+#[test]
+fn feed_links() {
+    use LinkKind::Feed;
+    links_of(
+        r#"<link rel="alternate" type="application/rss+xml" href="/rss">
+<link rel=ALTERNATE type=" Application/Atom+XML; charset=utf-8" href="/atom">
+<link rel="alternate home" type=application/atom+xml href=/both>
+<link rel="alternate" type="text/html" href="/fr">
+<link type="application/rss+xml" href="/norel">
+<link rel="alternate stylesheet" type="application/rss+xml" href="/css">"#,
+        &[
+            (Feed, "/rss"),
+            (Feed, "/atom"),
+            (Feed, "/both"),
+            (Link, "/fr"),
+            (Link, "/norel"),
+            (Stylesheet, "/css"),
+        ],
+    );
+    assert!(!Feed.is_requisite());
 }
 
 #[test]
