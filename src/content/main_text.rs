@@ -1,0 +1,726 @@
+//! Main-content extraction: the text a reader would call the page, without its template, from
+//! the HTML bytes in one byte-level pass (memchr between tags, as the link scanner does).
+//!
+//! # How
+//!
+//! 1. **Blocks** (boilerpipe's text blocks): the text between block-level tags (`p`, `div`,
+//!    `li`, `h1`…, `td`, `nav`, `footer`…; [`El::Block`]) is one block. Text of `script`,
+//!    `style`, `noscript`, `template`, `title`, `textarea`, `select`, `svg` and `math`, and
+//!    comments, is skipped; character references are decoded; whitespace runs become one
+//!    space. Per block three shallow features are kept: words, words inside `<a>` (link
+//!    density, boilerpipe) and tags (Finn's tag tokens).
+//! 2. **Kinds**: a block is [`BlockKind::Boilerplate`] when more than a third of its words are
+//!    link text (boilerpipe's link-density split: navigation, link lists, ad creatives), or
+//!    when it is a teaser (at most 40 words after a block that is mostly link text and before
+//!    a short one: boilerpipe's NumWordsRules branch for the summaries in a grid of cards), or
+//!    [`BlockKind::Template`] when the optional [`TemplateMemory`] has seen it on many pages
+//!    of the same host; otherwise [`BlockKind::Long`] from [`LONG_BLOCK_WORDS`] words on, else
+//!    [`BlockKind::Short`].
+//! 3. **The densest run** (Finn's body-text extraction, on blocks): each block weighs
+//!    `words − tags` if long, `−tags` if short, `−(words + tags)` if boilerplate or template;
+//!    the main content is the contiguous run of blocks with the largest sum (Kadane). Inside
+//!    it, long blocks are kept, and short ones only between two long ones (a subheading, a
+//!    one-line paragraph): short blocks at the edges of an article — its headline, dateline,
+//!    byline, an ad's label, "3 comments" — are the volatile part of a page, and leaving them
+//!    out is what lets a simhash at distance 3 see two copies of one article as one.
+//!
+//! The main text is the kept blocks joined by `\n`. A page with no long block that is not
+//! link text (a home page of teasers, a link list) has an empty main text.
+//!
+//! # Bounds
+//! Only the first `limit` bytes are read (the crawl passes `--max-scan-bytes`); a tag cut by
+//! the limit is dropped with the rest. At most [`MAX_BLOCKS`] blocks are kept, the rest of the
+//! page is ignored ([`MainText::truncated`]). Decoding never lengthens text, so both texts are
+//! at most the bytes read. Every byte is looked at a bounded number of times; buffers are kept
+//! across pages, so a crawler keeping one `MainText` allocates only while it grows.
+
+use memchr::{memchr, memchr3};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::is_word_byte;
+use super::template_memory::TemplateMemory;
+
+/// Words from which a block that is not link text counts as long: more than a dateline or a
+/// byline ("By A. Writer, Tuesday 12 March 2024 10:32 GMT" is 10), fewer than most paragraphs.
+pub const LONG_BLOCK_WORDS: u32 = 12;
+/// Most blocks kept from one page (24 bytes each: 1.5 MiB at most). Real pages have hundreds.
+pub const MAX_BLOCKS: usize = 1 << 16;
+/// A block is link text when more than `1 / LINK_DENSITY_DIVISOR` of its words are inside
+/// `<a>` (boilerpipe's 0.33 split between content and navigation).
+const LINK_DENSITY_DIVISOR: u64 = 3;
+/// boilerpipe's rule for teasers and captions in link lists (NumWordsRulesClassifier): a
+/// block of at most `TEASER_MAX_WORDS` words right after a block more than 5/9 link text
+/// (`TEASER_PREV_LINKS`, as numerator and denominator), and followed by one of at most
+/// `TEASER_NEXT_MAX_WORDS`, is boilerplate: the summary under a headline link in a grid of
+/// cards, not a paragraph of the article.
+const TEASER_MAX_WORDS: u32 = 40;
+const TEASER_NEXT_MAX_WORDS: u32 = 17;
+const TEASER_PREV_LINKS: (u64, u64) = (5, 9);
+/// Nested `<a>` depth counted; hostile pages that never close `<a>` saturate here.
+const MAX_ANCHOR_DEPTH: u32 = 64;
+/// Longest tag name the classifier knows (`blockquote`, `figcaption`).
+const MAX_TAG_NAME: usize = 10;
+
+/// What the selection made of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// At least [`LONG_BLOCK_WORDS`] words, not link text.
+    Long,
+    /// Fewer words, not link text.
+    Short,
+    /// More than a third of its words are link text.
+    Boilerplate,
+    /// Seen on many pages of the host ([`TemplateMemory`]).
+    Template,
+}
+
+/// One block of text and its features.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    start: usize,
+    end: usize,
+    words: u32,
+    link_words: u32,
+    tags: u32,
+    kind: BlockKind,
+    kept: bool,
+}
+
+/// A block as [`MainText::blocks`] shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockInfo<'a> {
+    pub text: &'a [u8],
+    pub words: u32,
+    pub link_words: u32,
+    pub tags: u32,
+    pub kind: BlockKind,
+    /// Whether the block is part of the main text.
+    pub kept: bool,
+}
+
+/// The blocks and main text of the last page extracted. Keep one and reuse it: its buffers
+/// are cleared, not freed, per page.
+#[derive(Clone, Debug, Default)]
+pub struct MainText {
+    /// Every block's text, joined by `\n`.
+    all: Vec<u8>,
+    blocks: Vec<Block>,
+    main: Vec<u8>,
+    truncated: bool,
+    /// Reused for the template memory: block hashes and its answers.
+    hashes: Vec<u64>,
+    template: Vec<bool>,
+}
+
+impl MainText {
+    /// Empty buffers; they grow on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Extracts the main text of the first `limit` bytes of `html` from the blocks' shallow
+    /// features alone, and returns it.
+    pub fn extract(&mut self, html: &[u8], limit: usize) -> &[u8] {
+        self.scan(html, limit);
+        self.select();
+        &self.main
+    }
+
+    /// As [`Self::extract`], and also asks `memory` which blocks are the template of `host`
+    /// (then teaches it this page's blocks).
+    pub fn extract_with_memory(
+        &mut self,
+        html: &[u8],
+        limit: usize,
+        memory: &mut TemplateMemory,
+        host: &[u8],
+    ) -> &[u8] {
+        self.scan(html, limit);
+        self.hashes.clear();
+        self.hashes.extend(
+            self.blocks
+                .iter()
+                .map(|b| xxh3_64(&self.all[b.start..b.end])),
+        );
+        memory.observe_page(host, &self.hashes, &mut self.template);
+        for (b, &t) in self.blocks.iter_mut().zip(&self.template) {
+            if t {
+                b.kind = BlockKind::Template;
+            }
+        }
+        self.select();
+        &self.main
+    }
+
+    /// The main text of the last page: its kept blocks, joined by `\n`.
+    pub fn text(&self) -> &[u8] {
+        &self.main
+    }
+
+    /// All the text of the last page, template included: every block, joined by `\n`.
+    pub fn page_text(&self) -> &[u8] {
+        &self.all
+    }
+
+    /// Whether the last page had more than [`MAX_BLOCKS`] blocks (the rest was ignored).
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The blocks of the last page, in document order.
+    pub fn blocks(&self) -> impl Iterator<Item = BlockInfo<'_>> {
+        self.blocks.iter().map(|b| BlockInfo {
+            text: &self.all[b.start..b.end],
+            words: b.words,
+            link_words: b.link_words,
+            tags: b.tags,
+            kind: b.kind,
+            kept: b.kept,
+        })
+    }
+
+    fn scan(&mut self, html: &[u8], limit: usize) {
+        self.all.clear();
+        self.blocks.clear();
+        self.main.clear();
+        self.truncated = false;
+        let html = &html[..html.len().min(limit)];
+        let mut s = Scanner {
+            out: self,
+            origin: 0,
+            start: 0,
+            words: 0,
+            link_words: 0,
+            tags: 0,
+            in_word: false,
+            space: false,
+            anchors: 0,
+        };
+        s.run(html);
+    }
+
+    /// Decides each block's kind, finds the densest run and builds the main text.
+    fn select(&mut self) {
+        for i in 0..self.blocks.len() {
+            let b = self.blocks[i];
+            if b.kind == BlockKind::Template {
+                continue;
+            }
+            // In u64: a hostile page's counts times these factors may not fit a u32.
+            let after_links = i.checked_sub(1).map(|p| self.blocks[p]).is_some_and(|p| {
+                u64::from(p.link_words) * TEASER_PREV_LINKS.1
+                    > u64::from(p.words) * TEASER_PREV_LINKS.0
+            });
+            let next_words = self.blocks.get(i + 1).map_or(0, |n| n.words);
+            let link_text = u64::from(b.link_words) * LINK_DENSITY_DIVISOR > u64::from(b.words);
+            let teaser =
+                after_links && b.words <= TEASER_MAX_WORDS && next_words <= TEASER_NEXT_MAX_WORDS;
+            self.blocks[i].kind = if link_text || teaser {
+                BlockKind::Boilerplate
+            } else if b.words >= LONG_BLOCK_WORDS {
+                BlockKind::Long
+            } else {
+                BlockKind::Short
+            };
+        }
+        let mut best = (0i64, 0usize, 0usize);
+        let (mut sum, mut start) = (0i64, 0usize);
+        for (i, b) in self.blocks.iter().enumerate() {
+            let (words, tags) = (i64::from(b.words), i64::from(b.tags));
+            let weight = match b.kind {
+                BlockKind::Long => words - tags,
+                BlockKind::Short => -tags.max(1),
+                BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
+            };
+            if sum <= 0 {
+                (sum, start) = (0, i);
+            }
+            sum += weight;
+            if sum > best.0 {
+                best = (sum, start, i + 1);
+            }
+        }
+        let (_, from, to) = best;
+        let long = |blocks: &[Block], i: usize| blocks[i].kind == BlockKind::Long;
+        for i in from..to {
+            let keep = match self.blocks[i].kind {
+                BlockKind::Long => true,
+                BlockKind::Short => {
+                    i > from && i + 1 < to && long(&self.blocks, i - 1) && long(&self.blocks, i + 1)
+                }
+                BlockKind::Boilerplate | BlockKind::Template => false,
+            };
+            self.blocks[i].kept = keep;
+            if keep {
+                if !self.main.is_empty() {
+                    self.main.push(b'\n');
+                }
+                let b = self.blocks[i];
+                self.main.extend_from_slice(&self.all[b.start..b.end]);
+            }
+        }
+    }
+}
+
+/// The pass over one page: the block being built and the inline state around it.
+struct Scanner<'a> {
+    out: &'a mut MainText,
+    /// The length of `out.all` when the current block began (before its `\n` separator).
+    origin: usize,
+    /// Where the current block's text starts in `out.all`.
+    start: usize,
+    words: u32,
+    link_words: u32,
+    /// Tags since the last block was recorded (tags between blocks go to the next one).
+    tags: u32,
+    in_word: bool,
+    /// Whitespace seen since the last text byte: one space before the next one.
+    space: bool,
+    anchors: u32,
+}
+
+impl Scanner<'_> {
+    fn run(&mut self, html: &[u8]) {
+        self.out.all.reserve(html.len());
+        let mut pos = 0;
+        // Bound: every turn moves `pos` forward by at least one byte, or ends the scan.
+        while pos < html.len() {
+            let Some(off) = memchr(b'<', &html[pos..]) else {
+                self.text(&html[pos..]);
+                break;
+            };
+            let lt = pos + off;
+            self.text(&html[pos..lt]);
+            match self.markup(html, lt) {
+                Some(next) => pos = next,
+                None => break,
+            }
+            if self.out.truncated {
+                return;
+            }
+        }
+        self.end_block();
+    }
+
+    /// Handles the markup at `lt` (a `<`); returns where text resumes, or `None` if the input
+    /// ends inside it.
+    fn markup(&mut self, html: &[u8], lt: usize) -> Option<usize> {
+        match html.get(lt + 1) {
+            Some(b) if b.is_ascii_alphabetic() => {
+                let name_end = tag_name_end(html, lt + 1);
+                let el = classify(&html[lt + 1..name_end]);
+                let end = tag_end(html, name_end)?;
+                self.tags = self.tags.saturating_add(1);
+                match el {
+                    El::Block => self.end_block(),
+                    El::Anchor => self.anchors = (self.anchors + 1).min(MAX_ANCHOR_DEPTH),
+                    El::Break => self.space = true,
+                    El::Skip(name) => return skip_raw_text(html, end, name),
+                    El::Inline => {}
+                }
+                Some(end)
+            }
+            Some(b'/') if html.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) => {
+                let name_end = tag_name_end(html, lt + 2);
+                let el = classify(&html[lt + 2..name_end]);
+                let end = tag_end(html, name_end)?;
+                self.tags = self.tags.saturating_add(1);
+                match el {
+                    El::Block => self.end_block(),
+                    El::Anchor => self.anchors = self.anchors.saturating_sub(1),
+                    El::Break => self.space = true,
+                    El::Skip(_) | El::Inline => {}
+                }
+                Some(end)
+            }
+            Some(b'!') if html[lt + 2..].starts_with(b"--") => skip_comment(html, lt + 4),
+            Some(b'!' | b'?' | b'/') => memchr(b'>', &html[lt + 2..]).map(|o| lt + 2 + o + 1),
+            _ => {
+                self.text(b"<");
+                Some(lt + 1)
+            }
+        }
+    }
+
+    /// Appends text: whitespace collapsed, character references decoded, words counted.
+    fn text(&mut self, t: &[u8]) {
+        let mut i = 0;
+        // Bound: every turn consumes at least one byte of `t`.
+        while i < t.len() {
+            let b = t[i];
+            if is_space(b) {
+                self.space = true;
+                self.in_word = false;
+                i += 1;
+            } else if b == b'&' {
+                match char_ref(&t[i + 1..]) {
+                    Some((c, used)) => {
+                        i += 1 + used;
+                        if c.is_whitespace() {
+                            self.space = true;
+                            self.in_word = false;
+                        } else {
+                            let mut utf8 = [0u8; 4];
+                            for &d in c.encode_utf8(&mut utf8).as_bytes() {
+                                self.byte(d);
+                            }
+                        }
+                    }
+                    None => {
+                        self.byte(b'&');
+                        i += 1;
+                    }
+                }
+            } else {
+                self.byte(b);
+                i += 1;
+            }
+        }
+    }
+
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        let all = &mut self.out.all;
+        if all.len() == self.start && self.start > 0 && self.start == self.origin {
+            // The first byte of a block after another one: the separator goes first.
+            all.push(b'\n');
+            self.start += 1;
+        }
+        if self.space {
+            if all.len() > self.start {
+                all.push(b' ');
+            }
+            self.space = false;
+        }
+        let word = is_word_byte(b);
+        if word && !self.in_word {
+            self.words = self.words.saturating_add(1);
+            if self.anchors > 0 {
+                self.link_words = self.link_words.saturating_add(1);
+            }
+        }
+        self.in_word = word;
+        all.push(b);
+    }
+
+    /// Ends the current block: recorded if it has a word, dropped otherwise.
+    fn end_block(&mut self) {
+        let out = &mut *self.out;
+        if self.words > 0 && !out.truncated {
+            if out.blocks.len() == MAX_BLOCKS {
+                out.truncated = true;
+                out.all.truncate(self.origin);
+            } else {
+                out.blocks.push(Block {
+                    start: self.start,
+                    end: out.all.len(),
+                    words: self.words,
+                    link_words: self.link_words,
+                    tags: self.tags,
+                    kind: BlockKind::Short,
+                    kept: false,
+                });
+                self.tags = 0;
+            }
+        } else {
+            out.all.truncate(self.origin);
+        }
+        self.origin = out.all.len();
+        self.start = self.origin;
+        self.words = 0;
+        self.link_words = 0;
+        self.in_word = false;
+        self.space = false;
+    }
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
+}
+
+/// What a tag means to the extractor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum El {
+    /// Starts or ends a block of text.
+    Block,
+    /// `<a>`: its words are link text.
+    Anchor,
+    /// `<br>`: a space.
+    Break,
+    /// Text up to `</name` is not page text (scripts, styles, form widgets, vector graphics).
+    Skip(&'static [u8]),
+    /// Anything else: text flows through it.
+    Inline,
+}
+
+const BLOCK_TAGS: [&[u8]; 44] = [
+    b"address",
+    b"article",
+    b"aside",
+    b"blockquote",
+    b"body",
+    b"caption",
+    b"center",
+    b"dd",
+    b"details",
+    b"dialog",
+    b"dir",
+    b"div",
+    b"dl",
+    b"dt",
+    b"fieldset",
+    b"figcaption",
+    b"figure",
+    b"footer",
+    b"form",
+    b"frameset",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"head",
+    b"header",
+    b"hgroup",
+    b"hr",
+    b"html",
+    b"legend",
+    b"li",
+    b"main",
+    b"menu",
+    b"nav",
+    b"ol",
+    b"p",
+    b"pre",
+    b"section",
+    b"summary",
+    b"table",
+    b"td",
+    b"th",
+];
+const MORE_BLOCK_TAGS: [&[u8]; 5] = [b"tr", b"ul", b"tbody", b"thead", b"tfoot"];
+const SKIP_TAGS: [&[u8]; 9] = [
+    b"script",
+    b"style",
+    b"noscript",
+    b"template",
+    b"title",
+    b"textarea",
+    b"select",
+    b"svg",
+    b"math",
+];
+
+/// Tag names packed into a `u64` (lowercase, at most 8 bytes; longer names are matched
+/// separately), in an open-addressing table built at compile time: one or two probes per tag
+/// instead of a string comparison per known name.
+const TABLE_SLOTS: usize = 256;
+static TAG_TABLE: [(u64, El); TABLE_SLOTS] = build_table();
+
+const fn pack(name: &[u8]) -> u64 {
+    let mut k = 0u64;
+    let mut i = 0;
+    while i < name.len() {
+        k |= (name[i].to_ascii_lowercase() as u64) << (8 * i);
+        i += 1;
+    }
+    k
+}
+
+const fn slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+}
+
+const fn insert(table: &mut [(u64, El); TABLE_SLOTS], name: &[u8], el: El) {
+    if name.len() > 8 {
+        return;
+    }
+    let key = pack(name);
+    let mut i = slot(key);
+    while table[i].0 != 0 {
+        i = (i + 1) % TABLE_SLOTS;
+    }
+    table[i] = (key, el);
+}
+
+const fn build_table() -> [(u64, El); TABLE_SLOTS] {
+    let mut t = [(0u64, El::Inline); TABLE_SLOTS];
+    let mut i = 0;
+    while i < BLOCK_TAGS.len() {
+        insert(&mut t, BLOCK_TAGS[i], El::Block);
+        i += 1;
+    }
+    i = 0;
+    while i < MORE_BLOCK_TAGS.len() {
+        insert(&mut t, MORE_BLOCK_TAGS[i], El::Block);
+        i += 1;
+    }
+    i = 0;
+    while i < SKIP_TAGS.len() {
+        insert(&mut t, SKIP_TAGS[i], El::Skip(SKIP_TAGS[i]));
+        i += 1;
+    }
+    insert(&mut t, b"a", El::Anchor);
+    insert(&mut t, b"br", El::Break);
+    t
+}
+
+fn classify(name: &[u8]) -> El {
+    if name.len() > 8 {
+        if name.len() <= MAX_TAG_NAME
+            && (name.eq_ignore_ascii_case(b"blockquote")
+                || name.eq_ignore_ascii_case(b"figcaption"))
+        {
+            return El::Block;
+        }
+        return El::Inline;
+    }
+    let key = pack(name);
+    let mut i = slot(key);
+    // Bound: the table is at most a third full, so a probe run ends at an empty slot.
+    loop {
+        let (k, el) = TAG_TABLE[i];
+        if k == key {
+            return el;
+        }
+        if k == 0 {
+            return El::Inline;
+        }
+        i = (i + 1) % TABLE_SLOTS;
+    }
+}
+
+fn tag_name_end(html: &[u8], mut p: usize) -> usize {
+    while p < html.len()
+        && !matches!(
+            html[p],
+            b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'
+        )
+    {
+        p += 1;
+    }
+    p
+}
+
+/// The position after the `>` that ends a tag whose attributes start at `p`, skipping `>`
+/// inside attribute values quoted after `=`; `None` if the input ends first.
+fn tag_end(html: &[u8], mut p: usize) -> Option<usize> {
+    let from = p;
+    // Bound: every turn moves `p` past a `>`, a quote or a quoted value.
+    loop {
+        let q = p + memchr3(b'>', b'"', b'\'', &html[p..])?;
+        if html[q] == b'>' {
+            return Some(q + 1);
+        }
+        let before = html[from..q].iter().rposition(|&b| !is_space(b));
+        if before.is_some_and(|i| html[from + i] == b'=') {
+            p = q + 1 + memchr(html[q], &html[q + 1..])? + 1;
+        } else {
+            p = q + 1;
+        }
+    }
+}
+
+/// The position of the next `</name` (ASCII case-insensitive) at or after `p`, or `None`.
+fn skip_raw_text(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
+    // Bound: `p` moves past each `<` once; each check looks at `name.len() + 1` bytes.
+    while let Some(off) = memchr(b'<', &html[p..]) {
+        let lt = p + off;
+        let rest = &html[lt + 1..];
+        if rest.first() == Some(&b'/')
+            && rest
+                .get(1..1 + name.len())
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+        {
+            return Some(lt);
+        }
+        p = lt + 1;
+    }
+    None
+}
+
+/// The position after the comment whose body starts at `body` (after `<!--`), as HTML ends
+/// it (`-->`, `--!>`, or `<!-->` / `<!--->` empty); `None` if unclosed.
+fn skip_comment(html: &[u8], body: usize) -> Option<usize> {
+    let rest = &html[body..];
+    if rest.first() == Some(&b'>') {
+        return Some(body + 1);
+    }
+    if rest.starts_with(b"->") {
+        return Some(body + 2);
+    }
+    let mut p = body;
+    // Bound: each turn moves `p` past one `>`; each check looks back at most three bytes.
+    loop {
+        let gt = p + memchr(b'>', &html[p..])?;
+        if (gt >= body + 2 && &html[gt - 2..gt] == b"--")
+            || (gt >= body + 3 && &html[gt - 3..gt] == b"--!")
+        {
+            return Some(gt + 1);
+        }
+        p = gt + 1;
+    }
+}
+
+/// The link scanner's references plus the typographic ones running text is full of.
+const NAMED_REFS: [(&[u8], char); 21] = [
+    (b"amp;", '&'),
+    (b"lt;", '<'),
+    (b"gt;", '>'),
+    (b"quot;", '"'),
+    (b"apos;", '\''),
+    (b"nbsp;", '\u{A0}'),
+    (b"copy;", '©'),
+    (b"reg;", '®'),
+    (b"trade;", '™'),
+    (b"mdash;", '—'),
+    (b"ndash;", '–'),
+    (b"lsquo;", '‘'),
+    (b"rsquo;", '’'),
+    (b"ldquo;", '“'),
+    (b"rdquo;", '”'),
+    (b"hellip;", '…'),
+    (b"laquo;", '«'),
+    (b"raquo;", '»'),
+    (b"middot;", '·'),
+    (b"euro;", '€'),
+    (b"pound;", '£'),
+];
+
+/// Decodes the character reference after a `&`: the character and the bytes it used. Named
+/// references need their `;`; numeric ones (`&#47;`, `&#x2F;`) take it if present; 0,
+/// surrogates and values above U+10FFFF become U+FFFD. No reference is shorter than what it
+/// decodes to, so decoded text is never longer than its source.
+fn char_ref(s: &[u8]) -> Option<(char, usize)> {
+    let Some(num) = s.strip_prefix(b"#") else {
+        return NAMED_REFS
+            .iter()
+            .find(|(name, _)| s.starts_with(name))
+            .map(|&(name, c)| (c, name.len()));
+    };
+    let (radix, prefix) = match num.first() {
+        Some(b'x' | b'X') => (16, 1),
+        _ => (10, 0),
+    };
+    let digits = &num[prefix..];
+    let mut cp: u32 = 0;
+    let mut n = 0;
+    // Bound: one turn per digit; `cp` saturates just above the Unicode range.
+    while let Some(d) = digits.get(n).and_then(|&b| (b as char).to_digit(radix)) {
+        cp = (cp * radix + d).min(0x11_0000);
+        n += 1;
+    }
+    if n == 0 {
+        return None;
+    }
+    let semi = usize::from(digits.get(n) == Some(&b';'));
+    let c = char::from_u32(cp)
+        .filter(|&c| c != '\0')
+        .unwrap_or('\u{FFFD}');
+    Some((c, 1 + prefix + n + semi))
+}
+
+#[cfg(test)]
+#[path = "main_text_tests.rs"]
+mod tests;
