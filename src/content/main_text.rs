@@ -9,20 +9,26 @@
 //!    comments, is skipped; character references are decoded; whitespace runs become one
 //!    space. Per block three shallow features are kept: words, words inside `<a>` (link
 //!    density, boilerpipe) and tags (Finn's tag tokens).
-//! 2. **Kinds**: a block is [`BlockKind::Boilerplate`] when more than a third of its words are
-//!    link text (boilerpipe's link-density split: navigation, link lists, ad creatives), or
-//!    when it is a teaser (at most 40 words after a block that is mostly link text and before
-//!    a short one: boilerpipe's NumWordsRules branch for the summaries in a grid of cards), or
+//! 2. **The article element**: when the page marks its article with `<article>` (most CMSs
+//!    do), only the blocks of the top-level `<article>` element with the most words in long
+//!    blocks are candidates: the teaser grids, briefings and footers around it cannot join
+//!    it, however much text they have.
+//! 3. **Kinds**: a block is [`BlockKind::Boilerplate`] when more than a third of its words are
+//!    link text (boilerpipe's link-density split: navigation, link lists, ad creatives), or —
+//!    on pages without an `<article>` — when it is a teaser: at most 40 words with the nearest
+//!    blocks that are not short, before and after, mostly link text (the summary under a
+//!    headline link in a grid of cards; boilerpipe's NumWordsRules has the same branch). It is
 //!    [`BlockKind::Template`] when the optional [`TemplateMemory`] has seen it on many pages
 //!    of the same host; otherwise [`BlockKind::Long`] from [`LONG_BLOCK_WORDS`] words on, else
 //!    [`BlockKind::Short`].
-//! 3. **The densest run** (Finn's body-text extraction, on blocks): each block weighs
+//! 4. **The densest run** (Finn's body-text extraction, on blocks): each block weighs
 //!    `words − tags` if long, `−tags` if short, `−(words + tags)` if boilerplate or template;
-//!    the main content is the contiguous run of blocks with the largest sum (Kadane). Inside
-//!    it, long blocks are kept, and short ones only between two long ones (a subheading, a
-//!    one-line paragraph): short blocks at the edges of an article — its headline, dateline,
-//!    byline, an ad's label, "3 comments" — are the volatile part of a page, and leaving them
-//!    out is what lets a simhash at distance 3 see two copies of one article as one.
+//!    the main content is the contiguous run of candidates with the largest sum (Kadane), and
+//!    of it the long blocks. Short blocks — headline, dateline, byline, subheadings, an ad's
+//!    label, "3 comments" — are left out even inside the run: they are where two copies of
+//!    one article differ (a dateline added, a subheading next to an ad), and a simhash at
+//!    distance 3 tolerates only about 1 % of changed shingles. A reader would keep the
+//!    headline and subheadings; near-duplicate detection is better without them.
 //!
 //! The main text is the kept blocks joined by `\n`. A page with no long block that is not
 //! link text (a home page of teasers, a link list) has an empty main text.
@@ -48,14 +54,14 @@ pub const MAX_BLOCKS: usize = 1 << 16;
 /// A block is link text when more than `1 / LINK_DENSITY_DIVISOR` of its words are inside
 /// `<a>` (boilerpipe's 0.33 split between content and navigation).
 const LINK_DENSITY_DIVISOR: u64 = 3;
-/// boilerpipe's rule for teasers and captions in link lists (NumWordsRulesClassifier): a
-/// block of at most `TEASER_MAX_WORDS` words right after a block more than 5/9 link text
-/// (`TEASER_PREV_LINKS`, as numerator and denominator), and followed by one of at most
-/// `TEASER_NEXT_MAX_WORDS`, is boilerplate: the summary under a headline link in a grid of
-/// cards, not a paragraph of the article.
+/// Teasers: a block of at most `TEASER_MAX_WORDS` words whose nearest blocks that are not
+/// short, before and after, are both more than 5/9 link text (`TEASER_NEIGHBOUR_LINKS`, as
+/// numerator and denominator) is the summary under a headline link in a grid of cards, not a
+/// paragraph of the article. boilerpipe's NumWordsRules decides this from the block after
+/// being short; looking past short blocks to a link list instead keeps an article's paragraph
+/// that follows an ad and precedes a subheading.
 const TEASER_MAX_WORDS: u32 = 40;
-const TEASER_NEXT_MAX_WORDS: u32 = 17;
-const TEASER_PREV_LINKS: (u64, u64) = (5, 9);
+const TEASER_NEIGHBOUR_LINKS: (u64, u64) = (5, 9);
 /// Nested `<a>` depth counted; hostile pages that never close `<a>` saturate here.
 const MAX_ANCHOR_DEPTH: u32 = 64;
 /// Longest tag name the classifier knows (`blockquote`, `figcaption`).
@@ -84,6 +90,10 @@ struct Block {
     tags: u32,
     kind: BlockKind,
     kept: bool,
+    /// Whether the nearest later block that is not short is mostly links (or there is none).
+    links_after: bool,
+    /// The number of the top-level `<article>` element holding the block, 0 for none.
+    article: u32,
 }
 
 /// A block as [`MainText::blocks`] shows it.
@@ -195,27 +205,38 @@ impl MainText {
             in_word: false,
             space: false,
             anchors: 0,
+            article_depth: 0,
+            articles: 0,
         };
         s.run(html);
     }
 
     /// Decides each block's kind, finds the densest run and builds the main text.
     fn select(&mut self) {
-        for i in 0..self.blocks.len() {
-            let b = self.blocks[i];
+        let blocks = &mut self.blocks;
+        let article = article_range(blocks);
+        // Two passes, so that finding the nearest block that is not short stays linear.
+        let mut after = true;
+        for b in blocks.iter_mut().rev() {
+            b.links_after = after;
+            if !is_short(b) {
+                after = mostly_links(b);
+            }
+        }
+        let mut before = false;
+        for b in blocks.iter_mut() {
+            let links_before = before;
+            if !is_short(b) {
+                before = mostly_links(b);
+            }
             if b.kind == BlockKind::Template {
                 continue;
             }
-            // In u64: a hostile page's counts times these factors may not fit a u32.
-            let after_links = i.checked_sub(1).map(|p| self.blocks[p]).is_some_and(|p| {
-                u64::from(p.link_words) * TEASER_PREV_LINKS.1
-                    > u64::from(p.words) * TEASER_PREV_LINKS.0
-            });
-            let next_words = self.blocks.get(i + 1).map_or(0, |n| n.words);
-            let link_text = u64::from(b.link_words) * LINK_DENSITY_DIVISOR > u64::from(b.words);
+            // Inside a chosen <article> an ad between paragraphs looks like a headline link:
+            // the teaser rule is for pages that do not say where their article is.
             let teaser =
-                after_links && b.words <= TEASER_MAX_WORDS && next_words <= TEASER_NEXT_MAX_WORDS;
-            self.blocks[i].kind = if link_text || teaser {
+                article.is_none() && b.words <= TEASER_MAX_WORDS && links_before && b.links_after;
+            b.kind = if is_link_text(b) || teaser {
                 BlockKind::Boilerplate
             } else if b.words >= LONG_BLOCK_WORDS {
                 BlockKind::Long
@@ -223,9 +244,10 @@ impl MainText {
                 BlockKind::Short
             };
         }
+        let (lo, hi) = article.unwrap_or((0, blocks.len()));
         let mut best = (0i64, 0usize, 0usize);
-        let (mut sum, mut start) = (0i64, 0usize);
-        for (i, b) in self.blocks.iter().enumerate() {
+        let (mut sum, mut start) = (0i64, lo);
+        for (i, b) in blocks.iter().enumerate().take(hi).skip(lo) {
             let (words, tags) = (i64::from(b.words), i64::from(b.tags));
             let weight = match b.kind {
                 BlockKind::Long => words - tags,
@@ -241,25 +263,58 @@ impl MainText {
             }
         }
         let (_, from, to) = best;
-        let long = |blocks: &[Block], i: usize| blocks[i].kind == BlockKind::Long;
-        for i in from..to {
-            let keep = match self.blocks[i].kind {
-                BlockKind::Long => true,
-                BlockKind::Short => {
-                    i > from && i + 1 < to && long(&self.blocks, i - 1) && long(&self.blocks, i + 1)
-                }
-                BlockKind::Boilerplate | BlockKind::Template => false,
-            };
-            self.blocks[i].kept = keep;
-            if keep {
+        for b in &mut blocks[from..to] {
+            b.kept = b.kind == BlockKind::Long;
+            if b.kept {
                 if !self.main.is_empty() {
                     self.main.push(b'\n');
                 }
-                let b = self.blocks[i];
                 self.main.extend_from_slice(&self.all[b.start..b.end]);
             }
         }
     }
+}
+
+/// The blocks of the `<article>` element with the most words in long blocks (by features),
+/// if any has one: `lo..hi`, contiguous since each top-level article element gets its own
+/// number.
+fn article_range(blocks: &[Block]) -> Option<(usize, usize)> {
+    let mut best: Option<(u64, usize, usize)> = None;
+    let mut i = 0;
+    // Bound: every turn moves `i` past one run of blocks with the same article number.
+    while i < blocks.len() {
+        let (id, start) = (blocks[i].article, i);
+        let mut words = 0u64;
+        while i < blocks.len() && blocks[i].article == id {
+            if !is_link_text(&blocks[i]) && blocks[i].words >= LONG_BLOCK_WORDS {
+                words += u64::from(blocks[i].words);
+            }
+            i += 1;
+        }
+        if id != 0 && words > 0 && best.is_none_or(|(w, _, _)| words > w) {
+            best = Some((words, start, i));
+        }
+    }
+    best.map(|(_, lo, hi)| (lo, hi))
+}
+
+// Feature tests in u64: a hostile page's counts times these factors may not fit a u32.
+
+/// More than a third of the block's words are link text.
+fn is_link_text(b: &Block) -> bool {
+    u64::from(b.link_words) * LINK_DENSITY_DIVISOR > u64::from(b.words)
+}
+
+/// Fewer than [`LONG_BLOCK_WORDS`] words and not link text: a heading, a byline, a label.
+fn is_short(b: &Block) -> bool {
+    b.words < LONG_BLOCK_WORDS && !is_link_text(b)
+}
+
+/// More than 5/9 of the block's words are link text (boilerpipe's threshold for "after a
+/// link list").
+fn mostly_links(b: &Block) -> bool {
+    u64::from(b.link_words) * TEASER_NEIGHBOUR_LINKS.1
+        > u64::from(b.words) * TEASER_NEIGHBOUR_LINKS.0
 }
 
 /// The pass over one page: the block being built and the inline state around it.
@@ -277,6 +332,9 @@ struct Scanner<'a> {
     /// Whitespace seen since the last text byte: one space before the next one.
     space: bool,
     anchors: u32,
+    /// Open `<article>` elements, and how many top-level ones began so far.
+    article_depth: u32,
+    articles: u32,
 }
 
 impl Scanner<'_> {
@@ -313,6 +371,13 @@ impl Scanner<'_> {
                 self.tags = self.tags.saturating_add(1);
                 match el {
                     El::Block => self.end_block(),
+                    El::Article => {
+                        self.end_block();
+                        if self.article_depth == 0 {
+                            self.articles = self.articles.saturating_add(1);
+                        }
+                        self.article_depth = self.article_depth.saturating_add(1);
+                    }
                     El::Anchor => self.anchors = (self.anchors + 1).min(MAX_ANCHOR_DEPTH),
                     El::Break => self.space = true,
                     El::Skip(name) => return skip_raw_text(html, end, name),
@@ -327,6 +392,10 @@ impl Scanner<'_> {
                 self.tags = self.tags.saturating_add(1);
                 match el {
                     El::Block => self.end_block(),
+                    El::Article => {
+                        self.end_block();
+                        self.article_depth = self.article_depth.saturating_sub(1);
+                    }
                     El::Anchor => self.anchors = self.anchors.saturating_sub(1),
                     El::Break => self.space = true,
                     El::Skip(_) | El::Inline => {}
@@ -419,6 +488,12 @@ impl Scanner<'_> {
                     tags: self.tags,
                     kind: BlockKind::Short,
                     kept: false,
+                    links_after: false,
+                    article: if self.article_depth > 0 {
+                        self.articles
+                    } else {
+                        0
+                    },
                 });
                 self.tags = 0;
             }
@@ -443,6 +518,8 @@ fn is_space(b: u8) -> bool {
 enum El {
     /// Starts or ends a block of text.
     Block,
+    /// `<article>`: a block boundary, and where the page says its article is.
+    Article,
     /// `<a>`: its words are link text.
     Anchor,
     /// `<br>`: a space.
@@ -453,9 +530,8 @@ enum El {
     Inline,
 }
 
-const BLOCK_TAGS: [&[u8]; 44] = [
+const BLOCK_TAGS: [&[u8]; 43] = [
     b"address",
-    b"article",
     b"aside",
     b"blockquote",
     b"body",
@@ -562,6 +638,7 @@ const fn build_table() -> [(u64, El); TABLE_SLOTS] {
         i += 1;
     }
     insert(&mut t, b"a", El::Anchor);
+    insert(&mut t, b"article", El::Article);
     insert(&mut t, b"br", El::Break);
     t
 }
