@@ -782,12 +782,17 @@ fn main_content_finds_near_duplicates_through_the_template() {
     );
     for (name, s) in &runs {
         println!(
-            "{name:<34} {:>8} {:>6} {:>6} {:>8} {:>10.3} {:>7.3}{}",
+            "{name:<34} {:>8} {:>6} {:>6} {:>8} {:>10} {:>7.3}{}",
             s.reported,
             s.true_pos,
             s.false_pos,
             s.between,
-            s.precision,
+            // No pair judged, no precision.
+            if s.true_pos + s.false_pos == 0 {
+                "n/a".to_owned()
+            } else {
+                format!("{:.3}", s.precision)
+            },
             s.recall,
             if s.unindexed > 0 {
                 format!("  ({} pages without text)", s.unindexed)

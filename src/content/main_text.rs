@@ -4,7 +4,7 @@
 //! # How
 //!
 //! 1. **Blocks** (boilerpipe's text blocks): the text between block-level tags (`p`, `div`,
-//!    `li`, `h1`…, `td`, `nav`, `footer`…; [`El::Block`]) is one block. Text of `script`,
+//!    `li`, `h1`…, `td`, `nav`, `footer`…: the table in `markup`) is one block. Text of `script`,
 //!    `style`, `noscript`, `template`, `title`, `textarea`, `select`, `svg` and `math`, and
 //!    comments, is skipped; character references are decoded; whitespace runs become one
 //!    space. Per block three shallow features are kept: words, words inside `<a>` (link
@@ -40,10 +40,13 @@
 //! at most the bytes read. Every byte is looked at a bounded number of times; buffers are kept
 //! across pages, so a crawler keeping one `MainText` allocates only while it grows.
 
-use memchr::{memchr, memchr3};
+use memchr::memchr;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::is_word_byte;
+use super::markup::{
+    char_ref, classify, is_space, skip_comment, skip_raw_text, tag_end, tag_name_end, El,
+};
 use super::template_memory::TemplateMemory;
 
 /// Words from which a block that is not link text counts as long: more than a dateline or a
@@ -64,8 +67,6 @@ const TEASER_MAX_WORDS: u32 = 40;
 const TEASER_NEIGHBOUR_LINKS: (u64, u64) = (5, 9);
 /// Nested `<a>` depth counted; hostile pages that never close `<a>` saturate here.
 const MAX_ANCHOR_DEPTH: u32 = 64;
-/// Longest tag name the classifier knows (`blockquote`, `figcaption`).
-const MAX_TAG_NAME: usize = 10;
 
 /// What the selection made of a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -379,7 +380,7 @@ impl Scanner<'_> {
                         self.article_depth = self.article_depth.saturating_add(1);
                     }
                     El::Anchor => self.anchors = (self.anchors + 1).min(MAX_ANCHOR_DEPTH),
-                    El::Break => self.space = true,
+                    El::Break => self.line_break(),
                     El::Skip(name) => return skip_raw_text(html, end, name),
                     El::Inline => {}
                 }
@@ -397,7 +398,7 @@ impl Scanner<'_> {
                         self.article_depth = self.article_depth.saturating_sub(1);
                     }
                     El::Anchor => self.anchors = self.anchors.saturating_sub(1),
-                    El::Break => self.space = true,
+                    El::Break => self.line_break(),
                     El::Skip(_) | El::Inline => {}
                 }
                 Some(end)
@@ -412,69 +413,107 @@ impl Scanner<'_> {
     }
 
     /// Appends text: whitespace collapsed, character references decoded, words counted.
+    /// Appends a text segment: whitespace runs collapsed into one space (written eagerly; a
+    /// block's trailing one is cut when it ends), character references decoded, words counted.
+    /// The per-byte path of the whole extractor, so it has no branch that depends on the text
+    /// except the rare `&`: mispredicted branches at every word boundary cost more than the
+    /// rest of the work together.
     fn text(&mut self, t: &[u8]) {
+        let all = &mut self.out.all;
+        let base = all.len();
+        // Room for the text plus a separator: decoding and collapsing never lengthen it.
+        all.resize(base + t.len() + 1, 0);
+        let buf = &mut all[..];
+        let mut w = base;
+        let (mut space, mut in_word, mut starts) = (self.space, self.in_word, 0u32);
         let mut i = 0;
-        // Bound: every turn consumes at least one byte of `t`.
+        // Bound: every turn of either loop consumes at least one byte of `t`.
         while i < t.len() {
-            let b = t[i];
-            if is_space(b) {
-                self.space = true;
-                self.in_word = false;
-                i += 1;
-            } else if b == b'&' {
-                match char_ref(&t[i + 1..]) {
-                    Some((c, used)) => {
-                        i += 1 + used;
-                        if c.is_whitespace() {
-                            self.space = true;
-                            self.in_word = false;
-                        } else {
-                            let mut utf8 = [0u8; 4];
-                            for &d in c.encode_utf8(&mut utf8).as_bytes() {
-                                self.byte(d);
-                            }
-                        }
-                    }
-                    None => {
-                        self.byte(b'&');
-                        i += 1;
-                    }
+            if w == self.start {
+                // The block's first byte: leading whitespace is dropped, a separator goes
+                // before it if another block came first.
+                let b = t[i];
+                if is_space(b) {
+                    i += 1;
+                    continue;
                 }
-            } else {
-                self.byte(b);
+                if self.start == self.origin && self.start > 0 {
+                    buf[w] = b'\n';
+                    w += 1;
+                    self.start += 1;
+                }
+                space = false;
+            }
+            while i < t.len() {
+                let b = t[i];
+                if b == b'&' {
+                    break;
+                }
+                let ws = is_space(b);
+                buf[w] = if ws { b' ' } else { b };
+                w += usize::from(!(ws & space));
+                space = ws;
+                let word = is_word_byte(b);
+                starts += u32::from(word & !in_word);
+                in_word = word;
                 i += 1;
             }
+            if i == t.len() {
+                break;
+            }
+            let (decoded, used) = match char_ref(&t[i + 1..]) {
+                Some((c, used)) => (c, 1 + used),
+                None => ('&', 1),
+            };
+            i += used;
+            if decoded.is_whitespace() {
+                // A space, unless the block is empty or ends in one (as for a space byte).
+                buf[w] = b' ';
+                w += usize::from(!space && w > self.start);
+                space = true;
+                in_word = false;
+                continue;
+            }
+            if w == self.start && self.start == self.origin && self.start > 0 {
+                buf[w] = b'\n';
+                w += 1;
+                self.start += 1;
+            }
+            let mut utf8 = [0u8; 4];
+            for &d in decoded.encode_utf8(&mut utf8).as_bytes() {
+                buf[w] = d;
+                w += 1;
+                let word = is_word_byte(d);
+                starts += u32::from(word & !in_word);
+                in_word = word;
+            }
+            space = false;
+        }
+        all.truncate(w);
+        (self.space, self.in_word) = (space, in_word);
+        self.words = self.words.saturating_add(starts);
+        if self.anchors > 0 {
+            self.link_words = self.link_words.saturating_add(starts);
         }
     }
 
-    #[inline]
-    fn byte(&mut self, b: u8) {
+    /// `<br>`: a space, unless the block is empty or already ends in one.
+    fn line_break(&mut self) {
         let all = &mut self.out.all;
-        if all.len() == self.start && self.start > 0 && self.start == self.origin {
-            // The first byte of a block after another one: the separator goes first.
-            all.push(b'\n');
-            self.start += 1;
+        if all.len() > self.start && !self.space {
+            all.push(b' ');
+            self.space = true;
         }
-        if self.space {
-            if all.len() > self.start {
-                all.push(b' ');
-            }
-            self.space = false;
-        }
-        let word = is_word_byte(b);
-        if word && !self.in_word {
-            self.words = self.words.saturating_add(1);
-            if self.anchors > 0 {
-                self.link_words = self.link_words.saturating_add(1);
-            }
-        }
-        self.in_word = word;
-        all.push(b);
+        self.in_word = false;
     }
 
     /// Ends the current block: recorded if it has a word, dropped otherwise.
     fn end_block(&mut self) {
         let out = &mut *self.out;
+        if self.space && out.all.len() > self.start {
+            // The eagerly written space after the block's last word.
+            out.all.pop();
+        }
         if self.words > 0 && !out.truncated {
             if out.blocks.len() == MAX_BLOCKS {
                 out.truncated = true;
@@ -507,295 +546,6 @@ impl Scanner<'_> {
         self.in_word = false;
         self.space = false;
     }
-}
-
-fn is_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ')
-}
-
-/// What a tag means to the extractor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum El {
-    /// Starts or ends a block of text.
-    Block,
-    /// `<article>`: a block boundary, and where the page says its article is.
-    Article,
-    /// `<a>`: its words are link text.
-    Anchor,
-    /// `<br>`: a space.
-    Break,
-    /// Text up to `</name` is not page text (scripts, styles, form widgets, vector graphics).
-    Skip(&'static [u8]),
-    /// Anything else: text flows through it.
-    Inline,
-}
-
-const BLOCK_TAGS: [&[u8]; 43] = [
-    b"address",
-    b"aside",
-    b"blockquote",
-    b"body",
-    b"caption",
-    b"center",
-    b"dd",
-    b"details",
-    b"dialog",
-    b"dir",
-    b"div",
-    b"dl",
-    b"dt",
-    b"fieldset",
-    b"figcaption",
-    b"figure",
-    b"footer",
-    b"form",
-    b"frameset",
-    b"h1",
-    b"h2",
-    b"h3",
-    b"h4",
-    b"h5",
-    b"h6",
-    b"head",
-    b"header",
-    b"hgroup",
-    b"hr",
-    b"html",
-    b"legend",
-    b"li",
-    b"main",
-    b"menu",
-    b"nav",
-    b"ol",
-    b"p",
-    b"pre",
-    b"section",
-    b"summary",
-    b"table",
-    b"td",
-    b"th",
-];
-const MORE_BLOCK_TAGS: [&[u8]; 5] = [b"tr", b"ul", b"tbody", b"thead", b"tfoot"];
-const SKIP_TAGS: [&[u8]; 9] = [
-    b"script",
-    b"style",
-    b"noscript",
-    b"template",
-    b"title",
-    b"textarea",
-    b"select",
-    b"svg",
-    b"math",
-];
-
-/// Tag names packed into a `u64` (lowercase, at most 8 bytes; longer names are matched
-/// separately), in an open-addressing table built at compile time: one or two probes per tag
-/// instead of a string comparison per known name.
-const TABLE_SLOTS: usize = 256;
-static TAG_TABLE: [(u64, El); TABLE_SLOTS] = build_table();
-
-const fn pack(name: &[u8]) -> u64 {
-    let mut k = 0u64;
-    let mut i = 0;
-    while i < name.len() {
-        k |= (name[i].to_ascii_lowercase() as u64) << (8 * i);
-        i += 1;
-    }
-    k
-}
-
-const fn slot(key: u64) -> usize {
-    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
-}
-
-const fn insert(table: &mut [(u64, El); TABLE_SLOTS], name: &[u8], el: El) {
-    if name.len() > 8 {
-        return;
-    }
-    let key = pack(name);
-    let mut i = slot(key);
-    while table[i].0 != 0 {
-        i = (i + 1) % TABLE_SLOTS;
-    }
-    table[i] = (key, el);
-}
-
-const fn build_table() -> [(u64, El); TABLE_SLOTS] {
-    let mut t = [(0u64, El::Inline); TABLE_SLOTS];
-    let mut i = 0;
-    while i < BLOCK_TAGS.len() {
-        insert(&mut t, BLOCK_TAGS[i], El::Block);
-        i += 1;
-    }
-    i = 0;
-    while i < MORE_BLOCK_TAGS.len() {
-        insert(&mut t, MORE_BLOCK_TAGS[i], El::Block);
-        i += 1;
-    }
-    i = 0;
-    while i < SKIP_TAGS.len() {
-        insert(&mut t, SKIP_TAGS[i], El::Skip(SKIP_TAGS[i]));
-        i += 1;
-    }
-    insert(&mut t, b"a", El::Anchor);
-    insert(&mut t, b"article", El::Article);
-    insert(&mut t, b"br", El::Break);
-    t
-}
-
-fn classify(name: &[u8]) -> El {
-    if name.len() > 8 {
-        if name.len() <= MAX_TAG_NAME
-            && (name.eq_ignore_ascii_case(b"blockquote")
-                || name.eq_ignore_ascii_case(b"figcaption"))
-        {
-            return El::Block;
-        }
-        return El::Inline;
-    }
-    let key = pack(name);
-    let mut i = slot(key);
-    // Bound: the table is at most a third full, so a probe run ends at an empty slot.
-    loop {
-        let (k, el) = TAG_TABLE[i];
-        if k == key {
-            return el;
-        }
-        if k == 0 {
-            return El::Inline;
-        }
-        i = (i + 1) % TABLE_SLOTS;
-    }
-}
-
-fn tag_name_end(html: &[u8], mut p: usize) -> usize {
-    while p < html.len()
-        && !matches!(
-            html[p],
-            b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'
-        )
-    {
-        p += 1;
-    }
-    p
-}
-
-/// The position after the `>` that ends a tag whose attributes start at `p`, skipping `>`
-/// inside attribute values quoted after `=`; `None` if the input ends first.
-fn tag_end(html: &[u8], mut p: usize) -> Option<usize> {
-    let from = p;
-    // Bound: every turn moves `p` past a `>`, a quote or a quoted value.
-    loop {
-        let q = p + memchr3(b'>', b'"', b'\'', &html[p..])?;
-        if html[q] == b'>' {
-            return Some(q + 1);
-        }
-        let before = html[from..q].iter().rposition(|&b| !is_space(b));
-        if before.is_some_and(|i| html[from + i] == b'=') {
-            p = q + 1 + memchr(html[q], &html[q + 1..])? + 1;
-        } else {
-            p = q + 1;
-        }
-    }
-}
-
-/// The position of the next `</name` (ASCII case-insensitive) at or after `p`, or `None`.
-fn skip_raw_text(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
-    // Bound: `p` moves past each `<` once; each check looks at `name.len() + 1` bytes.
-    while let Some(off) = memchr(b'<', &html[p..]) {
-        let lt = p + off;
-        let rest = &html[lt + 1..];
-        if rest.first() == Some(&b'/')
-            && rest
-                .get(1..1 + name.len())
-                .is_some_and(|n| n.eq_ignore_ascii_case(name))
-        {
-            return Some(lt);
-        }
-        p = lt + 1;
-    }
-    None
-}
-
-/// The position after the comment whose body starts at `body` (after `<!--`), as HTML ends
-/// it (`-->`, `--!>`, or `<!-->` / `<!--->` empty); `None` if unclosed.
-fn skip_comment(html: &[u8], body: usize) -> Option<usize> {
-    let rest = &html[body..];
-    if rest.first() == Some(&b'>') {
-        return Some(body + 1);
-    }
-    if rest.starts_with(b"->") {
-        return Some(body + 2);
-    }
-    let mut p = body;
-    // Bound: each turn moves `p` past one `>`; each check looks back at most three bytes.
-    loop {
-        let gt = p + memchr(b'>', &html[p..])?;
-        if (gt >= body + 2 && &html[gt - 2..gt] == b"--")
-            || (gt >= body + 3 && &html[gt - 3..gt] == b"--!")
-        {
-            return Some(gt + 1);
-        }
-        p = gt + 1;
-    }
-}
-
-/// The link scanner's references plus the typographic ones running text is full of.
-const NAMED_REFS: [(&[u8], char); 21] = [
-    (b"amp;", '&'),
-    (b"lt;", '<'),
-    (b"gt;", '>'),
-    (b"quot;", '"'),
-    (b"apos;", '\''),
-    (b"nbsp;", '\u{A0}'),
-    (b"copy;", '©'),
-    (b"reg;", '®'),
-    (b"trade;", '™'),
-    (b"mdash;", '—'),
-    (b"ndash;", '–'),
-    (b"lsquo;", '‘'),
-    (b"rsquo;", '’'),
-    (b"ldquo;", '“'),
-    (b"rdquo;", '”'),
-    (b"hellip;", '…'),
-    (b"laquo;", '«'),
-    (b"raquo;", '»'),
-    (b"middot;", '·'),
-    (b"euro;", '€'),
-    (b"pound;", '£'),
-];
-
-/// Decodes the character reference after a `&`: the character and the bytes it used. Named
-/// references need their `;`; numeric ones (`&#47;`, `&#x2F;`) take it if present; 0,
-/// surrogates and values above U+10FFFF become U+FFFD. No reference is shorter than what it
-/// decodes to, so decoded text is never longer than its source.
-fn char_ref(s: &[u8]) -> Option<(char, usize)> {
-    let Some(num) = s.strip_prefix(b"#") else {
-        return NAMED_REFS
-            .iter()
-            .find(|(name, _)| s.starts_with(name))
-            .map(|&(name, c)| (c, name.len()));
-    };
-    let (radix, prefix) = match num.first() {
-        Some(b'x' | b'X') => (16, 1),
-        _ => (10, 0),
-    };
-    let digits = &num[prefix..];
-    let mut cp: u32 = 0;
-    let mut n = 0;
-    // Bound: one turn per digit; `cp` saturates just above the Unicode range.
-    while let Some(d) = digits.get(n).and_then(|&b| (b as char).to_digit(radix)) {
-        cp = (cp * radix + d).min(0x11_0000);
-        n += 1;
-    }
-    if n == 0 {
-        return None;
-    }
-    let semi = usize::from(digits.get(n) == Some(&b';'));
-    let c = char::from_u32(cp)
-        .filter(|&c| c != '\0')
-        .unwrap_or('\u{FFFD}');
-    Some((c, 1 + prefix + n + semi))
 }
 
 #[cfg(test)]

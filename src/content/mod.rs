@@ -9,7 +9,7 @@
 //!    few shallow features (word count, link density, tag density: boilerpipe, Finn's body
 //!    text extraction), optionally helped by [`template_memory`], a bounded per-host memory of
 //!    blocks repeated across a site's pages.
-//! 2. [`simhash`]: a 64-bit simhash (Charikar 2002) of the main text's word 3-shingles.
+//! 2. [`simhash`](mod@simhash): a 64-bit simhash (Charikar 2002) of the main text's word 3-shingles.
 //! 3. [`near_dup`]: the permuted-table index of Manku, Jain and Das Sarma (WWW 2007) that finds
 //!    earlier fingerprints within Hamming distance 3, in a RAM budget, spilling sorted runs to
 //!    a [`near_dup::NearDupSpill`] store past it.
@@ -21,6 +21,7 @@
 //! and does not build a DOM.
 
 pub mod main_text;
+mod markup;
 pub mod near_dup;
 pub mod simhash;
 pub mod template_memory;

@@ -6,8 +6,10 @@
 //!   ASCII letters lowercased; everything else separates tokens.
 //! - **Token hash**: XXH3-64 of the lowercased token.
 //! - **Shingles**: every run of [`SHINGLE_WORDS`] consecutive tokens; a text with fewer
-//!   tokens (but at least one) is one shingle of all of them. A shingle's hash is XXH3-64 of
-//!   its tokens' hashes, little-endian, concatenated.
+//!   tokens (but at least one) is one shingle of all of them. A shingle's hash mixes its
+//!   tokens' hashes `h₀, h₁, h₂`: `fmix64(h₀ ⊕ rotl(h₁, 21) ⊕ rotl(h₂, 42))`, with
+//!   MurmurHash3's 64-bit finalizer (a second XXH3 over 24 bytes cost as much as the rest of
+//!   the simhash together).
 //! - **Fingerprint**: bit `i` is set when more than half of the shingle hashes have bit `i`
 //!   set (every shingle weighs 1, repeats included). No token, no shingle: the hash is 0.
 //!
@@ -48,14 +50,16 @@ pub fn simhash(text: &[u8]) -> Fingerprint {
             i += 1;
         }
         let start = i;
+        let mut upper = false;
         while i < text.len() && is_word_byte(text[i]) {
+            upper |= text[i].is_ascii_uppercase();
             i += 1;
         }
         if start == i {
             break;
         }
         window.copy_within(1.., 0);
-        window[SHINGLE_WORDS - 1] = token_hash(&text[start..i]);
+        window[SHINGLE_WORDS - 1] = token_hash(&text[start..i], upper);
         tokens += 1;
         if tokens >= SHINGLE_WORDS {
             votes.add(shingle_hash(&window));
@@ -67,8 +71,10 @@ pub fn simhash(text: &[u8]) -> Fingerprint {
     votes.finish()
 }
 
-fn token_hash(token: &[u8]) -> u64 {
-    if !token.iter().any(u8::is_ascii_uppercase) {
+/// XXH3 of the token lowercased; `upper` says whether it has anything to lowercase.
+#[inline]
+fn token_hash(token: &[u8], upper: bool) -> u64 {
+    if !upper {
         return xxh3_64(token);
     }
     if token.len() <= STACK_TOKEN {
@@ -89,12 +95,26 @@ fn token_hash(token: &[u8]) -> u64 {
     hasher.digest()
 }
 
+#[inline]
 fn shingle_hash(tokens: &[u64]) -> u64 {
-    let mut bytes = [0u8; 8 * SHINGLE_WORDS];
-    for (dst, t) in bytes.chunks_exact_mut(8).zip(tokens) {
-        dst.copy_from_slice(&t.to_le_bytes());
+    let mut x = 0u64;
+    for (j, t) in tokens.iter().enumerate() {
+        x ^= t.rotate_left(SHINGLE_ROTATION * j as u32);
     }
-    xxh3_64(&bytes[..8 * tokens.len()])
+    fmix64(x)
+}
+
+/// Each token of a shingle is rotated by its position times this, so that order counts.
+const SHINGLE_ROTATION: u32 = 21;
+
+/// MurmurHash3's 64-bit finalizer: every input bit reaches every output bit.
+#[inline]
+fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^ (k >> 33)
 }
 
 /// `SPREAD[b]` has byte `j` equal to bit `j` of `b`.
@@ -133,7 +153,7 @@ impl Default for Votes {
 }
 
 impl Votes {
-    #[inline]
+    #[inline(always)]
     fn add(&mut self, h: u64) {
         for (g, lane) in self.lanes.iter_mut().enumerate() {
             *lane += SPREAD[((h >> (8 * g)) & 0xff) as usize];
@@ -141,22 +161,15 @@ impl Votes {
         self.in_lanes += 1;
         self.shingles = self.shingles.saturating_add(1);
         if self.in_lanes == LANE_FLUSH {
-            self.flush();
+            // By value: a pointer to the lanes would keep them in memory, and every
+            // shingle's vote would go through the stack.
+            add_lanes(&mut self.wide, std::mem::take(&mut self.lanes));
+            self.in_lanes = 0;
         }
-    }
-
-    fn flush(&mut self) {
-        for (g, lane) in self.lanes.iter_mut().enumerate() {
-            for j in 0..8 {
-                self.wide[8 * g + j] += ((*lane >> (8 * j)) & 0xff) as u32;
-            }
-            *lane = 0;
-        }
-        self.in_lanes = 0;
     }
 
     fn finish(mut self) -> Fingerprint {
-        self.flush();
+        add_lanes(&mut self.wide, self.lanes);
         let mut hash = 0u64;
         for (i, &ones) in self.wide.iter().enumerate() {
             if u64::from(ones) * 2 > u64::from(self.shingles) {
@@ -166,6 +179,16 @@ impl Votes {
         Fingerprint {
             hash,
             shingles: self.shingles,
+        }
+    }
+}
+
+/// Adds the byte lanes' counts to the wide counters.
+#[inline(never)]
+fn add_lanes(wide: &mut [u32; 64], lanes: [u64; 8]) {
+    for (g, lane) in lanes.iter().enumerate() {
+        for j in 0..8 {
+            wide[8 * g + j] += ((lane >> (8 * j)) & 0xff) as u32;
         }
     }
 }
@@ -184,8 +207,14 @@ mod tests {
             .collect();
         let hashes: Vec<u64> = tokens.iter().map(|t| xxh3_64(t)).collect();
         let shingle = |ts: &[u64]| {
-            let bytes: Vec<u8> = ts.iter().flat_map(|t| t.to_le_bytes()).collect();
-            xxh3_64(&bytes)
+            let mut x = 0u64;
+            for (j, t) in ts.iter().enumerate() {
+                x ^= t.rotate_left(21 * j as u32);
+            }
+            // MurmurHash3's fmix64, spelled out.
+            x = (x ^ (x >> 33)).wrapping_mul(0xff51afd7ed558ccd);
+            x = (x ^ (x >> 33)).wrapping_mul(0xc4ceb9fe1a85ec53);
+            x ^ (x >> 33)
         };
         let shingles: Vec<u64> = if hashes.is_empty() {
             Vec::new()
