@@ -362,7 +362,7 @@ impl<S: NearDupSpill> NearDupIndex<S> {
             for (t, table) in run.tables.iter().enumerate() {
                 let q = permute(fp, t);
                 let (lo, hi) = key_range(q);
-                let from = table.partition_point(|e| e.key < lo);
+                let from = lower_bound(table, lo);
                 for e in table[from..].iter().take_while(|e| e.key <= hi) {
                     if check(fp, q, t, *e, f).is_break() {
                         return Ok(());
@@ -506,6 +506,37 @@ fn check(
         id: e.id,
         fingerprint,
     })
+}
+
+/// Tables shorter than this are binary-searched directly.
+const INTERPOLATE_FROM: usize = 64;
+
+/// The first entry of `table` whose key is at least `key`. Fingerprints are spread about
+/// evenly over the key space, so the search starts where the key's share of the space
+/// points, gallops out to bracket it, then bisects the bracket: a couple of cache misses
+/// where a binary search over a million entries takes twenty. Any order of keys gives the
+/// right answer; only the speed depends on the spread.
+fn lower_bound(table: &[Entry], key: u64) -> usize {
+    let n = table.len();
+    if n < INTERPOLATE_FROM {
+        return table.partition_point(|e| e.key < key);
+    }
+    let guess = ((u128::from(key) * n as u128) >> 64) as usize;
+    let (mut below, mut above) = (guess, guess + 1);
+    let mut step = 1;
+    // Bound: `step` doubles each turn, so at most log2(n) turns each way.
+    while below > 0 && table[below].key >= key {
+        below = below.saturating_sub(step);
+        step *= 2;
+    }
+    step = 1;
+    while above < n && table[above - 1].key < key {
+        above = (above + step).min(n);
+        step *= 2;
+    }
+    // Every entry before `below` is below `key` (or `below` is 0); every one from `above` on
+    // is at least `key` (or `above` is n).
+    below + table[below..above].partition_point(|e| e.key < key)
 }
 
 fn merge_sorted(a: &[Entry], b: &[Entry]) -> Vec<Entry> {
