@@ -3,7 +3,8 @@
 //! Layers, each importing only the ones below it (`docs/ARCHITECTURE.md` tells the whole
 //! story; module docs cite its sections as "ARCHITECTURE §n"):
 //! - protocol cores, sans-IO (bytes and `now` in; bytes to send, events and deadlines out; no
-//!   sockets, no clock, no files): [`dns`], [`http`], [`links`], [`robots`], [`discovery`];
+//!   sockets, no clock, no files): [`dns`], [`http`], [`links`], [`robots`], [`discovery`],
+//!   [`content`] (main text, simhash, near-duplicate index);
 //! - [`fetcher`]: the event loop, connections, TLS and the address policy; it moves bytes
 //!   between sockets and cores and owns timing;
 //! - [`crawl`]: policy: frontier, URL-seen, URL filter, normalization, robots cache use; it
@@ -17,6 +18,7 @@
 //! is the crawl layer's job, built around the fetcher, not inside it).
 
 pub mod app;
+pub mod content;
 pub mod crawl;
 pub mod datetime;
 pub mod discovery;

@@ -462,7 +462,34 @@ def visible_text():
         put("visible_text", name, html)
 
 
+# ---------------------------------------------------------------- main_text
+# Layout: one byte picking the limit (byte x 64 bytes, 255 for none), then the page.
+ARTICLE = (b"<!DOCTYPE html><html><head><title>Bridge | Gazette</title><script>var a='<p>x</p>';"
+           b"</script><style>p{color:red}</style></head><body><nav><ul><li><a href=/>Home</a></li>"
+           b"<li><a href=/news>News</a></li></ul></nav><article><h1>Bridge work to resume</h1>"
+           b"<p class=byline><a href=/a>By A. Writer</a></p><p>The river council met on Tuesday "
+           b"to discuss the new bridge, which has been delayed for three years by disputes over "
+           b"its cost.</p><div class=ad><a href=https://ads.example/c>Fresh coffee every week, "
+           b"first box free</a></div><p>Engineers told the meeting that the foundations were "
+           b"sound &amp; that work could resume in the spring&nbsp;if the budget is approved."
+           b"</p><!-- <p>hidden</p> --></article><footer><p>&copy; 2024 Gazette</p></footer>"
+           b"</body></html>")
+CARDS = b"".join(b"<div class=card><h4><a href=/c/%d>Storm closes the coast road</a></h4><p>The "
+                 b"coast road was closed for a day after the storm brought down trees near the "
+                 b"harbour.</p></div>" % i for i in range(6))
+
+
+def main_text():
+    put("main_text", "article.html", b"\xff" + ARTICLE)
+    put("main_text", "article-cut.html", b"\x06" + ARTICLE)
+    put("main_text", "cards-no-article.html",
+        b"\xff" + ARTICLE.replace(b"article>", b"div>") + CARDS)
+    put("main_text", "hostile.html", b"\xff<p title='a > b'>one < two<a><a><a>x</a><y</p>"
+        b"&#x110000;&#0;&#65&bogus;<script>never closed <p>hidden")
+
+
 if __name__ == "__main__":
     shutil.rmtree(CORPUS, ignore_errors=True)
     links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen(); cookies()
     sitemap_feed(); visible_text()
+    main_text()

@@ -1,0 +1,553 @@
+//! Main-content extraction: the text a reader would call the page, without its template, from
+//! the HTML bytes in one byte-level pass (memchr between tags, as the link scanner does).
+//!
+//! # How
+//!
+//! 1. **Blocks** (boilerpipe's text blocks): the text between block-level tags (`p`, `div`,
+//!    `li`, `h1`…, `td`, `nav`, `footer`…: the table in `markup`) is one block. Text of `script`,
+//!    `style`, `noscript`, `template`, `title`, `textarea`, `select`, `svg` and `math`, and
+//!    comments, is skipped; character references are decoded; whitespace runs become one
+//!    space. Per block three shallow features are kept: words, words inside `<a>` (link
+//!    density, boilerpipe) and tags (Finn's tag tokens).
+//! 2. **The article element**: when the page marks its article with `<article>` (most CMSs
+//!    do), only the blocks of the top-level `<article>` element with the most words in long
+//!    blocks are candidates: the teaser grids, briefings and footers around it cannot join
+//!    it, however much text they have.
+//! 3. **Kinds**: a block is [`BlockKind::Boilerplate`] when more than a third of its words are
+//!    link text (boilerpipe's link-density split: navigation, link lists, ad creatives), or —
+//!    on pages without an `<article>` — when it is a teaser: at most 40 words with the nearest
+//!    blocks that are not short, before and after, mostly link text (the summary under a
+//!    headline link in a grid of cards; boilerpipe's NumWordsRules has the same branch). It is
+//!    [`BlockKind::Template`] when the optional [`TemplateMemory`] has seen it on many pages
+//!    of the same host; otherwise [`BlockKind::Long`] from [`LONG_BLOCK_WORDS`] words on, else
+//!    [`BlockKind::Short`].
+//! 4. **The densest run** (Finn's body-text extraction, on blocks): each block weighs
+//!    `words − tags` if long, `−tags` if short, `−(words + tags)` if boilerplate or template;
+//!    the main content is the contiguous run of candidates with the largest sum (Kadane), and
+//!    of it the long blocks. Short blocks — headline, dateline, byline, subheadings, an ad's
+//!    label, "3 comments" — are left out even inside the run: they are where two copies of
+//!    one article differ (a dateline added, a subheading next to an ad), and a simhash at
+//!    distance 3 tolerates only about 1 % of changed shingles. A reader would keep the
+//!    headline and subheadings; near-duplicate detection is better without them.
+//!
+//! The main text is the kept blocks joined by `\n`. A page with no long block that is not
+//! link text (a home page of teasers, a link list) has an empty main text.
+//!
+//! # Bounds
+//! Only the first `limit` bytes are read (the crawl passes `--max-scan-bytes`); a tag cut by
+//! the limit is dropped with the rest. At most [`MAX_BLOCKS`] blocks are kept, the rest of the
+//! page is ignored ([`MainText::truncated`]). Decoding never lengthens text, so both texts are
+//! at most the bytes read. Every byte is looked at a bounded number of times; buffers are kept
+//! across pages, so a crawler keeping one `MainText` allocates only while it grows.
+
+use memchr::memchr;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::is_word_byte;
+use super::markup::{
+    char_ref, classify, is_space, skip_comment, skip_raw_text, tag_end, tag_name_end, El,
+};
+use super::template_memory::TemplateMemory;
+
+/// Words from which a block that is not link text counts as long: more than a dateline or a
+/// byline ("By A. Writer, Tuesday 12 March 2024 10:32 GMT" is 10), fewer than most paragraphs.
+pub const LONG_BLOCK_WORDS: u32 = 12;
+/// Most blocks kept from one page (24 bytes each: 1.5 MiB at most). Real pages have hundreds.
+pub const MAX_BLOCKS: usize = 1 << 16;
+/// A block is link text when more than `1 / LINK_DENSITY_DIVISOR` of its words are inside
+/// `<a>` (boilerpipe's 0.33 split between content and navigation).
+const LINK_DENSITY_DIVISOR: u64 = 3;
+/// Teasers: a block of at most `TEASER_MAX_WORDS` words whose nearest blocks that are not
+/// short, before and after, are both more than 5/9 link text (`TEASER_NEIGHBOUR_LINKS`, as
+/// numerator and denominator) is the summary under a headline link in a grid of cards, not a
+/// paragraph of the article. boilerpipe's NumWordsRules decides this from the block after
+/// being short; looking past short blocks to a link list instead keeps an article's paragraph
+/// that follows an ad and precedes a subheading.
+const TEASER_MAX_WORDS: u32 = 40;
+const TEASER_NEIGHBOUR_LINKS: (u64, u64) = (5, 9);
+/// Nested `<a>` depth counted; hostile pages that never close `<a>` saturate here.
+const MAX_ANCHOR_DEPTH: u32 = 64;
+
+/// What the selection made of a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockKind {
+    /// At least [`LONG_BLOCK_WORDS`] words, not link text.
+    Long,
+    /// Fewer words, not link text.
+    Short,
+    /// More than a third of its words are link text.
+    Boilerplate,
+    /// Seen on many pages of the host ([`TemplateMemory`]).
+    Template,
+}
+
+/// One block of text and its features.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    start: usize,
+    end: usize,
+    words: u32,
+    link_words: u32,
+    tags: u32,
+    kind: BlockKind,
+    kept: bool,
+    /// Whether the nearest later block that is not short is mostly links (or there is none).
+    links_after: bool,
+    /// The number of the top-level `<article>` element holding the block, 0 for none.
+    article: u32,
+}
+
+/// A block as [`MainText::blocks`] shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockInfo<'a> {
+    pub text: &'a [u8],
+    pub words: u32,
+    pub link_words: u32,
+    pub tags: u32,
+    pub kind: BlockKind,
+    /// Whether the block is part of the main text.
+    pub kept: bool,
+}
+
+/// The blocks and main text of the last page extracted. Keep one and reuse it: its buffers
+/// are cleared, not freed, per page.
+#[derive(Clone, Debug, Default)]
+pub struct MainText {
+    /// Every block's text, joined by `\n`.
+    all: Vec<u8>,
+    blocks: Vec<Block>,
+    main: Vec<u8>,
+    truncated: bool,
+    /// Reused for the template memory: block hashes and its answers.
+    hashes: Vec<u64>,
+    template: Vec<bool>,
+}
+
+impl MainText {
+    /// Empty buffers; they grow on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Extracts the main text of the first `limit` bytes of `html` from the blocks' shallow
+    /// features alone, and returns it.
+    pub fn extract(&mut self, html: &[u8], limit: usize) -> &[u8] {
+        self.scan(html, limit);
+        self.select();
+        &self.main
+    }
+
+    /// As [`Self::extract`], and also asks `memory` which blocks are the template of `host`
+    /// (then teaches it this page's blocks).
+    pub fn extract_with_memory(
+        &mut self,
+        html: &[u8],
+        limit: usize,
+        memory: &mut TemplateMemory,
+        host: &[u8],
+    ) -> &[u8] {
+        self.scan(html, limit);
+        self.hashes.clear();
+        self.hashes.extend(
+            self.blocks
+                .iter()
+                .map(|b| xxh3_64(&self.all[b.start..b.end])),
+        );
+        memory.observe_page(host, &self.hashes, &mut self.template);
+        for (b, &t) in self.blocks.iter_mut().zip(&self.template) {
+            if t {
+                b.kind = BlockKind::Template;
+            }
+        }
+        self.select();
+        &self.main
+    }
+
+    /// The main text of the last page: its kept blocks, joined by `\n`.
+    pub fn text(&self) -> &[u8] {
+        &self.main
+    }
+
+    /// All the text of the last page, template included: every block, joined by `\n`.
+    pub fn page_text(&self) -> &[u8] {
+        &self.all
+    }
+
+    /// Whether the last page had more than [`MAX_BLOCKS`] blocks (the rest was ignored).
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The blocks of the last page, in document order.
+    pub fn blocks(&self) -> impl Iterator<Item = BlockInfo<'_>> {
+        self.blocks.iter().map(|b| BlockInfo {
+            text: &self.all[b.start..b.end],
+            words: b.words,
+            link_words: b.link_words,
+            tags: b.tags,
+            kind: b.kind,
+            kept: b.kept,
+        })
+    }
+
+    fn scan(&mut self, html: &[u8], limit: usize) {
+        self.all.clear();
+        self.blocks.clear();
+        self.main.clear();
+        self.truncated = false;
+        let html = &html[..html.len().min(limit)];
+        let mut s = Scanner {
+            out: self,
+            origin: 0,
+            start: 0,
+            words: 0,
+            link_words: 0,
+            tags: 0,
+            in_word: false,
+            space: false,
+            anchors: 0,
+            article_depth: 0,
+            articles: 0,
+        };
+        s.run(html);
+    }
+
+    /// Decides each block's kind, finds the densest run and builds the main text.
+    fn select(&mut self) {
+        let blocks = &mut self.blocks;
+        let article = article_range(blocks);
+        // Two passes, so that finding the nearest block that is not short stays linear.
+        let mut after = true;
+        for b in blocks.iter_mut().rev() {
+            b.links_after = after;
+            if !is_short(b) {
+                after = mostly_links(b);
+            }
+        }
+        let mut before = false;
+        for b in blocks.iter_mut() {
+            let links_before = before;
+            if !is_short(b) {
+                before = mostly_links(b);
+            }
+            if b.kind == BlockKind::Template {
+                continue;
+            }
+            // Inside a chosen <article> an ad between paragraphs looks like a headline link:
+            // the teaser rule is for pages that do not say where their article is.
+            let teaser =
+                article.is_none() && b.words <= TEASER_MAX_WORDS && links_before && b.links_after;
+            b.kind = if is_link_text(b) || teaser {
+                BlockKind::Boilerplate
+            } else if b.words >= LONG_BLOCK_WORDS {
+                BlockKind::Long
+            } else {
+                BlockKind::Short
+            };
+        }
+        let (lo, hi) = article.unwrap_or((0, blocks.len()));
+        let mut best = (0i64, 0usize, 0usize);
+        let (mut sum, mut start) = (0i64, lo);
+        for (i, b) in blocks.iter().enumerate().take(hi).skip(lo) {
+            let (words, tags) = (i64::from(b.words), i64::from(b.tags));
+            let weight = match b.kind {
+                BlockKind::Long => words - tags,
+                BlockKind::Short => -tags.max(1),
+                BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
+            };
+            if sum <= 0 {
+                (sum, start) = (0, i);
+            }
+            sum += weight;
+            if sum > best.0 {
+                best = (sum, start, i + 1);
+            }
+        }
+        let (_, from, to) = best;
+        for b in &mut blocks[from..to] {
+            b.kept = b.kind == BlockKind::Long;
+            if b.kept {
+                if !self.main.is_empty() {
+                    self.main.push(b'\n');
+                }
+                self.main.extend_from_slice(&self.all[b.start..b.end]);
+            }
+        }
+    }
+}
+
+/// The blocks of the `<article>` element with the most words in long blocks (by features),
+/// if any has one: `lo..hi`, contiguous since each top-level article element gets its own
+/// number.
+fn article_range(blocks: &[Block]) -> Option<(usize, usize)> {
+    let mut best: Option<(u64, usize, usize)> = None;
+    let mut i = 0;
+    // Bound: every turn moves `i` past one run of blocks with the same article number.
+    while i < blocks.len() {
+        let (id, start) = (blocks[i].article, i);
+        let mut words = 0u64;
+        while i < blocks.len() && blocks[i].article == id {
+            if !is_link_text(&blocks[i]) && blocks[i].words >= LONG_BLOCK_WORDS {
+                words += u64::from(blocks[i].words);
+            }
+            i += 1;
+        }
+        if id != 0 && words > 0 && best.is_none_or(|(w, _, _)| words > w) {
+            best = Some((words, start, i));
+        }
+    }
+    best.map(|(_, lo, hi)| (lo, hi))
+}
+
+// Feature tests in u64: a hostile page's counts times these factors may not fit a u32.
+
+/// More than a third of the block's words are link text.
+fn is_link_text(b: &Block) -> bool {
+    u64::from(b.link_words) * LINK_DENSITY_DIVISOR > u64::from(b.words)
+}
+
+/// Fewer than [`LONG_BLOCK_WORDS`] words and not link text: a heading, a byline, a label.
+fn is_short(b: &Block) -> bool {
+    b.words < LONG_BLOCK_WORDS && !is_link_text(b)
+}
+
+/// More than 5/9 of the block's words are link text (boilerpipe's threshold for "after a
+/// link list").
+fn mostly_links(b: &Block) -> bool {
+    u64::from(b.link_words) * TEASER_NEIGHBOUR_LINKS.1
+        > u64::from(b.words) * TEASER_NEIGHBOUR_LINKS.0
+}
+
+/// The pass over one page: the block being built and the inline state around it.
+struct Scanner<'a> {
+    out: &'a mut MainText,
+    /// The length of `out.all` when the current block began (before its `\n` separator).
+    origin: usize,
+    /// Where the current block's text starts in `out.all`.
+    start: usize,
+    words: u32,
+    link_words: u32,
+    /// Tags since the last block was recorded (tags between blocks go to the next one).
+    tags: u32,
+    in_word: bool,
+    /// Whitespace seen since the last text byte: one space before the next one.
+    space: bool,
+    anchors: u32,
+    /// Open `<article>` elements, and how many top-level ones began so far.
+    article_depth: u32,
+    articles: u32,
+}
+
+impl Scanner<'_> {
+    fn run(&mut self, html: &[u8]) {
+        self.out.all.reserve(html.len());
+        let mut pos = 0;
+        // Bound: every turn moves `pos` forward by at least one byte, or ends the scan.
+        while pos < html.len() {
+            let Some(off) = memchr(b'<', &html[pos..]) else {
+                self.text(&html[pos..]);
+                break;
+            };
+            let lt = pos + off;
+            self.text(&html[pos..lt]);
+            match self.markup(html, lt) {
+                Some(next) => pos = next,
+                None => break,
+            }
+            if self.out.truncated {
+                return;
+            }
+        }
+        self.end_block();
+    }
+
+    /// Handles the markup at `lt` (a `<`); returns where text resumes, or `None` if the input
+    /// ends inside it.
+    fn markup(&mut self, html: &[u8], lt: usize) -> Option<usize> {
+        match html.get(lt + 1) {
+            Some(b) if b.is_ascii_alphabetic() => {
+                let name_end = tag_name_end(html, lt + 1);
+                let el = classify(&html[lt + 1..name_end]);
+                let end = tag_end(html, name_end)?;
+                self.tags = self.tags.saturating_add(1);
+                match el {
+                    El::Block => self.end_block(),
+                    El::Article => {
+                        self.end_block();
+                        if self.article_depth == 0 {
+                            self.articles = self.articles.saturating_add(1);
+                        }
+                        self.article_depth = self.article_depth.saturating_add(1);
+                    }
+                    El::Anchor => self.anchors = (self.anchors + 1).min(MAX_ANCHOR_DEPTH),
+                    El::Break => self.line_break(),
+                    El::Skip(name) => return skip_raw_text(html, end, name),
+                    El::Inline => {}
+                }
+                Some(end)
+            }
+            Some(b'/') if html.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) => {
+                let name_end = tag_name_end(html, lt + 2);
+                let el = classify(&html[lt + 2..name_end]);
+                let end = tag_end(html, name_end)?;
+                self.tags = self.tags.saturating_add(1);
+                match el {
+                    El::Block => self.end_block(),
+                    El::Article => {
+                        self.end_block();
+                        self.article_depth = self.article_depth.saturating_sub(1);
+                    }
+                    El::Anchor => self.anchors = self.anchors.saturating_sub(1),
+                    El::Break => self.line_break(),
+                    El::Skip(_) | El::Inline => {}
+                }
+                Some(end)
+            }
+            Some(b'!') if html[lt + 2..].starts_with(b"--") => skip_comment(html, lt + 4),
+            Some(b'!' | b'?' | b'/') => memchr(b'>', &html[lt + 2..]).map(|o| lt + 2 + o + 1),
+            _ => {
+                self.text(b"<");
+                Some(lt + 1)
+            }
+        }
+    }
+
+    /// Appends text: whitespace collapsed, character references decoded, words counted.
+    /// Appends a text segment: whitespace runs collapsed into one space (written eagerly; a
+    /// block's trailing one is cut when it ends), character references decoded, words counted.
+    /// The per-byte path of the whole extractor, so it has no branch that depends on the text
+    /// except the rare `&`: mispredicted branches at every word boundary cost more than the
+    /// rest of the work together.
+    fn text(&mut self, t: &[u8]) {
+        let all = &mut self.out.all;
+        let base = all.len();
+        // Room for the text plus a separator: decoding and collapsing never lengthen it.
+        all.resize(base + t.len() + 1, 0);
+        let buf = &mut all[..];
+        let mut w = base;
+        let (mut space, mut in_word, mut starts) = (self.space, self.in_word, 0u32);
+        let mut i = 0;
+        // Bound: every turn of either loop consumes at least one byte of `t`.
+        while i < t.len() {
+            if w == self.start {
+                // The block's first byte: leading whitespace is dropped, a separator goes
+                // before it if another block came first.
+                let b = t[i];
+                if is_space(b) {
+                    i += 1;
+                    continue;
+                }
+                if self.start == self.origin && self.start > 0 {
+                    buf[w] = b'\n';
+                    w += 1;
+                    self.start += 1;
+                }
+                space = false;
+            }
+            while i < t.len() {
+                let b = t[i];
+                if b == b'&' {
+                    break;
+                }
+                let ws = is_space(b);
+                buf[w] = if ws { b' ' } else { b };
+                w += usize::from(!(ws & space));
+                space = ws;
+                let word = is_word_byte(b);
+                starts += u32::from(word & !in_word);
+                in_word = word;
+                i += 1;
+            }
+            if i == t.len() {
+                break;
+            }
+            let (decoded, used) = match char_ref(&t[i + 1..]) {
+                Some((c, used)) => (c, 1 + used),
+                None => ('&', 1),
+            };
+            i += used;
+            if decoded.is_whitespace() {
+                // A space, unless the block is empty or ends in one (as for a space byte).
+                buf[w] = b' ';
+                w += usize::from(!space && w > self.start);
+                space = true;
+                in_word = false;
+                continue;
+            }
+            if w == self.start && self.start == self.origin && self.start > 0 {
+                buf[w] = b'\n';
+                w += 1;
+                self.start += 1;
+            }
+            let mut utf8 = [0u8; 4];
+            for &d in decoded.encode_utf8(&mut utf8).as_bytes() {
+                buf[w] = d;
+                w += 1;
+                let word = is_word_byte(d);
+                starts += u32::from(word & !in_word);
+                in_word = word;
+            }
+            space = false;
+        }
+        all.truncate(w);
+        (self.space, self.in_word) = (space, in_word);
+        self.words = self.words.saturating_add(starts);
+        if self.anchors > 0 {
+            self.link_words = self.link_words.saturating_add(starts);
+        }
+    }
+
+    /// `<br>`: a space, unless the block is empty or already ends in one.
+    fn line_break(&mut self) {
+        let all = &mut self.out.all;
+        if all.len() > self.start && !self.space {
+            all.push(b' ');
+            self.space = true;
+        }
+        self.in_word = false;
+    }
+
+    /// Ends the current block: recorded if it has a word, dropped otherwise.
+    fn end_block(&mut self) {
+        let out = &mut *self.out;
+        if self.space && out.all.len() > self.start {
+            // The eagerly written space after the block's last word.
+            out.all.pop();
+        }
+        if self.words > 0 && !out.truncated {
+            if out.blocks.len() == MAX_BLOCKS {
+                out.truncated = true;
+                out.all.truncate(self.origin);
+            } else {
+                out.blocks.push(Block {
+                    start: self.start,
+                    end: out.all.len(),
+                    words: self.words,
+                    link_words: self.link_words,
+                    tags: self.tags,
+                    kind: BlockKind::Short,
+                    kept: false,
+                    links_after: false,
+                    article: if self.article_depth > 0 {
+                        self.articles
+                    } else {
+                        0
+                    },
+                });
+                self.tags = 0;
+            }
+        } else {
+            out.all.truncate(self.origin);
+        }
+        self.origin = out.all.len();
+        self.start = self.origin;
+        self.words = 0;
+        self.link_words = 0;
+        self.in_word = false;
+        self.space = false;
+    }
+}
+
+#[cfg(test)]
+#[path = "main_text_tests.rs"]
+mod tests;

@@ -1,0 +1,51 @@
+//! What a page says, apart from its template: a protocol core (sans-IO: bytes in, text and
+//! fingerprints out; no sockets, no clock, no files) for near-duplicate detection.
+//!
+//! The pipeline, per HTML page, in the order the crawl layer calls it:
+//!
+//! 1. [`main_text`]: the page's main content — the text a reader would call the page, without
+//!    navigation, header, footer and sidebars — from the HTML bytes, in one byte-level pass
+//!    bounded by a byte limit (the crawl's `--max-scan-bytes`). Blocks are classified from a
+//!    few shallow features (word count, link density, tag density: boilerpipe, Finn's body
+//!    text extraction), optionally helped by [`template_memory`], a bounded per-host memory of
+//!    blocks repeated across a site's pages.
+//! 2. [`simhash`](mod@simhash): a 64-bit simhash (Charikar 2002) of the main text's word 3-shingles.
+//! 3. [`near_dup`]: the permuted-table index of Manku, Jain and Das Sarma (WWW 2007) that finds
+//!    earlier fingerprints within Hamming distance 3, in a RAM budget, spilling sorted runs to
+//!    a [`near_dup::NearDupSpill`] store past it.
+//!
+//! Where the neighbours' jobs live: fetching and cutting the body at `--max-scan-bytes` is the
+//! fetcher's; deciding which pages to fingerprint, the page ids and what to record (crawl.log,
+//! CDXJ) is the crawl layer's; the files behind [`near_dup::NearDupSpill`] are the store's.
+//! This module does not decode charsets (bytes ≥ 0x80 are word bytes whatever the encoding)
+//! and does not build a DOM.
+
+pub mod main_text;
+mod markup;
+pub mod near_dup;
+pub mod simhash;
+pub mod template_memory;
+
+pub use main_text::MainText;
+pub use near_dup::{Match, MemoryRuns, NearDupIndex, NearDupSpill};
+pub use simhash::{simhash, Fingerprint};
+pub use template_memory::TemplateMemory;
+
+/// Bytes that make up words, for counting words in blocks and for the simhash's tokens: ASCII
+/// letters and digits, and every byte ≥ 0x80 (so a UTF-8 word in any script stays whole).
+static WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric() || b >= 0x80;
+        i += 1;
+    }
+    t
+};
+
+/// Whether `b` is part of a word (see [`WORD_BYTE`]).
+#[inline]
+pub(crate) fn is_word_byte(b: u8) -> bool {
+    WORD_BYTE[b as usize]
+}
