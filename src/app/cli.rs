@@ -13,7 +13,6 @@
 //! given is validated before anything starts.
 
 use std::fmt;
-use std::io::{self, BufRead};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -593,24 +592,6 @@ fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {
     Err(UsageError(format!(
         "--dns-server {s}: expected IP or IP:PORT (e.g. 127.0.0.1:5353 or [::1]:53)"
     )))
-}
-
-/// Reads a URL list: one per line, blank lines and `#` comments skipped. Returns the lines
-/// with their line numbers.
-pub fn read_url_file(path: &Path) -> Result<Vec<(usize, String)>, UsageError> {
-    let file =
-        std::fs::File::open(path).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-    let mut out = Vec::new();
-    for (i, line) in io::BufReader::new(file).lines().enumerate() {
-        let line =
-            line.map_err(|e| UsageError(format!("{}: line {}: {e}", path.display(), i + 1)))?;
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        out.push((i + 1, t.to_string()));
-    }
-    Ok(out)
 }
 
 impl CrawlArgs {

@@ -15,6 +15,7 @@ use crate::app::run::{
     blocked_notice, conclude, drive, fetch_via, input_lines, with_spool, AppSink, Display, Stop,
     StoringSource, URL_IN_MESSAGES,
 };
+use crate::app::url_lines::Line;
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::LineTally;
 use crate::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
@@ -155,13 +156,23 @@ impl FetchSource for FetchList {
 pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let setup = args.common.setup()?;
     let display = Display::of(&args.common);
-    let given = input_lines(&args.urls, args.urls_file.as_deref())?;
+    let given = input_lines(
+        &args.urls,
+        args.urls_file.as_deref(),
+        crate::crawl::url_filter::DEFAULT_MAX_URL_LENGTH,
+    )?;
     if given.is_empty() {
         return Err(usage("no URLs given (pass URLs or -i/--input-file FILE)"));
     }
     let mut queue = VecDeque::new();
-    for (place, text) in given {
-        let url = Url::parse(&text).ok();
+    for (place, line) in given {
+        let (text, url) = match line {
+            Line::Text(text) => {
+                let url = Url::parse(&text).ok();
+                (text, url)
+            }
+            Line::TooLong(text) | Line::NotUtf8(text) => (text, None),
+        };
         if url.is_none() {
             eprint_line(&format!(
                 "spinneret: {place}: not a URL: `{}` (logged as HttpBadUrlSyntax)",
