@@ -1,9 +1,9 @@
 //! The lines of a URL list (`-i FILE` of `fetch` and `crawl`), read in bounded memory.
 //!
 //! A list is read in pieces of [`PIECE_BYTES`], and a line is kept only up to the longest URL
-//! accepted: a longer line is skipped to its end without being stored and comes out as
-//! [`Line::TooLong`] with its first [`LOGGED_PREFIX_BYTES`], so a 100 MB line costs no more
-//! than a short one. A line that is not UTF-8 comes out as [`Line::NotUtf8`] rather than
+//! accepted (or [`LOGGED_PREFIX_BYTES`], if more): a longer line is skipped to its end without
+//! being stored and comes out as [`Line::TooLong`] with its first [`LOGGED_PREFIX_BYTES`], so
+//! a 100 MB line costs no more than a short one. A line that is not UTF-8 comes out as [`Line::NotUtf8`] rather than
 //! ending the run. A leading UTF-8 byte-order mark is skipped; whitespace around a line
 //! (a Windows `\r` too) is trimmed; blank lines and `#` comments are skipped. What a line
 //! means (a URL, and which outcome a bad one is logged with) is the caller's: `app::fetch`
@@ -38,11 +38,13 @@ pub struct UrlLines<R> {
     /// The unread bytes of `piece` are `piece[pos..filled]`.
     pos: usize,
     filled: usize,
-    /// The current line from its first non-blank byte, at most `max_len` bytes of it.
+    /// The current line from its first non-blank byte, at most `keep` bytes of it.
     line: Vec<u8>,
-    /// The current line has a non-blank byte past `max_len`: the rest is skipped.
+    /// The current line has a non-blank byte past `keep`: the rest is skipped.
     over: bool,
     max_len: usize,
+    /// Bytes of a line kept: `max_len`, or enough to log the start of a longer line.
+    keep: usize,
     /// Number (from 1) of the line being read.
     number: u64,
     /// The start of the input was checked for a byte-order mark.
@@ -72,6 +74,7 @@ impl<R: Read> UrlLines<R> {
             line: Vec::new(),
             over: false,
             max_len,
+            keep: max_len.max(LOGGED_PREFIX_BYTES),
             number: 1,
             bom_checked: false,
             eof: false,
@@ -92,14 +95,14 @@ impl<R: Read> UrlLines<R> {
             let avail = &self.piece[self.pos..self.filled];
             match memchr::memchr(b'\n', avail) {
                 Some(i) => {
-                    Self::take(&mut self.line, &mut self.over, self.max_len, &avail[..i]);
+                    Self::take(&mut self.line, &mut self.over, self.keep, &avail[..i]);
                     self.pos += i + 1;
                     if let Some(line) = self.end_line(false) {
                         return Ok(Some(line));
                     }
                 }
                 None => {
-                    Self::take(&mut self.line, &mut self.over, self.max_len, avail);
+                    Self::take(&mut self.line, &mut self.over, self.keep, avail);
                     self.pos = self.filled;
                 }
             }
@@ -139,9 +142,9 @@ impl<R: Read> UrlLines<R> {
     }
 
     /// Adds `bytes` (no newline among them) to the current line: blanks before its first
-    /// byte are dropped, and past `max_len` only blanks may follow (trailing ones, trimmed
+    /// byte are dropped, and past `keep` only blanks may follow (trailing ones, trimmed
     /// anyway); anything else makes the line too long.
-    fn take(line: &mut Vec<u8>, over: &mut bool, max_len: usize, mut bytes: &[u8]) {
+    fn take(line: &mut Vec<u8>, over: &mut bool, keep: usize, mut bytes: &[u8]) {
         if *over {
             return;
         }
@@ -152,7 +155,7 @@ impl<R: Read> UrlLines<R> {
                 .unwrap_or(bytes.len());
             bytes = &bytes[start..];
         }
-        let room = max_len - line.len();
+        let room = keep - line.len();
         if bytes.len() <= room {
             line.extend_from_slice(bytes);
         } else {
@@ -173,11 +176,19 @@ impl<R: Read> UrlLines<R> {
             self.line.clear();
             return None;
         }
-        let line = if over {
-            let keep = self.line.len().min(LOGGED_PREFIX_BYTES);
-            Some(Line::TooLong(
-                String::from_utf8_lossy(&self.line[..keep]).into_owned(),
-            ))
+        // Where the line's text ends, trailing blanks left out.
+        let end = self
+            .line
+            .iter()
+            .rposition(|&b| !is_blank(b))
+            .map_or(0, |i| i + 1);
+        let line = if over || end > self.max_len {
+            let head = &self.line[..end.min(LOGGED_PREFIX_BYTES)];
+            let head = &head[..head
+                .iter()
+                .rposition(|&b| !is_blank(b))
+                .map_or(0, |i| i + 1)];
+            Some(Line::TooLong(String::from_utf8_lossy(head).into_owned()))
         } else {
             match std::str::from_utf8(&self.line) {
                 // Unicode blanks too, as `str::trim` (leading ASCII ones are gone already).
