@@ -253,6 +253,23 @@ pub struct FetchArgs {
     /// Log a redirect (3xx) as it is and do not fetch its Location.
     #[arg(long)]
     pub no_follow_redirects: bool,
+    /// Minimum gap between two requests to one host, in seconds (default 1).
+    #[arg(
+        short = 'w',
+        long = "delay",
+        value_name = "SECS",
+        conflicts_with = "delay_ms"
+    )]
+    pub delay_secs: Option<f64>,
+    /// Minimum gap between two requests to one host, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub delay_ms: Option<u64>,
+    /// Longest URL fetched: a longer line of the list is logged as UrlTooLong.
+    #[arg(long, value_name = "N", default_value_t = crate::crawl::url_filter::DEFAULT_MAX_URL_LENGTH)]
+    pub max_url_length: usize,
+    /// Memory for URLs of the list read ahead; past it they wait in files in OUT.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "16M")]
+    pub frontier_ram: u64,
     #[command(flatten)]
     pub common: CommonArgs,
 }

@@ -311,7 +311,7 @@ fn replay_hint(dir: &std::path::Path, written: &Written) -> Option<String> {
 
 /// Reads the positional URLs and the `-i` file (in bounded pieces: a line past `max_len`
 /// bytes is not held): `(place, line)` pairs.
-pub(super) fn input_lines(
+fn input_lines(
     args: &[String],
     file: Option<&std::path::Path>,
     max_len: usize,
