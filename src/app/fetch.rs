@@ -45,8 +45,12 @@ const MAX_READ_PER_CALL: usize = 4096;
 /// queue, the queue slot and its slack, allocator overhead): turns `--frontier-ram` into a
 /// count. Measured: 50,000 queued URLs of 40 bytes add about 8.6 MB (172 bytes each).
 const ENTRY_RAM_ESTIMATE: usize = 256;
-/// Back queues per connection, as the crawl has (Mercator: about three).
-const BACK_QUEUES_PER_CONN: usize = 3;
+/// Back queues per connection: one, so that no more hosts are active than connections can
+/// stay open to. The crawl's three (Mercator: a freed connection always finds a host that is
+/// due) make the frontier serve three times as many hosts in turn as there are connections,
+/// and each request then needs a new one: 480,000 connections for 500,000 URLs over 500 hosts
+/// where one per connection needs 304,000 (the frontier's own activation decides the rest).
+const BACK_QUEUES_PER_CONN: usize = 1;
 /// Front-queue priorities: a redirect's target before the rest of the list.
 const PRIORITY_REDIRECT: usize = 0;
 const PRIORITY_LISTED: usize = 1;
