@@ -347,3 +347,202 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
     );
     assert!(out.join("stats.json").exists());
 }
+
+/// A deterministic shuffle (xorshift), so a failure can be replayed.
+fn shuffle<T>(v: &mut [T], mut seed: u64) {
+    for i in (1..v.len()).rev() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        v.swap(i, (seed % (i as u64 + 1)) as usize);
+    }
+}
+
+#[test]
+fn a_shuffled_list_is_fetched_host_by_host_one_request_at_a_time() {
+    // 40 hosts, each on its own loopback address (so a connection serves one host), 10 URLs
+    // each, listed in random order: what a list as users have it looks like.
+    const HOSTS: usize = 40;
+    const PER_HOST: usize = 10;
+    let ips: Vec<Ipv4Addr> = (0..HOSTS)
+        .map(|h| Ipv4Addr::new(127, 0, 3, 1 + h as u8))
+        .collect();
+    let server = HttpServer::start(HttpServerConfig {
+        addrs: ips.clone(),
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let records = (0..HOSTS)
+        .map(|h| (sites::host_name(h), vec![Record::A(ips[h])]))
+        .collect();
+    let dns = DnsServer::start(DnsServerConfig {
+        records,
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    let mut urls: Vec<String> = (0..HOSTS)
+        .flat_map(|h| (0..PER_HOST).map(move |p| (h, p)))
+        .map(|(h, p)| sites::page_url(h, p, server.port()))
+        .collect();
+    shuffle(&mut urls, 0x5eed);
+
+    let dir = temp_dir("shuffled");
+    let list = dir.join("urls.txt");
+    std::fs::write(&list, urls.join("\n")).unwrap();
+    let out = dir.join("out");
+    let dns_arg = dns.addr().to_string();
+    let delay = Duration::from_millis(30);
+    let res = spinneret(
+        &[
+            "fetch",
+            "-i",
+            list.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--dns-server",
+            &dns_arg,
+            "--hosts-file",
+            "none",
+            "--allow-private",
+            "--max-conns",
+            "64",
+            "--delay-ms",
+            &delay.as_millis().to_string(),
+        ],
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    // Every URL is a 404 here (no routes): exit 8, and each has its one line.
+    assert_eq!(res.status.code(), Some(8), "{stderr}");
+    let mut logged: Vec<String> = common::read_log(&out)
+        .into_iter()
+        .map(|l| {
+            assert_eq!((l.outcome, l.status), (ReturnCode::Success, 404), "{l:?}");
+            l.url
+        })
+        .collect();
+    logged.sort();
+    urls.sort();
+    assert_eq!(logged, urls, "each URL exactly once");
+    assert!(
+        !out.join(".fetch-frontier").exists(),
+        "no spill directory is left"
+    );
+
+    // Politeness, server side: one request at a time per host, --delay apart.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), HOSTS * PER_HOST);
+    let mut conns_per_host = Vec::new();
+    for h in 0..HOSTS {
+        let name = sites::host_name(h);
+        let of_host: Vec<_> = reqs.iter().filter(|r| r.host == name).collect();
+        assert_eq!(of_host.len(), PER_HOST, "{name}");
+        // Less a little: the loop reads the clock once a turn, which may be just before the
+        // server notes the answer it is still writing.
+        let slack = Duration::from_millis(5);
+        common::assert_spaced(of_host.iter().copied(), delay - slack, &name);
+        let mut conns: Vec<u64> = of_host.iter().map(|r| r.conn_id).collect();
+        conns.sort_unstable();
+        conns.dedup();
+        conns_per_host.push(conns.len());
+    }
+    // A host's requests follow one another on its connection: with fewer hosts than
+    // connections nothing takes it away between them.
+    let most = *conns_per_host.iter().max().unwrap();
+    eprintln!(
+        "connections: {} for {HOSTS} hosts, at most {most} for one",
+        conns_per_host.iter().sum::<usize>(),
+    );
+    assert!(most <= 2, "{conns_per_host:?}");
+}
+
+#[test]
+fn bad_lines_of_a_list_each_get_their_line_and_the_good_ones_are_fetched() {
+    let mut routes = spinneret_tools::http_server::Routes::new();
+    for p in ["/a", "/b", "/c"] {
+        routes.add(
+            "127.0.0.1",
+            p,
+            Script::Respond(spinneret_tools::http_server::Response::ok(
+                "fine",
+                "text/plain",
+            )),
+        );
+    }
+    let server = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let base = format!("http://127.0.0.1:{}", server.port());
+    // A byte-order mark, then a good URL; a line that is not UTF-8; a 10 MB line; a line
+    // that is not a URL; and good URLs after them all.
+    let mut list = b"\xEF\xBB\xBF".to_vec();
+    list.extend_from_slice(format!("{base}/a\r\n").as_bytes());
+    list.extend_from_slice(format!("{base}/caf").as_bytes());
+    list.extend_from_slice(b"\xE9\n");
+    list.extend_from_slice(b"http://127.0.0.1/caf\xE9-latin1\n");
+    list.extend_from_slice(format!("{base}/").as_bytes());
+    list.extend(std::iter::repeat_n(b'x', 10 << 20));
+    list.extend_from_slice(b"\nnot a url\n");
+    list.extend_from_slice(format!("{base}/b\n\n# done\n{base}/c").as_bytes());
+    let dir = temp_dir("badlines");
+    let file = dir.join("urls.txt");
+    std::fs::write(&file, &list).unwrap();
+    let out = dir.join("out");
+    let started = std::time::Instant::now();
+    let res = spinneret(
+        &[
+            "fetch",
+            "-i",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--allow-private",
+            "--hosts-file",
+            "none",
+            "--delay-ms",
+            "0",
+        ],
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    // Lines without a response: exit 4.
+    assert_eq!(res.status.code(), Some(4), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let lines = common::read_log(&out);
+    let got: Vec<(ReturnCode, &str)> = lines.iter().map(|l| (l.outcome, l.url.as_str())).collect();
+    let ok = |p: &str| (ReturnCode::Success, format!("{base}{p}"));
+    for want in [ok("/a"), ok("/b"), ok("/c")] {
+        assert!(
+            got.contains(&(want.0, want.1.as_str())),
+            "{want:?} in {got:?}"
+        );
+    }
+    let bad: Vec<&(ReturnCode, &str)> = got
+        .iter()
+        .filter(|(o, _)| *o != ReturnCode::Success)
+        .collect();
+    assert_eq!(bad.len(), 4, "{bad:?}");
+    assert_eq!(bad[0].0, ReturnCode::HttpBadUrlSyntax);
+    // Lossily decoded (crawl.log escapes what it logs).
+    assert!(bad[0].1.ends_with("/caf%EF%BF%BD"), "{bad:?}");
+    assert_eq!(bad[1].0, ReturnCode::HttpBadUrlSyntax);
+    assert_eq!(bad[2].0, ReturnCode::UrlTooLong);
+    assert!(bad[2].1.starts_with(&format!("{base}/xxx")), "{bad:?}");
+    assert!(
+        bad[2].1.len() < 1024,
+        "only the start of the line is logged"
+    );
+    assert_eq!(*bad[3], (ReturnCode::HttpBadUrlSyntax, "not%20a%20url"));
+    assert_eq!(lines.len(), 7, "one line per line with a URL or an error");
+    // The long line was never sent.
+    assert!(server.requests().iter().all(|r| r.target.len() < 100));
+    assert!(
+        stderr.contains("line 4: longer than --max-url-length"),
+        "{stderr}"
+    );
+}

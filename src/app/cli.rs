@@ -13,7 +13,6 @@
 //! given is validated before anything starts.
 
 use std::fmt;
-use std::io::{self, BufRead};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -266,6 +265,23 @@ pub struct FetchArgs {
     /// Log a redirect (3xx) as it is and do not fetch its Location.
     #[arg(long)]
     pub no_follow_redirects: bool,
+    /// Minimum gap between two requests to one host, in seconds (default 1).
+    #[arg(
+        short = 'w',
+        long = "delay",
+        value_name = "SECS",
+        conflicts_with = "delay_ms"
+    )]
+    pub delay_secs: Option<f64>,
+    /// Minimum gap between two requests to one host, in milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub delay_ms: Option<u64>,
+    /// Longest URL fetched: a longer line of the list is logged as UrlTooLong.
+    #[arg(long, value_name = "N", default_value_t = crate::crawl::url_filter::DEFAULT_MAX_URL_LENGTH)]
+    pub max_url_length: usize,
+    /// Memory for URLs of the list read ahead; past it they wait in files in OUT.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "16M")]
+    pub frontier_ram: u64,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -653,24 +669,6 @@ fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {
     Err(UsageError(format!(
         "--dns-server {s}: expected IP or IP:PORT (e.g. 127.0.0.1:5353 or [::1]:53)"
     )))
-}
-
-/// Reads a URL list: one per line, blank lines and `#` comments skipped. Returns the lines
-/// with their line numbers.
-pub fn read_url_file(path: &Path) -> Result<Vec<(usize, String)>, UsageError> {
-    let file =
-        std::fs::File::open(path).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-    let mut out = Vec::new();
-    for (i, line) in io::BufReader::new(file).lines().enumerate() {
-        let line =
-            line.map_err(|e| UsageError(format!("{}: line {}: {e}", path.display(), i + 1)))?;
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            continue;
-        }
-        out.push((i + 1, t.to_string()));
-    }
-    Ok(out)
 }
 
 impl CrawlArgs {

@@ -1,9 +1,19 @@
 //! The `fetch` command: each given URL once (and its redirects, up to `--max-redirect`
 //! hops), stored and logged like a crawl's pages, with no links followed.
+//!
+//! The list is fetched host by host, in memory flat in its length: it is read lazily
+//! ([`super::url_lines`]), only as many URLs ahead of what was fetched as `--frontier-ram`
+//! holds (64 Ki by default), into a frontier (`crawl::frontier`, ARCHITECTURE §8) whose back
+//! queues each hold one host's URLs, so a list in any order reaches a host's URLs one after
+//! another on its connection, one request at a time per host and `--delay` apart. What
+//! redirects add past that budget spills to segment files in `OUT/.fetch-frontier` (made
+//! when first needed, removed at the end). Every line ends in exactly one crawl.log line: a fetched URL when it is fetched,
+//! a bad line (not a URL, not UTF-8, too long) when it is read, and at Ctrl-C whatever is
+//! queued or still unread as `Interrupted`.
 
-use std::collections::VecDeque;
 use std::io;
-use std::time::{Instant, SystemTime};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
 
 use slab::Slab;
 use url::Url;
@@ -12,39 +22,194 @@ use crate::app::cli::{abbrev, FetchArgs};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
 use crate::app::report::{eprint_line, Progress, Summary};
 use crate::app::run::{
-    blocked_notice, conclude, drive, fetch_via, input_lines, with_spool, AppSink, Display, Stop,
+    blocked_notice, conclude, delay_of, drive, fetch_via, with_spool, AppSink, Display, Stop,
     StoringSource, URL_IN_MESSAGES,
 };
+use crate::app::url_lines::{Line, UrlLines};
+use crate::crawl::frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use crate::crawl::sink::{Hop, Sink, Via};
+use crate::crawl::spill::{get_bytes, put_bytes, BatchRef, SpillStore, Spillable};
 use crate::crawl::LineTally;
 use crate::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
 use crate::http::cookies::CookieJar;
 use crate::store::output::Output;
+use crate::store::segments::SegmentSpill;
 use crate::ReturnCode;
 
-/// One URL of the `fetch` list: as given, parsed (unless it does not parse), with its
-/// redirect hop count and the URL that redirected to it.
-struct Pending {
-    text: String,
-    url: Option<Url>,
+/// URLs read ahead of what was fetched at least, whatever `--frontier-ram` says: enough for
+/// many hosts to have work.
+const MIN_READ_AHEAD: usize = 4096;
+/// Lines read in one `next_fetch` call: reading ahead never keeps the loop from its sockets
+/// for more than a few milliseconds.
+const MAX_READ_PER_CALL: usize = 4096;
+/// What a queued URL costs in memory (its text, the host name while it waits for a back
+/// queue, the queue slot and its slack, allocator overhead): turns `--frontier-ram` into a
+/// count. Measured: 50,000 queued URLs of 40 bytes add about 8.6 MB (172 bytes each).
+const ENTRY_RAM_ESTIMATE: usize = 256;
+/// Front-queue priorities: a redirect's target before the rest of the list.
+const PRIORITY_REDIRECT: usize = 0;
+const PRIORITY_LISTED: usize = 1;
+/// Bad lines named on stderr; the rest only in crawl.log (a list may hold millions).
+const MAX_LINE_MESSAGES: u32 = 20;
+/// Where the frontier spills, in the output directory.
+const SPILL_DIR: &str = ".fetch-frontier";
+
+/// A URL waiting in the frontier: its text (parsed again when it is fetched, which costs
+/// less memory than keeping the parsed form), its redirect hop count and the URL that
+/// redirected to it.
+struct Listed {
+    url: String,
     hops: u8,
-    referrer: Option<String>,
+    referrer: Option<Box<str>>,
 }
 
-/// The `fetch` command's work list and sink: every URL once, and the Location of each
-/// redirect (up to `max_redirect` hops) right after it.
+impl Spillable for Listed {
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_bytes(out, self.url.as_bytes());
+        out.push(self.hops);
+        put_bytes(out, self.referrer.as_deref().unwrap_or("").as_bytes());
+    }
+
+    fn decode(input: &mut &[u8]) -> Option<Listed> {
+        let url = String::from_utf8(get_bytes(input)?.to_vec()).ok()?;
+        let (&hops, rest) = input.split_first()?;
+        *input = rest;
+        let referrer = std::str::from_utf8(get_bytes(input)?).ok()?;
+        Some(Listed {
+            url,
+            hops,
+            referrer: (!referrer.is_empty()).then(|| referrer.into()),
+        })
+    }
+}
+
+/// A request in flight: its host's back queue (busy until it ends), hop count and referrer.
+struct InFlight {
+    queue: BackQueueId,
+    hops: u8,
+    referrer: Option<Box<str>>,
+}
+
+/// Where a given line came from, for messages.
+#[derive(Clone, Copy, Debug)]
+enum Place {
+    Argument(usize),
+    Line(u64),
+}
+
+/// The given URLs not read yet: the arguments, then the lines of the list file.
+struct Given {
+    args: std::vec::IntoIter<String>,
+    args_read: usize,
+    file: Option<(PathBuf, UrlLines<std::fs::File>)>,
+    /// A line read to see that there is one, not yet handed out.
+    peeked: Option<(Place, Line)>,
+    /// The list could not be read to its end.
+    error: Option<String>,
+}
+
+impl Given {
+    fn open(args: Vec<String>, file: Option<&Path>, max_len: usize) -> Result<Given, Failure> {
+        let file = match file {
+            Some(path) => {
+                let f = std::fs::File::open(path)
+                    .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+                Some((path.to_path_buf(), UrlLines::new(f, max_len)))
+            }
+            None => None,
+        };
+        Ok(Given {
+            args: args.into_iter(),
+            args_read: 0,
+            file,
+            peeked: None,
+            error: None,
+        })
+    }
+
+    /// The next given line; `None` at the end (or at a read error, kept in `error`).
+    fn next(&mut self) -> Option<(Place, Line)> {
+        if let Some(p) = self.peeked.take() {
+            return Some(p);
+        }
+        if let Some(arg) = self.args.next() {
+            self.args_read += 1;
+            return Some((Place::Argument(self.args_read), Line::Text(arg)));
+        }
+        let (path, lines) = self.file.as_mut()?;
+        match lines.next_line() {
+            Ok(line) => line.map(|(n, line)| (Place::Line(n), line)),
+            Err(e) => {
+                self.error = Some(format!("cannot read {}: {e}", path.display()));
+                self.file = None;
+                None
+            }
+        }
+    }
+
+    /// Whether anything is given at all (reading the list up to its first line).
+    fn is_empty(&mut self) -> bool {
+        if self.peeked.is_none() {
+            self.peeked = self.next();
+        }
+        self.peeked.is_none()
+    }
+
+    fn describe(&self, place: Place) -> String {
+        match (place, &self.file) {
+            (Place::Argument(n), _) => format!("argument {n}"),
+            (Place::Line(n), Some((path, _))) => format!("{}: line {n}", path.display()),
+            (Place::Line(n), None) => format!("line {n}"),
+        }
+    }
+}
+
+/// The frontier's spill store, made on first use: most lists never need one.
+struct LazySpill {
+    dir: PathBuf,
+    store: Option<SegmentSpill>,
+}
+
+impl SpillStore for LazySpill {
+    fn write_batch(&mut self, bytes: &[u8]) -> io::Result<BatchRef> {
+        let store = match &mut self.store {
+            Some(s) => s,
+            None => self.store.insert(SegmentSpill::create(&self.dir)?),
+        };
+        store.write_batch(bytes)
+    }
+
+    fn take_batch(&mut self, batch: BatchRef, out: &mut Vec<u8>) -> io::Result<()> {
+        match &mut self.store {
+            Some(s) => s.take_batch(batch, out),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "nothing was spilled",
+            )),
+        }
+    }
+}
+
+/// The `fetch` command's work list and sink: every given URL once, host by host, and the
+/// Location of each redirect (up to `max_redirect` hops).
 struct FetchList {
-    queue: VecDeque<Pending>,
-    /// Hop count and referrer of each request in flight, by tag.
-    inflight: Slab<(u8, Option<String>)>,
+    given: Given,
+    frontier: Frontier<Listed>,
+    inflight: Slab<InFlight>,
     sink: AppSink,
     lines: LineTally,
+    delay: Duration,
+    /// URLs queued (read ahead of what was fetched) at most.
+    read_ahead: usize,
+    max_url_length: usize,
     follow_redirects: bool,
     max_redirect: u8,
     /// First storage error: the run stops and reports it (nothing is silently dropped).
     io_error: Option<io::Error>,
     blocked_seen: bool,
     notice: Option<String>,
+    /// Bad lines named on stderr so far.
+    line_messages: u32,
     /// Cookies set by the responses, sent with the later requests (wget's default).
     jar: Option<CookieJar>,
 }
@@ -57,15 +222,113 @@ impl FetchList {
         }
     }
 
-    /// Ctrl-C or `--max-time`: what was never issued gets its line.
-    fn finish_unfetched(&mut self, outcome: ReturnCode) {
-        while let Some(p) = self.queue.pop_front() {
-            let code = if p.url.is_some() {
-                outcome
-            } else {
-                ReturnCode::HttpBadUrlSyntax
+    /// A given line as a URL to fetch; a bad one gets its crawl.log line (and, for the
+    /// first few, a message) here.
+    fn judge(&mut self, place: Place, line: Line) -> Option<Url> {
+        let (text, outcome, why) = match line {
+            Line::Text(text) => match Url::parse(&text) {
+                Ok(url) if url.as_str().len() <= self.max_url_length => return Some(url),
+                Ok(_) => (text, ReturnCode::UrlTooLong, "longer than --max-url-length"),
+                Err(_) => (text, ReturnCode::HttpBadUrlSyntax, "not a URL"),
+            },
+            Line::TooLong(head) => (head, ReturnCode::UrlTooLong, "longer than --max-url-length"),
+            Line::NotUtf8(text) => (text, ReturnCode::HttpBadUrlSyntax, "not UTF-8"),
+        };
+        self.line_messages = self.line_messages.saturating_add(1);
+        if self.line_messages <= MAX_LINE_MESSAGES {
+            eprint_line(&format!(
+                "spinneret: {}: {why}: `{}` (logged as {})",
+                self.given.describe(place),
+                abbrev(&text, URL_IN_MESSAGES),
+                outcome.name()
+            ));
+        } else if self.line_messages == MAX_LINE_MESSAGES + 1 {
+            eprint_line("spinneret: more bad lines in the list: see crawl.log");
+        }
+        self.log_unfetched(&text, Via::seed(), outcome);
+        None
+    }
+
+    fn queue(&mut self, url: &Url, priority: usize, hops: u8, referrer: Option<Box<str>>) {
+        let item = Listed {
+            url: url.as_str().to_string(),
+            hops,
+            referrer,
+        };
+        self.frontier
+            .push(url.host_str().unwrap_or_default(), priority, item);
+    }
+
+    /// Reads the list on into the frontier, up to `read_ahead` URLs queued and
+    /// [`MAX_READ_PER_CALL`] lines; returns whether it stopped with more to read now.
+    fn read_ahead(&mut self) -> bool {
+        for _ in 0..MAX_READ_PER_CALL {
+            if self.frontier.len() >= self.read_ahead || self.io_error.is_some() {
+                return false;
+            }
+            let Some((place, line)) = self.given.next() else {
+                return false;
             };
-            self.log_unfetched(&p.text, fetch_via(p.hops, p.referrer.as_deref()), code);
+            if let Some(url) = self.judge(place, line) {
+                self.queue(&url, PRIORITY_LISTED, 0, None);
+            }
+        }
+        true
+    }
+
+    /// Ctrl-C: what was never issued gets its line, queued or not read yet (the rest of the
+    /// list is read to its end, a piece at a time).
+    fn finish_unfetched(&mut self, outcome: ReturnCode) {
+        let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        // Each pop takes one URL; nothing is in flight, so nothing is busy.
+        for _ in 0..=self.frontier.len() {
+            match self.frontier.pop(far) {
+                Pop::Ready { queue, item, .. } => {
+                    let via = fetch_via(item.hops, item.referrer.as_deref());
+                    self.log_unfetched(&item.url, via, outcome);
+                    self.frontier.done(queue, far, Duration::ZERO);
+                }
+                Pop::Wait(_) | Pop::Busy | Pop::Empty => break,
+            }
+        }
+        if let Some(e) = self.frontier.take_error() {
+            self.io_error.get_or_insert(e);
+        }
+        while self.io_error.is_none() {
+            let Some((place, line)) = self.given.next() else {
+                break;
+            };
+            if let Some(url) = self.judge(place, line) {
+                self.log_unfetched(url.as_str(), Via::seed(), outcome);
+            }
+        }
+    }
+
+    /// The gap before a host is asked again: `--delay`, but none when the request never
+    /// reached it.
+    fn gap(&self, outcome: ReturnCode) -> Duration {
+        use ReturnCode::*;
+        let no_request = matches!(
+            outcome,
+            HttpBadUrlSyntax
+                | HttpUnsupportedScheme
+                | PrivateAddressBlocked
+                | Interrupted
+                | DnsServerUnknown
+                | DnsBadHostName
+                | DnsNxDomain
+                | DnsServFail
+                | DnsRefused
+                | DnsParseError
+                | DnsUnsupportedAnswer
+                | DnsCnameChain
+                | DnsTimeout
+                | DnsNoAddress
+        );
+        if no_request {
+            Duration::ZERO
+        } else {
+            self.delay
         }
     }
 }
@@ -80,7 +343,7 @@ impl StoringSource for FetchList {
     }
 
     fn queued(&self) -> u64 {
-        self.queue.len() as u64
+        self.frontier.len() as u64
     }
 
     fn take_notice(&mut self) -> Option<String> {
@@ -89,41 +352,66 @@ impl StoringSource for FetchList {
 }
 
 impl FetchSource for FetchList {
-    fn next_fetch(&mut self, _now: Instant) -> Next {
-        while let Some(p) = self.queue.pop_front() {
-            match p.url {
-                Some(url) => {
-                    let tag = self.inflight.insert((p.hops, p.referrer)) as u64;
+    fn next_fetch(&mut self, now: Instant) -> Next {
+        let more = self.read_ahead();
+        if let Some(e) = self.frontier.take_error() {
+            self.io_error.get_or_insert(e);
+        }
+        if self.io_error.is_some() {
+            return Next::Done;
+        }
+        match self.frontier.pop(now) {
+            Pop::Ready { queue, item, .. } => match Url::parse(&item.url) {
+                Ok(url) => {
+                    let tag = self.inflight.insert(InFlight {
+                        queue,
+                        hops: item.hops,
+                        referrer: item.referrer,
+                    }) as u64;
                     let cookie = self
                         .jar
                         .as_ref()
                         .and_then(|jar| jar.header_for(&url, SystemTime::now()));
-                    return Next::Fetch(FetchRequest {
+                    // A host with more URLs queued keeps its connection through its delay.
+                    let more_for_host = self.frontier.has_queued(queue);
+                    Next::Fetch(FetchRequest {
                         url,
                         tag,
                         cookie,
-                        more_for_host: true,
-                    });
+                        more_for_host,
+                    })
                 }
-                None => self.log_unfetched(&p.text, Via::seed(), ReturnCode::HttpBadUrlSyntax),
-            }
-        }
-        if self.inflight.is_empty() {
-            Next::Done
-        } else {
-            // A redirect may still add work.
-            Next::Idle
+                Err(_) => {
+                    // A URL's text always parses again; should it not, it is not a URL.
+                    let via = fetch_via(item.hops, item.referrer.as_deref());
+                    self.log_unfetched(&item.url, via, ReturnCode::HttpBadUrlSyntax);
+                    self.frontier.done(queue, now, Duration::ZERO);
+                    Next::Wait(now)
+                }
+            },
+            // More of the list may hold a host that is due: read on at once.
+            _ if more => Next::Wait(now),
+            Pop::Wait(t) => Next::Wait(t),
+            // A finished fetch frees its host (and may queue a redirect).
+            Pop::Busy => Next::Idle,
+            Pop::Empty if self.inflight.is_empty() => Next::Done,
+            Pop::Empty => Next::Idle,
         }
     }
 
-    fn fetch_done(&mut self, done: &FetchDone<'_>, _now: Instant) {
-        let (hops, referrer) = self
-            .inflight
-            .try_remove(done.request.tag as usize)
-            .unwrap_or((0, None));
+    fn fetch_done(&mut self, done: &FetchDone<'_>, now: Instant) {
+        let Some(InFlight {
+            queue,
+            hops,
+            referrer,
+        }) = self.inflight.try_remove(done.request.tag as usize)
+        else {
+            return; // not ours: cannot happen, since every request we issue carries its key
+        };
         if let (Some(jar), Some(head)) = (&mut self.jar, done.head) {
             jar.store_response(head, &done.request.url, SystemTime::now());
         }
+        self.frontier.done(queue, now, self.gap(done.outcome));
         self.lines.add(done.outcome, done.status());
         if let Err(e) = self.sink.store(
             done,
@@ -158,55 +446,62 @@ impl FetchSource for FetchList {
             self.log_unfetched(target.as_str(), via, ReturnCode::TooManyRedirects);
             return;
         }
-        self.queue.push_front(Pending {
-            text: target.to_string(),
-            url: Some(target),
-            hops: hops + 1,
-            referrer: Some(from.to_string()),
-        });
+        self.queue(&target, PRIORITY_REDIRECT, hops + 1, Some(from.into()));
     }
 }
 
 pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let setup = args.common.setup()?;
-    let cookies = args.common.cookies()?;
     let display = Display::of(&args.common);
-    let given = input_lines(&args.urls, args.urls_file.as_deref())?;
+    let cookies = args.common.cookies()?;
+    if args.max_url_length == 0 {
+        return Err(usage("--max-url-length must be at least 1"));
+    }
+    let delay = delay_of(args.delay_secs, args.delay_ms)?;
+    let mut given = Given::open(args.urls, args.urls_file.as_deref(), args.max_url_length)?;
     if given.is_empty() {
+        if let Some(e) = given.error.take() {
+            return Err(usage(e));
+        }
         return Err(usage("no URLs given (pass URLs or -i/--input-file FILE)"));
     }
-    let mut queue = VecDeque::new();
-    for (place, text) in given {
-        let url = Url::parse(&text).ok();
-        if url.is_none() {
-            eprint_line(&format!(
-                "spinneret: {place}: not a URL: `{}` (logged as HttpBadUrlSyntax)",
-                abbrev(&text, URL_IN_MESSAGES)
-            ));
-        }
-        queue.push_back(Pending {
-            text,
-            url,
-            hops: 0,
-            referrer: None,
-        });
-    }
     let output = Output::create(&setup.output).map_err(Failure::output)?;
+    let spill_dir = output.dir().join(SPILL_DIR);
+    // The list is read only as far ahead as the budget holds: the frontier's spill takes what
+    // redirects add past it, and a spilling frontier keeps every back queue's ends in memory
+    // anyway, so reading further ahead would cost memory, not save it.
+    let ram_items = usize::try_from(args.frontier_ram).unwrap_or(usize::MAX) / ENTRY_RAM_ESTIMATE;
+    let frontier = Frontier::with_store(
+        &FrontierConfig {
+            priorities: PRIORITY_LISTED + 1,
+            back_queues: setup.crawler.max_sockets,
+            ram_items,
+        },
+        Box::new(LazySpill {
+            dir: spill_dir.clone(),
+            store: None,
+        }),
+    );
     let crawler_config = with_spool(setup.crawler, output.dir()).map_err(Failure::output)?;
     let mut crawler = Crawler::new(crawler_config).map_err(Failure::runtime)?;
     let mut list = FetchList {
-        queue,
+        given,
+        frontier,
         inflight: Slab::new(),
         sink: AppSink {
             output,
             verbose: display.verbose,
         },
         lines: LineTally::default(),
+        delay,
+        read_ahead: ram_items.max(MIN_READ_AHEAD),
+        max_url_length: args.max_url_length,
         follow_redirects: !args.no_follow_redirects,
         max_redirect: args.common.max_redirect,
         io_error: None,
         blocked_seen: false,
         notice: None,
+        line_messages: 0,
         jar: cookies.enabled.then(|| {
             let mut jar = CookieJar::new(cookies.limits);
             if let Some(text) = &cookies.load {
@@ -233,6 +528,19 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let dir = list.sink.output.dir().to_path_buf();
     let body_bytes = list.sink.output.stored().body_bytes;
     let written = list.sink.output.finish().map_err(Failure::output)?;
+    match std::fs::remove_dir_all(&spill_dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => eprint_line(&format!(
+            "spinneret: cannot remove {}: {e}",
+            spill_dir.display()
+        )),
+        _ => {}
+    }
+    if let Some(e) = list.given.error.take() {
+        // The URLs read before the error were fetched and stored; the rest were never seen.
+        return Err(Failure::Runtime(format!(
+            "{e} (the URLs before it were fetched)"
+        )));
+    }
     let summary = Summary {
         urls: &list.lines,
         robots: None,
@@ -253,4 +561,38 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         &written,
         display,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listed_url_survives_the_spill() {
+        for item in [
+            Listed {
+                url: "http://a.test/x?q=é".into(),
+                hops: 0,
+                referrer: None,
+            },
+            Listed {
+                url: "http://b.test/".into(),
+                hops: 3,
+                referrer: Some("http://a.test/r".into()),
+            },
+        ] {
+            let mut out = Vec::new();
+            item.encode(&mut out);
+            out.push(7);
+            let mut input = &out[..];
+            let back = Listed::decode(&mut input).unwrap();
+            assert_eq!(
+                (back.url, back.hops, back.referrer),
+                (item.url, item.hops, item.referrer)
+            );
+            assert_eq!(input, &[7], "exactly the item is consumed");
+            let mut cut = &out[..out.len() - 2];
+            assert!(Listed::decode(&mut cut).is_none());
+        }
+    }
 }

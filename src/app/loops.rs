@@ -182,15 +182,15 @@ fn run_all<E: Exchange + Send>(
 }
 
 /// Runs a crawl from `seeds` on `loops` event loops to completion (or Ctrl-C, or its time
-/// limit) and closes its output. `bad_inputs` are given lines that are not URLs: each gets
-/// its line first. With `resume`, the crawl continues from its journal (the seeds then define
+/// limit) and closes its output. `bad_inputs` are given lines that are not URLs, with the
+/// outcome each is logged with, first. With `resume`, the crawl continues from its journal (the seeds then define
 /// the scope only). A crawl whose output is durable leaves the URLs still queued at a stop in
 /// its journal, for `resume`, instead of logging them.
 pub(crate) fn execute(
     setup: Setup,
     config: CrawlConfig,
     seeds: Vec<Url>,
-    bad_inputs: Vec<String>,
+    bad_inputs: Vec<(String, ReturnCode)>,
     display: Display,
     resume: bool,
     parts: Partitions,
@@ -314,8 +314,8 @@ pub(crate) fn execute(
             ));
         }
     } else if let Some(first) = crawls.first_mut() {
-        for text in &bad_inputs {
-            first.log_rejected_input(text, ReturnCode::HttpBadUrlSyntax);
+        for (text, outcome) in &bad_inputs {
+            first.log_rejected_input(text, *outcome);
         }
         // Partition 0 takes every seed and forwards those of hosts it does not own.
         for seed in seeds {

@@ -13,6 +13,7 @@ pub mod partition;
 pub mod report;
 pub mod resume;
 pub mod run;
+pub mod url_lines;
 
 use std::process::ExitCode;
 

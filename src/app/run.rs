@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use url::Url;
 
-use crate::app::cli::{abbrev, read_url_file, CommonArgs, CrawlArgs, ScopeArg, Setup};
+use crate::app::cli::{abbrev, CommonArgs, CrawlArgs, ScopeArg, Setup};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
 use crate::app::loops::Partitions;
 use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode};
+use crate::app::url_lines::{Line, UrlLines};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::Crawl;
 use crate::fetcher::{Crawler, CrawlerConfig, Driver, FetchDone, FetchSource, PayloadDigest, Turn};
@@ -308,22 +309,39 @@ fn replay_hint(dir: &std::path::Path, written: &Written) -> Option<String> {
     ))
 }
 
-/// Reads the positional URLs and the `-i` file: `(place, text)` pairs.
-pub(super) fn input_lines(
+/// Reads the positional URLs and the `-i` file (in bounded pieces: a line past `max_len`
+/// bytes is not held): `(place, line)` pairs.
+fn input_lines(
     args: &[String],
     file: Option<&std::path::Path>,
-) -> Result<Vec<(String, String)>, Failure> {
-    let mut lines: Vec<(String, String)> = args
+    max_len: usize,
+) -> Result<Vec<(String, Line)>, Failure> {
+    let mut lines: Vec<(String, Line)> = args
         .iter()
         .enumerate()
-        .map(|(i, s)| (format!("argument {}", i + 1), s.clone()))
+        .map(|(i, s)| (format!("argument {}", i + 1), Line::Text(s.clone())))
         .collect();
     if let Some(path) = file {
-        for (line, s) in read_url_file(path)? {
-            lines.push((format!("{}: line {line}", path.display()), s));
+        let failed = |e: io::Error| usage(format!("{}: {e}", path.display()));
+        let mut reader = UrlLines::new(std::fs::File::open(path).map_err(failed)?, max_len);
+        while let Some((n, line)) = reader.next_line().map_err(failed)? {
+            lines.push((format!("{}: line {n}", path.display()), line));
         }
     }
     Ok(lines)
+}
+
+/// `-w/--delay SECS` or `--delay-ms MS` (default 1 s): the least gap between two requests to
+/// one host.
+pub(super) fn delay_of(secs: Option<f64>, ms: Option<u64>) -> Result<Duration, Failure> {
+    match (secs, ms) {
+        (Some(s), _) if !(s.is_finite() && (0.0..=86_400.0).contains(&s)) => {
+            Err(usage("-w/--delay must be between 0 and 86400 seconds"))
+        }
+        (Some(s), _) => Ok(Duration::from_secs_f64(s)),
+        (None, Some(ms)) => Ok(Duration::from_millis(ms)),
+        (None, None) => Ok(Duration::from_secs(1)),
+    }
 }
 
 // ---- crawl ----
@@ -444,14 +462,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     if !(args.delay_factor.is_finite() && args.delay_factor >= 0.0) {
         return Err(usage("--delay-factor must be a non-negative number"));
     }
-    let delay = match (args.delay_secs, args.delay_ms) {
-        (Some(s), _) if !(s.is_finite() && (0.0..=86_400.0).contains(&s)) => {
-            return Err(usage("-w/--delay must be between 0 and 86400 seconds"));
-        }
-        (Some(s), _) => Duration::from_secs_f64(s),
-        (None, Some(ms)) => Duration::from_millis(ms),
-        (None, None) => Duration::from_secs(1),
-    };
+    let delay = delay_of(args.delay_secs, args.delay_ms)?;
     let filter = FilterConfig {
         scope: match args.scope {
             ScopeArg::Host => Scope::Host,
@@ -470,17 +481,33 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     };
     let mut seeds = Vec::new();
     let mut bad_inputs = Vec::new();
-    for (place, s) in input_lines(&args.seeds, args.seeds_file.as_deref())? {
-        match crate::crawl::urlnorm::parse_seed(&s) {
-            Ok(u) => seeds.push(u),
-            Err(e) => {
-                eprint_line(&format!(
-                    "spinneret: {place}: not a usable URL: `{}` ({e:?}; logged as HttpBadUrlSyntax)",
-                    abbrev(&s, URL_IN_MESSAGES)
-                ));
-                bad_inputs.push(s);
-            }
-        }
+    let given = input_lines(&args.seeds, args.seeds_file.as_deref(), args.max_url_length)?;
+    for (place, line) in given {
+        let (text, outcome, why) = match line {
+            Line::Text(s) => match crate::crawl::urlnorm::parse_seed(&s) {
+                Ok(u) => {
+                    seeds.push(u);
+                    continue;
+                }
+                Err(e) => (
+                    s,
+                    ReturnCode::HttpBadUrlSyntax,
+                    format!("not a usable URL ({e:?})"),
+                ),
+            },
+            Line::TooLong(head) => (
+                head,
+                ReturnCode::UrlTooLong,
+                "longer than --max-url-length".into(),
+            ),
+            Line::NotUtf8(text) => (text, ReturnCode::HttpBadUrlSyntax, "not UTF-8".into()),
+        };
+        eprint_line(&format!(
+            "spinneret: {place}: {why}: `{}` (logged as {})",
+            abbrev(&text, URL_IN_MESSAGES),
+            outcome.name()
+        ));
+        bad_inputs.push((text, outcome));
     }
     let cluster = args.cluster_config()?;
     // A cluster node may start with no seeds: the others send it URLs.
@@ -575,13 +602,13 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
 }
 
 /// Runs a crawl from `seeds` on `loops` event loops to completion (or Ctrl-C, or its time
-/// limit) and closes its output. `bad_inputs` are given lines that are not URLs: each gets
-/// its line first.
+/// limit) and closes its output. `bad_inputs` are given lines that are not URLs, with the
+/// outcome each is logged with: each gets its line first.
 pub fn execute_crawl(
     setup: Setup,
     config: crate::crawl::CrawlConfig,
     seeds: Vec<Url>,
-    bad_inputs: Vec<String>,
+    bad_inputs: Vec<(String, ReturnCode)>,
     display: Display,
     loops: usize,
 ) -> Result<CrawlReport, Failure> {

@@ -201,25 +201,21 @@ fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
     out.push(b'"');
 }
 
-/// Sorts index text bytewise by line (what pywb's binary search needs).
-pub fn sort_lines(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len() + 1);
-    write_sorted_lines(text, &mut out).expect("write to Vec");
-    out
-}
-
-/// As [`sort_lines`], written to `out` as it goes (no second copy of the index in memory).
-pub fn write_sorted_lines(text: &[u8], out: &mut impl std::io::Write) -> std::io::Result<()> {
+/// Sorts index text bytewise by line (what pywb's binary search needs), in memory: the
+/// reference the bounded-memory sort ([`super::line_sort`]) is tested against.
+#[cfg(test)]
+pub(crate) fn sort_lines(text: &[u8]) -> Vec<u8> {
     let mut lines: Vec<&[u8]> = text
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())
         .collect();
     lines.sort_unstable();
+    let mut out = Vec::with_capacity(text.len() + 1);
     for l in lines {
-        out.write_all(l)?;
-        out.write_all(b"\n")?;
+        out.extend_from_slice(l);
+        out.push(b'\n');
     }
-    Ok(())
+    out
 }
 
 /// The SURT form of an http(s) URL, as the Python `surt` package (pywb, cdxj-indexer) makes it

@@ -238,15 +238,25 @@ pub fn recover_open_index(warc_open: &Path, kept: Option<u64>) -> io::Result<()>
         return Ok(());
     };
     let open = PathBuf::from(format!("{stem}.cdxj.open"));
-    let lines = match fs::read(&open) {
-        Ok(b) => b,
+    let file = match File::open(&open) {
+        Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(e),
     };
     if let Some(kept) = kept {
-        let mut inside = Vec::with_capacity(lines.len());
-        for line in lines.split_inclusive(|&b| b == b'\n') {
-            let text = String::from_utf8_lossy(line);
+        let final_path = PathBuf::from(format!("{stem}.cdxj"));
+        let tmp = PathBuf::from(format!("{stem}.cdxj.tmp"));
+        // Read a line at a time and sorted in bounded memory, whatever the index holds.
+        let mut sorter = super::line_sort::LineSorter::new(&tmp);
+        let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, file);
+        let mut line = Vec::new();
+        // Bounded by the file: each pass consumes at least one byte or ends it.
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line)? == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&line);
             let num = |name: &str| -> Option<u64> {
                 let key = format!("\"{name}\": \"");
                 let start = text.find(&key)? + key.len();
@@ -256,17 +266,10 @@ pub fn recover_open_index(warc_open: &Path, kept: Option<u64>) -> io::Result<()>
             let fits =
                 matches!((num("offset"), num("length")), (Some(o), Some(l)) if o + l <= kept);
             if fits && line.ends_with(b"\n") {
-                inside.extend_from_slice(line);
+                sorter.push(&line[..line.len() - 1])?;
             }
         }
-        let sorted = super::cdxj::sort_lines(&inside);
-        let final_path = PathBuf::from(format!("{stem}.cdxj"));
-        let tmp = PathBuf::from(format!("{stem}.cdxj.tmp"));
-        {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&sorted)?;
-            f.sync_all()?;
-        }
+        sorter.write_to_file(&tmp)?;
         fs::rename(&tmp, &final_path)?;
     }
     fs::remove_file(&open)?;

@@ -12,6 +12,7 @@ use super::spooled::{stream_spooled_record, SpooledRecord};
 use super::*;
 use crate::datetime;
 use crate::store::cdxj::{self, IndexEntry};
+use crate::store::line_sort;
 
 use crate::fetcher::spool::SpoolFile;
 
@@ -39,8 +40,8 @@ struct OpenFile {
 }
 
 /// `NAME.cdxj` beside `NAME.warc.gz`: lines are appended unsorted to `NAME.cdxj.open` as
-/// records are written, then sorted into `NAME.cdxj.tmp` and renamed to `NAME.cdxj` when the
-/// WARC file closes.
+/// records are written, then sorted into `NAME.cdxj.tmp` (an external sort,
+/// [`line_sort`]) and renamed to `NAME.cdxj` when the WARC file closes.
 struct IndexFile {
     out: BufWriter<File>,
     open_path: PathBuf,
@@ -68,17 +69,12 @@ impl IndexFile {
         })
     }
 
-    /// Sorts the lines into the final file (written whole under a temporary name, then
-    /// renamed) and removes the unsorted one.
+    /// Sorts the lines into the final file (written whole under a temporary name, in
+    /// bounded memory whatever the file holds, then renamed) and removes the unsorted one.
     fn close(self) -> io::Result<PathBuf> {
         self.out.into_inner().map_err(|e| e.into_error())?;
-        let lines = fs::read(&self.open_path)?;
         let tmp = self.final_path.with_extension("cdxj.tmp");
-        {
-            let mut f = BufWriter::with_capacity(64 * 1024, File::create(&tmp)?);
-            cdxj::write_sorted_lines(&lines, &mut f)?;
-            f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        }
+        line_sort::sort_file(&self.open_path, &tmp)?;
         fs::rename(&tmp, &self.final_path)?;
         fs::remove_file(&self.open_path)?;
         Ok(self.final_path)
