@@ -29,14 +29,32 @@ struct Web {
     http: HttpServer,
     dns: DnsServer,
     urls: BTreeSet<String>,
+    /// The test CA's certificate, for an HTTPS web.
+    ca_pem: Option<std::path::PathBuf>,
 }
 
 fn start_web(hosts: usize, pages: usize, cross: usize) -> Web {
+    start_web_as(hosts, pages, cross, false)
+}
+
+fn start_web_as(hosts: usize, pages: usize, cross: usize, https: bool) -> Web {
+    let scheme = if https { "https" } else { "http" };
+    let (tls, ca_pem) = if https {
+        let ca = spinneret_tools::tls::TestCa::new();
+        let names: Vec<String> = (0..hosts).map(host).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let pem = temp_dir("keepalive-ca").join("ca.pem");
+        ca.write_ca_pem(&pem).expect("write CA");
+        (Some(ca.issue(&refs)), Some(pem))
+    } else {
+        (None, None)
+    };
     let ips: Vec<Ipv4Addr> = (0..hosts)
         .map(|i| Ipv4Addr::new(127, 4, (i / 250) as u8, (i % 250) as u8 + 1))
         .collect();
     let http = HttpServer::start(HttpServerConfig {
         addrs: ips.clone(),
+        tls,
         lifetime: LIFETIME,
         ..HttpServerConfig::default()
     })
@@ -61,12 +79,12 @@ fn start_web(hosts: usize, pages: usize, cross: usize) -> Web {
             }
             if k == 0 {
                 let o = host((h + 1) % hosts);
-                body.push_str(&format!("<a href=\"http://{o}:{port}/\">next host</a>"));
+                body.push_str(&format!("<a href=\"{scheme}://{o}:{port}/\">next host</a>"));
             }
             for _ in 0..cross {
                 let (oh, ok) = ((h + 1 + next(hosts - 1)) % hosts, next(pages));
                 body.push_str(&format!(
-                    "<a href=\"http://{}:{port}/{}\">x</a>",
+                    "<a href=\"{scheme}://{}:{port}/{}\">x</a>",
                     host(oh),
                     if ok == 0 {
                         String::new()
@@ -81,7 +99,7 @@ fn start_web(hosts: usize, pages: usize, cross: usize) -> Web {
             } else {
                 format!("/p{k}.html")
             };
-            urls.insert(format!("http://{}:{port}{path}", host(h)));
+            urls.insert(format!("{scheme}://{}:{port}{path}", host(h)));
             routes.add(
                 &host(h),
                 &path,
@@ -98,12 +116,22 @@ fn start_web(hosts: usize, pages: usize, cross: usize) -> Web {
         ..DnsServerConfig::default()
     })
     .expect("dns server");
-    Web { http, dns, urls }
+    Web {
+        http,
+        dns,
+        urls,
+        ca_pem,
+    }
 }
 
 /// Crawls `web` from host 0's home page with the default budgets and `extra` flags; returns
 /// the server's request log.
 fn crawl(web: &Web, name: &str, extra: &[&str]) -> Vec<RequestRecord> {
+    crawl_with_stats(web, name, extra).0
+}
+
+/// As [`crawl`], with the crawl's stats.json.
+fn crawl_with_stats(web: &Web, name: &str, extra: &[&str]) -> (Vec<RequestRecord>, String) {
     let out = temp_dir(name).join("out");
     let seed = web
         .urls
@@ -122,6 +150,13 @@ fn crawl(web: &Web, name: &str, extra: &[&str]) -> Vec<RequestRecord> {
         "-q",
     ];
     args.extend(common::crawl_run::TEST_WEB_FLAGS);
+    let ca = web
+        .ca_pem
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
+    if let Some(ca) = &ca {
+        args.extend(["--ca-file", ca.as_str()]);
+    }
     args.extend_from_slice(extra);
     let res = spinneret(&args, Duration::from_secs(90));
     assert_eq!(
@@ -136,7 +171,18 @@ fn crawl(web: &Web, name: &str, extra: &[&str]) -> Vec<RequestRecord> {
         .map(|l| l.url)
         .collect();
     assert_eq!(fetched, web.urls, "every page fetched once, nothing else");
-    web.http.requests()
+    let stats = std::fs::read_to_string(out.join("stats.json")).expect("stats.json");
+    (web.http.requests(), stats)
+}
+
+/// A whole-number field of stats.json.
+fn stat(stats: &str, key: &str) -> u64 {
+    let at = stats.find(&format!("\"{key}\": ")).expect(key) + key.len() + 4;
+    stats[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect(key)
 }
 
 /// Distinct connections each host's requests came on.
@@ -227,5 +273,47 @@ fn idle_connections_wait_out_the_delay_and_are_reused() {
     assert!(
         per_host.values().all(|&n| n == 1),
         "one kept-alive connection per host through its delays: {per_host:?}"
+    );
+}
+
+/// Over HTTPS: one TLS connection per host with the default budgets; and with fewer sockets
+/// than hosts, every connection opened again to a host resumes its TLS session (full
+/// handshakes: one per host). With a session cache of one entry per socket, as first built,
+/// 118 connections made 118 full handshakes.
+#[test]
+fn https_hosts_pay_one_full_handshake_and_reconnections_resume() {
+    let web = start_web_as(30, 6, 2, true);
+    let (reqs, stats) = crawl_with_stats(
+        &web,
+        "keepalive-https",
+        &["--delay-ms", "0", "--max-conns", "8"],
+    );
+    let total: usize = connections_per_host(&reqs).values().sum();
+    assert!(
+        total as f64 <= 1.1 * 30.0,
+        "{total} TLS connections for 30 hosts"
+    );
+    assert_eq!(stat(&stats, "tls_full_handshakes"), total as u64);
+
+    let web = start_web_as(30, 6, 2, true);
+    let (reqs, stats) = crawl_with_stats(
+        &web,
+        "keepalive-https-few",
+        &["--delay-ms", "0", "--max-conns", "4", "--max-sockets", "6"],
+    );
+    let total: u64 = connections_per_host(&reqs)
+        .values()
+        .map(|&n| n as u64)
+        .sum();
+    let (full, resumed) = (
+        stat(&stats, "tls_full_handshakes"),
+        stat(&stats, "tls_resumed_handshakes"),
+    );
+    eprintln!("{total} connections with 6 sockets: {full} full handshakes, {resumed} resumed");
+    assert!(total > 30, "the socket budget forced reconnections");
+    assert_eq!(full + resumed, total);
+    assert!(
+        full <= 30,
+        "{full} full handshakes for 30 hosts: a reconnection did not resume"
     );
 }

@@ -15,7 +15,7 @@ root): the system's file is never touched.
 Each round runs `spinneret crawl -i SEEDS --delay-ms 0 --allow-private` (its defaults
 otherwise; WARC written) and `wget2 -r -l inf --max-threads=5 -i SEEDS` (files written;
 -l inf because wget2's default depth of 5 misses pages spinneret fetches), in alternating
-order. With --fetch-list they are `spinneret fetch -i LIST --allow-private` and
+order. With --fetch-list they are `spinneret fetch -i LIST --delay-ms 0 --allow-private` and
 `wget2 -x -i LIST --max-threads=16` over every expected URL, shuffled. Both obey robots.txt
 (fetch mode fetches none). nginx's access log, with each request's connection number, gives
 pages, connections per host and TLS handshakes (full or resumed) for both alike; CPU per
@@ -346,7 +346,7 @@ def main():
             random.Random(args.seed).shuffle(shuffled)
             with open(listing, "w") as f:
                 f.write("\n".join(shuffled) + "\n")
-            spin = [exe, "fetch", "-i", listing, "--allow-private"]
+            spin = [exe, "fetch", "-i", listing, "--delay-ms", "0", "--allow-private"]
             # -x: a directory per host, as -r makes; without it 500 hosts' p1.html would be
             # saved as p1.html.1 … p1.html.499, a search wget2 is not measured for.
             wget = ["wget2", "-x", "-i", listing, "--max-threads=16"]

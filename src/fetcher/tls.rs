@@ -66,9 +66,9 @@ pub fn client_config(ca_pem: Option<&[u8]>) -> Result<Arc<ClientConfig>, TlsConf
     Ok(Arc::new(config))
 }
 
-/// `config` with a TLS session cache of `sessions` entries (rustls keeps 256 by default):
-/// one per host the crawl works on at once, so a connection that must be reopened to a host
-/// resumes its session instead of a full handshake.
+/// `config` with a TLS session cache of `sessions` entries (rustls keeps 256 by default), so
+/// a connection that must be reopened to a host resumes its session instead of a full
+/// handshake.
 pub fn with_session_cache(config: &Arc<ClientConfig>, sessions: usize) -> Arc<ClientConfig> {
     let mut c = ClientConfig::clone(config);
     c.resumption = rustls::client::Resumption::in_memory_sessions(sessions.max(1));

@@ -64,6 +64,8 @@ pub(super) fn run(
         ("--dns-server", web.dns.to_string().into()),
         ("--allow-net", "127.0.0.0/8".into()),
         ("--max-conns", args.max_conns.to_string().into()),
+        // The web is ours: no politeness delay, as for the crawl bench.
+        ("--delay-ms", "0".into()),
         ("--warc-gzip-level", args.warc_gzip_level.to_string().into()),
     ] {
         argv.push(flag.into());

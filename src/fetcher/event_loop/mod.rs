@@ -76,6 +76,11 @@ const DNS_GRACE: Duration = Duration::from_secs(2);
 /// The most DNS queries prefetching may leave outstanding (it must not crowd out the lookups
 /// of URLs that are due).
 const MAX_PREFETCH_PENDING: usize = 256;
+/// TLS sessions cached per socket of the budget (hosts rotate through the sockets; a session
+/// is a few hundred bytes).
+const TLS_SESSIONS_PER_SOCKET: usize = 4;
+/// The most TLS sessions cached.
+const MAX_TLS_SESSIONS: usize = 16_384;
 /// How long a connect to a host's first address may take before its other family is tried
 /// (RFC 8305's Connection Attempt Delay).
 const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(250);
@@ -261,9 +266,10 @@ pub struct Crawler {
 
 impl Crawler {
     pub fn new(mut config: CrawlerConfig) -> io::Result<Crawler> {
-        // One cached TLS session per host worked on at once (one per socket): a connection
-        // closed for another host and reopened later resumes.
-        config.tls = super::tls::with_session_cache(&config.tls, config.max_sockets);
+        // A host reconnects because its socket went to another host, so its TLS session must
+        // outlive the socket: the cache holds several sessions per socket.
+        let sessions = (config.max_sockets * TLS_SESSIONS_PER_SOCKET).clamp(1024, MAX_TLS_SESSIONS);
+        config.tls = super::tls::with_session_cache(&config.tls, sessions);
         let poll = Poll::new()?;
         let mut dns_sockets = Vec::new();
         let dns_servers = config.resolver.servers.clone();
