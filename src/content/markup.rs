@@ -5,6 +5,9 @@
 
 use memchr::{memchr, memchr3};
 
+// Tag names, raw text and comments are read as the link scanner reads them.
+pub(super) use crate::links::{skip_comment, skip_raw_text, tag_name_end};
+
 /// Longest tag name the classifier knows (`blockquote`, `figcaption`).
 const MAX_TAG_NAME: usize = 10;
 
@@ -167,18 +170,6 @@ pub(super) fn classify(name: &[u8]) -> El {
     }
 }
 
-pub(super) fn tag_name_end(html: &[u8], mut p: usize) -> usize {
-    while p < html.len()
-        && !matches!(
-            html[p],
-            b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'
-        )
-    {
-        p += 1;
-    }
-    p
-}
-
 /// The position after the `>` that ends a tag whose attributes start at `p`, skipping `>`
 /// inside attribute values quoted after `=`; `None` if the input ends first.
 pub(super) fn tag_end(html: &[u8], mut p: usize) -> Option<usize> {
@@ -195,47 +186,6 @@ pub(super) fn tag_end(html: &[u8], mut p: usize) -> Option<usize> {
         } else {
             p = q + 1;
         }
-    }
-}
-
-/// The position of the next `</name` (ASCII case-insensitive) at or after `p`, or `None`.
-pub(super) fn skip_raw_text(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
-    // Bound: `p` moves past each `<` once; each check looks at `name.len() + 1` bytes.
-    while let Some(off) = memchr(b'<', &html[p..]) {
-        let lt = p + off;
-        let rest = &html[lt + 1..];
-        if rest.first() == Some(&b'/')
-            && rest
-                .get(1..1 + name.len())
-                .is_some_and(|n| n.eq_ignore_ascii_case(name))
-        {
-            return Some(lt);
-        }
-        p = lt + 1;
-    }
-    None
-}
-
-/// The position after the comment whose body starts at `body` (after `<!--`), as HTML ends
-/// it (`-->`, `--!>`, or `<!-->` / `<!--->` empty); `None` if unclosed.
-pub(super) fn skip_comment(html: &[u8], body: usize) -> Option<usize> {
-    let rest = &html[body..];
-    if rest.first() == Some(&b'>') {
-        return Some(body + 1);
-    }
-    if rest.starts_with(b"->") {
-        return Some(body + 2);
-    }
-    let mut p = body;
-    // Bound: each turn moves `p` past one `>`; each check looks back at most three bytes.
-    loop {
-        let gt = p + memchr(b'>', &html[p..])?;
-        if (gt >= body + 2 && &html[gt - 2..gt] == b"--")
-            || (gt >= body + 3 && &html[gt - 3..gt] == b"--!")
-        {
-            return Some(gt + 1);
-        }
-        p = gt + 1;
     }
 }
 

@@ -21,6 +21,10 @@
 
 use memchr::{memchr, memchr2};
 
+// The link scanner's own readers of tag names, raw text, comments and references: this
+// extractor must see exactly the hrefs the scanner sees.
+use crate::links::{char_ref, decode_value, skip_comment, skip_raw_text, tag_name_end};
+
 /// Text kept from one page: the topic of a page shows in its first few thousand words; past
 /// 256 KiB a page is mostly lists, tables or data, and scoring it costs more than it tells.
 pub const MAX_TEXT_BYTES: usize = 256 * 1024;
@@ -196,14 +200,14 @@ pub fn extract(html: &[u8], out: &mut VisibleText) {
         let next = match html.get(at + 1) {
             Some(b) if b.is_ascii_alphabetic() => start_tag(html, at + 1, out),
             Some(b'/') if html.get(at + 2).is_some_and(u8::is_ascii_alphabetic) => {
-                let name_end = name_end(html, at + 2);
+                let name_end = tag_name_end(html, at + 2);
                 if html[at + 2..name_end].eq_ignore_ascii_case(b"a") {
                     out.close_anchor();
                 }
                 out.space();
                 tag_end(html, name_end, None)
             }
-            Some(b'!') if html[at + 2..].starts_with(b"--") => comment_end(html, at + 4),
+            Some(b'!') if html[at + 2..].starts_with(b"--") => skip_comment(html, at + 4),
             Some(b'!' | b'?' | b'/') => memchr(b'>', &html[at + 2..]).map(|o| at + 2 + o + 1),
             _ => {
                 if !out.push_text(b"<") {
@@ -226,7 +230,7 @@ pub fn extract(html: &[u8], out: &mut VisibleText) {
 /// A start tag whose name begins at `p`: records an anchor, skips a non-prose element's
 /// content; returns where reading resumes (`None`: the input ended inside).
 fn start_tag(html: &[u8], p: usize, out: &mut VisibleText) -> Option<usize> {
-    let end_of_name = name_end(html, p);
+    let end_of_name = tag_name_end(html, p);
     let name = &html[p..end_of_name];
     out.space();
     if name.eq_ignore_ascii_case(b"a") {
@@ -240,7 +244,7 @@ fn start_tag(html: &[u8], p: usize, out: &mut VisibleText) -> Option<usize> {
     let end = tag_end(html, end_of_name, None)?;
     if name.eq_ignore_ascii_case(b"title") {
         // Raw text, as the scanner reads it: no tags inside, references decoded.
-        let close = raw_text_end(html, end, b"title");
+        let close = skip_raw_text(html, end, b"title");
         out.push_decoded(&html[end..close.unwrap_or(html.len())]);
         out.space();
         return close;
@@ -249,21 +253,9 @@ fn start_tag(html: &[u8], p: usize, out: &mut VisibleText) -> Option<usize> {
         .then(|| SKIPPED.iter().find(|s| name.eq_ignore_ascii_case(s)))
         .flatten();
     match skipped {
-        Some(s) => raw_text_end(html, end, s),
+        Some(s) => skip_raw_text(html, end, s),
         None => Some(end),
     }
-}
-
-fn name_end(html: &[u8], mut p: usize) -> usize {
-    while p < html.len()
-        && !matches!(
-            html[p],
-            b'\t' | b'\n' | b'\x0c' | b'\r' | b' ' | b'/' | b'>'
-        )
-    {
-        p += 1;
-    }
-    p
 }
 
 /// Reads attributes from `p` to the tag's `>` as the link scanner does; returns the position
@@ -322,114 +314,6 @@ fn tag_end(
             }
         }
     }
-}
-
-/// The position of the next `</name` (any case) at or after `p`, or `None` if there is none.
-fn raw_text_end(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
-    // Bound: `p` moves past each `<` once.
-    while let Some(off) = memchr(b'<', &html[p..]) {
-        let lt = p + off;
-        let rest = &html[lt + 1..];
-        if rest.first() == Some(&b'/')
-            && rest
-                .get(1..1 + name.len())
-                .is_some_and(|n| n.eq_ignore_ascii_case(name))
-        {
-            return Some(lt);
-        }
-        p = lt + 1;
-    }
-    None
-}
-
-/// The position after a comment whose body starts at `body`, as the link scanner ends one.
-fn comment_end(html: &[u8], body: usize) -> Option<usize> {
-    let rest = &html[body..];
-    if rest.first() == Some(&b'>') {
-        return Some(body + 1);
-    }
-    if rest.starts_with(b"->") {
-        return Some(body + 2);
-    }
-    let mut p = body;
-    // Bound: each turn moves `p` past one `>`.
-    loop {
-        let gt = p + memchr(b'>', &html[p..])?;
-        if (gt >= body + 2 && &html[gt - 2..gt] == b"--")
-            || (gt >= body + 3 && &html[gt - 3..gt] == b"--!")
-        {
-            return Some(gt + 1);
-        }
-        p = gt + 1;
-    }
-}
-
-/// Appends a value (an href) with character references decoded and TAB/LF/CR removed, as
-/// the link scanner decodes one.
-fn decode_value(raw: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    // Bound: every turn consumes at least one byte.
-    while i < raw.len() {
-        match raw[i] {
-            b'&' => match char_ref(&raw[i + 1..]) {
-                Some((c, used)) => {
-                    if !matches!(c, '\t' | '\n' | '\r') {
-                        out.extend_from_slice(c.encode_utf8(&mut [0u8; 4]).as_bytes());
-                    }
-                    i += 1 + used;
-                }
-                None => {
-                    out.push(b'&');
-                    i += 1;
-                }
-            },
-            b'\t' | b'\n' | b'\r' => i += 1,
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-}
-
-/// The character reference after a `&`: the character and the bytes it used. The link
-/// scanner's set: `&amp; &lt; &gt; &quot; &apos; &nbsp;` (`;` required) and decimal or hex
-/// references (`;` optional; NUL, surrogates and values past U+10FFFF become U+FFFD).
-fn char_ref(s: &[u8]) -> Option<(char, usize)> {
-    const NAMED: [(&[u8], char); 6] = [
-        (b"amp;", '&'),
-        (b"lt;", '<'),
-        (b"gt;", '>'),
-        (b"quot;", '"'),
-        (b"apos;", '\''),
-        (b"nbsp;", '\u{A0}'),
-    ];
-    let Some(num) = s.strip_prefix(b"#") else {
-        return NAMED
-            .iter()
-            .find(|(name, _)| s.starts_with(name))
-            .map(|&(name, c)| (c, name.len()));
-    };
-    let (radix, prefix) = match num.first() {
-        Some(b'x' | b'X') => (16, 1),
-        _ => (10, 0),
-    };
-    let digits = &num[prefix..];
-    let mut cp: u32 = 0;
-    let mut n = 0;
-    // Bound: one turn per digit; `cp` saturates just above the Unicode range.
-    while let Some(d) = digits.get(n).and_then(|&b| (b as char).to_digit(radix)) {
-        cp = (cp * radix + d).min(0x11_0000);
-        n += 1;
-    }
-    if n == 0 {
-        return None;
-    }
-    let semi = usize::from(digits.get(n) == Some(&b';'));
-    let c = char::from_u32(cp)
-        .filter(|&c| c != '\0')
-        .unwrap_or('\u{FFFD}');
-    Some((c, 1 + prefix + n + semi))
 }
 
 fn is_ws(b: u8) -> bool {

@@ -552,7 +552,7 @@ fn start_tag(html: &[u8], name_start: usize, out: &mut Links) -> Option<usize> {
     close
 }
 
-fn tag_name_end(html: &[u8], mut p: usize) -> usize {
+pub(crate) fn tag_name_end(html: &[u8], mut p: usize) -> usize {
     while p < html.len() && !TAG_NAME_END[html[p] as usize] {
         p += 1;
     }
@@ -623,7 +623,7 @@ fn parse_attrs(
 
 /// Skips raw text from `p` to the next `</name` (ASCII case-insensitive) and returns its
 /// position, or `None` if there is none.
-fn skip_raw_text(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
+pub(crate) fn skip_raw_text(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
     // Bound: `p` moves past each `<` once; each check looks at `name.len() + 1` bytes.
     while let Some(off) = memchr(b'<', &html[p..]) {
         let lt = p + off;
@@ -642,7 +642,7 @@ fn skip_raw_text(html: &[u8], mut p: usize, name: &[u8]) -> Option<usize> {
 
 /// Skips a comment whose body starts at `body` (just after `<!--`); returns the position after
 /// its end, or `None` if it is unclosed.
-fn skip_comment(html: &[u8], body: usize) -> Option<usize> {
+pub(crate) fn skip_comment(html: &[u8], body: usize) -> Option<usize> {
     let rest = &html[body..];
     if rest.first() == Some(&b'>') {
         return Some(body + 1);
@@ -669,7 +669,7 @@ fn skip_past_gt(html: &[u8], p: usize) -> Option<usize> {
 }
 
 /// Appends `raw` with character references decoded and TAB/LF/CR removed.
-fn decode_value(raw: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn decode_value(raw: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     // Bound: every turn consumes at least one byte of `raw`.
     while i < raw.len() {
@@ -710,7 +710,7 @@ const NAMED_REFS: [(&[u8], char); 6] = [
 ];
 
 /// Decodes the character reference after a `&`: the character and the bytes it used.
-fn char_ref(s: &[u8]) -> Option<(char, usize)> {
+pub(crate) fn char_ref(s: &[u8]) -> Option<(char, usize)> {
     let Some(num) = s.strip_prefix(b"#") else {
         return NAMED_REFS
             .iter()
