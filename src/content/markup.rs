@@ -225,24 +225,5 @@ pub(super) fn char_ref(s: &[u8]) -> Option<(char, usize)> {
             .find(|(name, _)| s.starts_with(name))
             .map(|&(name, c)| (c, name.len()));
     };
-    let (radix, prefix) = match num.first() {
-        Some(b'x' | b'X') => (16, 1),
-        _ => (10, 0),
-    };
-    let digits = &num[prefix..];
-    let mut cp: u32 = 0;
-    let mut n = 0;
-    // Bound: one turn per digit; `cp` saturates just above the Unicode range.
-    while let Some(d) = digits.get(n).and_then(|&b| (b as char).to_digit(radix)) {
-        cp = (cp * radix + d).min(0x11_0000);
-        n += 1;
-    }
-    if n == 0 {
-        return None;
-    }
-    let semi = usize::from(digits.get(n) == Some(&b';'));
-    let c = char::from_u32(cp)
-        .filter(|&c| c != '\0')
-        .unwrap_or('\u{FFFD}');
-    Some((c, 1 + prefix + n + semi))
+    crate::links::numeric_ref(num)
 }

@@ -717,6 +717,13 @@ pub(crate) fn char_ref(s: &[u8]) -> Option<(char, usize)> {
             .find(|(name, _)| s.starts_with(name))
             .map(|&(name, c)| (c, name.len()));
     };
+    numeric_ref(num)
+}
+
+/// Decodes a numeric character reference after its `&#` (decimal, or hex after `x`/`X`;
+/// `;` optional): the character and the bytes it used, the `#` included. NUL, surrogates and
+/// values past U+10FFFF become U+FFFD.
+pub(crate) fn numeric_ref(num: &[u8]) -> Option<(char, usize)> {
     let (radix, prefix) = match num.first() {
         Some(b'x' | b'X') => (16, 1),
         _ => (10, 0),
