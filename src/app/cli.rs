@@ -139,17 +139,8 @@ pub struct CrawlArgs {
     /// e.g. `pdf,zip`).
     #[arg(long, value_name = "EXT[,EXT…]", value_delimiter = ',')]
     pub reject_ext: Vec<String>,
-    /// Minimum gap between two requests to one host, in seconds (default 1).
-    #[arg(
-        short = 'w',
-        long = "delay",
-        value_name = "SECS",
-        conflicts_with = "delay_ms"
-    )]
-    pub delay_secs: Option<f64>,
-    /// Minimum gap between two requests to one host, in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub delay_ms: Option<u64>,
+    #[command(flatten)]
+    pub delay: DelayArgs,
     /// Gap ≥ this × the duration of the host's last fetch.
     #[arg(long, value_name = "X", default_value_t = DEFAULT_DELAY_FACTOR)]
     pub delay_factor: f64,
@@ -223,7 +214,21 @@ pub struct ResumeArgs {
     /// Open HTTP connections in total.
     #[arg(long, value_name = "N")]
     pub max_conns: Option<usize>,
-    /// Minimum gap between two requests to one host, in seconds.
+    #[command(flatten)]
+    pub delay: DelayArgs,
+    /// Gap ≥ this × the duration of the host's last fetch.
+    #[arg(long, value_name = "X")]
+    pub delay_factor: Option<f64>,
+    /// No progress or summary on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `-w/--delay` and `--delay-ms`, declared once for `crawl`, `fetch` and `resume`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DelayArgs {
+    /// Minimum gap between two requests to one host, in seconds (default 1; `resume` keeps
+    /// the crawl's unless given).
     #[arg(
         short = 'w',
         long = "delay",
@@ -234,12 +239,6 @@ pub struct ResumeArgs {
     /// Minimum gap between two requests to one host, in milliseconds.
     #[arg(long, value_name = "MS")]
     pub delay_ms: Option<u64>,
-    /// Gap ≥ this × the duration of the host's last fetch.
-    #[arg(long, value_name = "X")]
-    pub delay_factor: Option<f64>,
-    /// No progress or summary on stderr.
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -265,17 +264,8 @@ pub struct FetchArgs {
     /// Log a redirect (3xx) as it is and do not fetch its Location.
     #[arg(long)]
     pub no_follow_redirects: bool,
-    /// Minimum gap between two requests to one host, in seconds (default 1).
-    #[arg(
-        short = 'w',
-        long = "delay",
-        value_name = "SECS",
-        conflicts_with = "delay_ms"
-    )]
-    pub delay_secs: Option<f64>,
-    /// Minimum gap between two requests to one host, in milliseconds.
-    #[arg(long, value_name = "MS")]
-    pub delay_ms: Option<u64>,
+    #[command(flatten)]
+    pub delay: DelayArgs,
     /// Longest URL fetched: a longer line of the list is logged as UrlTooLong.
     #[arg(long, value_name = "N", default_value_t = crate::crawl::url_filter::DEFAULT_MAX_URL_LENGTH)]
     pub max_url_length: usize,

@@ -457,7 +457,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     if args.max_url_length == 0 {
         return Err(usage("--max-url-length must be at least 1"));
     }
-    let delay = delay_of(args.delay_secs, args.delay_ms)?;
+    let delay = delay_of(args.delay.delay_secs, args.delay.delay_ms)?;
     let mut given = Given::open(args.urls, args.urls_file.as_deref(), args.max_url_length)?;
     if given.is_empty() {
         if let Some(e) = given.error.take() {

@@ -49,9 +49,8 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
     if let Some(n) = r.max_conns {
         args.common.max_conns = n;
     }
-    if r.delay_secs.is_some() || r.delay_ms.is_some() {
-        args.delay_secs = r.delay_secs;
-        args.delay_ms = r.delay_ms;
+    if r.delay.delay_secs.is_some() || r.delay.delay_ms.is_some() {
+        args.delay = r.delay;
     }
     if let Some(f) = r.delay_factor {
         args.delay_factor = f;

@@ -400,9 +400,9 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
         ),
         ("max-url-length".into(), args.max_url_length.to_string()),
     ];
-    if let Some(s) = args.delay_secs {
+    if let Some(s) = args.delay.delay_secs {
         o.push(("delay".into(), format!("{s}s")));
-    } else if let Some(ms) = args.delay_ms {
+    } else if let Some(ms) = args.delay.delay_ms {
         o.push(("delay".into(), format!("{ms}ms")));
     }
     for (name, list) in [
@@ -462,7 +462,7 @@ pub(crate) fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, 
     if !(args.delay_factor.is_finite() && args.delay_factor >= 0.0) {
         return Err(usage("--delay-factor must be a non-negative number"));
     }
-    let delay = delay_of(args.delay_secs, args.delay_ms)?;
+    let delay = delay_of(args.delay.delay_secs, args.delay.delay_ms)?;
     let filter = FilterConfig {
         scope: match args.scope {
             ScopeArg::Host => Scope::Host,
