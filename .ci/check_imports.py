@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Fails on an upward import between layers or an import cycle between files in src/.
+
+Layers, lowest first (docs/ARCHITECTURE.md §1): shared leaves (codec, datetime,
+return_code) < protocol cores (dns, http, links, robots, discovery, content) < fetcher <
+crawl < store < app. A file may use its own layer and any below it.
+
+A file's edges are the module files its `crate::`, `super::` and `self::` paths reach,
+read through re-exports (`pub use child::Item`), so `use super::Item` counts as an edge
+to the child that defines Item. A folder's mod.rs (or X.rs beside X/) declaring and
+re-exporting its children is not an edge; using a child's item in its own code is.
+Test code is left out: *_tests.rs, tests.rs, tests/ folders and `#[cfg(test)]` blocks.
+
+Usage: .ci/check_imports.py [SRC_DIR]   (prints every violation, exits 1 if any)
+"""
+
+import os
+import re
+import sys
+
+LAYERS = {
+    "codec": 0, "datetime": 0, "return_code": 0,
+    "dns": 1, "http": 1, "links": 1, "robots": 1, "discovery": 1, "content": 1,
+    "fetcher": 2, "crawl": 3, "store": 4, "app": 5,
+}
+
+PATH_RE = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)(::\{)?")
+USE_RE = re.compile(r"\b(pub(?:\([a-z]+\))?\s+)?use\s+([^;]*);", re.S)
+MOD_RE = re.compile(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_0-9]+)\s*;", re.M)
+
+
+def strip(text):
+    """Drops comments, string literals and test code, keeping line structure roughly."""
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r'b?r#+".*?"#+', '""', text, flags=re.S)
+    text = re.sub(r'b?"(?:\\.|[^"\\])*"', '""', text, flags=re.S)
+    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)
+    # A #[cfg(test)] item: remove up to its matching close brace or semicolon.
+    out, i = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]", text):
+        if m.start() < i:
+            continue
+        out.append(text[i:m.start()])
+        j, depth = m.end(), 0
+        while j < len(text):
+            c = text[j]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    j += 1
+                    break
+            elif c == ";" and depth == 0:
+                j += 1
+                break
+            j += 1
+        i = j
+    out.append(text[i:])
+    return "".join(out)
+
+
+class Tree:
+    def __init__(self, src):
+        self.src = src
+        self.files = {}  # module path tuple -> file
+        self.module_of_file = {}
+        self.text = {}
+        for root, dirs, names in os.walk(src):
+            for n in names:
+                if not n.endswith(".rs"):
+                    continue
+                f = os.path.join(root, n)
+                rel = os.path.relpath(f, src)
+                if is_test(rel):
+                    continue
+                mod = module_of(rel)
+                if mod is None:
+                    continue
+                self.files[mod] = f
+                self.module_of_file[f] = mod
+                with open(f, encoding="utf-8") as fh:
+                    self.text[f] = strip(fh.read())
+        self.reexports = {f: parse_reexports(t) for f, t in self.text.items()}
+
+    def module_file(self, mod):
+        return self.files.get(tuple(mod))
+
+    def resolve(self, mod, rest, depth=0):
+        """Follows a path from module `mod` through `rest`; returns the defining file."""
+        mod = list(mod)
+        rest = list(rest)
+        while rest and self.module_file(mod + [rest[0]]):
+            mod.append(rest.pop(0))
+        f = self.module_file(mod)
+        if not rest or depth > 8:
+            return f
+        item = rest[0]
+        for name, target in self.reexports.get(f, []):
+            if name == item or name == "*":
+                base_mod, tail = climb(self, mod, f, [target[0]] + target[1])
+                if base_mod is None:
+                    continue
+                if name == "*":
+                    glob = self.module_file(base_mod + tail)
+                    if glob and re.search(r"\b(fn|struct|enum|trait|type|const|static|mod)\s+"
+                                          + re.escape(item) + r"\b", self.text[glob]):
+                        return self.resolve(base_mod, tail + [item], depth + 1)
+                    continue
+                return self.resolve(base_mod, tail, depth + 1)
+        return f
+
+
+def is_test(rel):
+    parts = rel.split(os.sep)
+    return ("tests" in parts[:-1] or parts[-1] == "tests.rs"
+            or parts[-1].endswith("_tests.rs") or rel in ("main.rs",))
+
+
+def module_of(rel):
+    parts = rel[:-3].split(os.sep)
+    if parts == ["lib"]:
+        return ()
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def parse_reexports(text):
+    """(item name, (first word, path)) for each `pub use` item; `*` for globs."""
+    out = []
+    for m in USE_RE.finditer(text):
+        if not m.group(1):
+            continue
+        for path in expand(m.group(2)):
+            words = [w.strip() for w in path.split("::")]
+            if len(words) < 2:
+                continue
+            last = words[-1]
+            if " as " in last:
+                last = last.split(" as ")[1].strip()
+                words = words[:-1] + [words[-1].split(" as ")[0].strip()]
+            first = words[0]
+            if first in ("crate", "self", "super"):
+                out.append((last, (first, words[1:-1] if last == "*" else words[1:])))
+            else:
+                out.append((last, (first, words[1:-1] if last == "*" else words[1:])))
+    return out
+
+
+def expand(tree):
+    """`a::{b, c::{d, e}}` -> ["a::b", "a::c::d", "a::c::e"]."""
+    tree = re.sub(r"\s+", " ", tree).strip()
+    i = tree.find("{")
+    if i < 0:
+        return [tree]
+    prefix = tree[:i]
+    depth, parts, cur = 0, [], ""
+    body = tree[i + 1:tree.rfind("}")]
+    for c in body:
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += c == "{"
+        depth -= c == "}"
+        cur += c
+    parts.append(cur)
+    out = []
+    for p in parts:
+        p = p.strip()
+        if not p:
+            continue
+        if p == "self":
+            out.append(prefix.rstrip(":"))
+        else:
+            out.extend(expand(prefix + p))
+    return out
+
+
+def edges(tree, mod, f):
+    text = tree.text[f]
+    found = {}
+    is_parent = any(len(m) == len(mod) + 1 and m[:len(mod)] == mod for m in tree.files)
+
+    def add(words, line, reexport):
+        base, words = climb(tree, mod, f, words)
+        if base is None:
+            return
+        target = tree.resolve(base, words)
+        if not target or target == f:
+            return
+        tmod = tree.module_of_file[target]
+        if reexport and is_parent and tmod[:len(mod)] == tuple(mod):
+            return  # a folder re-exporting its children
+        found.setdefault(target, line)
+
+    for m in USE_RE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        for path in expand(m.group(2)):
+            words = [w.strip().split(" as ")[0].strip() for w in path.split("::")]
+            if words[-1] == "*":
+                words = words[:-1]
+            add(words, line, bool(m.group(1)))
+    body = USE_RE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    for m in PATH_RE.finditer(body):
+        if m.start() > 0 and body[m.start() - 1] == ":":
+            continue  # the tail of a longer path, already read
+        words = [m.group(1)] + m.group(2).split("::")[1:]
+        add(words, body.count("\n", 0, m.start()) + 1, False)
+    return found
+
+
+def climb(tree, mod, f, words):
+    """Consumes a path's leading crate/self/super words: (module, the rest)."""
+    if not words:
+        return None, []
+    if words[0] == "crate":
+        return [], words[1:]
+    base = list(mod)
+    if words[0] == "self":
+        words = words[1:]
+    elif words[0] == "super":
+        while words and words[0] == "super":
+            base = base[:-1]
+            words = words[1:]
+    elif tree.module_file(base + [words[0]]):
+        pass  # `use child::X` inside a parent names its own child module
+    else:
+        return None, []  # an outside crate or std
+    return base, words
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 else "src"
+    tree = Tree(src)
+    graph = {}
+    problems = []
+    for mod, f in sorted(tree.files.items()):
+        es = edges(tree, mod, f)
+        graph[f] = es
+        for target, line in es.items():
+            tmod = tree.module_of_file[target]
+            if not mod or not tmod:
+                continue
+            a, b = LAYERS.get(mod[0]), LAYERS.get(tmod[0])
+            if a is None or b is None:
+                problems.append(f"{f}:{line}: layer of {mod[0]} or {tmod[0]} unknown")
+            elif b > a:
+                problems.append(f"{f}:{line}: upward import into {target} ({mod[0]} < {tmod[0]})")
+    cycles = find_cycles(graph)
+    for c in cycles:
+        problems.append("cycle: " + " -> ".join(c + [c[0]]))
+    for p in problems:
+        print(p)
+    print(f"{len(tree.files)} files, {sum(len(e) for e in graph.values())} imports, "
+          f"{len(cycles)} cycles, {len(problems) - len(cycles)} upward imports")
+    return 1 if problems else 0
+
+
+def find_cycles(graph):
+    """One cycle per strongly connected component of more than one file (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(shortest_cycle(graph, set(comp)))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def shortest_cycle(graph, comp):
+    start = sorted(comp)[0]
+    prev, frontier = {start: None}, [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(graph.get(v, {})):
+                if w == start:
+                    path = [v]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    path.reverse()
+                    return path + ([] if len(comp) == len(path) else
+                                   [f"(+{len(comp) - len(path)} more in the same knot)"])
+                if w in comp and w not in prev:
+                    prev[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    return sorted(comp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
