@@ -3,7 +3,7 @@
 //! The test web ([`spinneret_tools::testweb`]) runs in a child process (this same binary,
 //! hidden `__testweb` subcommand), so the figures printed here (CPU per page, peak RSS) are the
 //! crawler's alone. Its pages link mostly to random pages of other hosts (`--shape linked`),
-//! as on the real web. The crawl is a normal [`super::run::execute_crawl`] with `crawl`'s
+//! as on the real web. The crawl is a normal [`super::loops::execute_crawl`] with `crawl`'s
 //! defaults (connections, one per server, the delay factor) but no fixed delay, WARC written
 //! to a temporary directory; `--fetch` runs the `fetch` command over the same URLs shuffled
 //! instead (`fetch_list`). The verdict checks the result against the exact URL set the test
@@ -12,18 +12,16 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use clap::Args;
-
-use spinneret_tools::testweb::Shape;
-
-use crate::app::cli::{Setup, UsageError, DEFAULT_DELAY_FACTOR, DEFAULT_MAX_CONNS};
+use crate::app::cli::{BenchArgs, TestWebArgs};
+use crate::app::config::Setup;
+use crate::app::exit::UsageError;
+use crate::app::loops::execute_crawl;
 use crate::app::report::process_usage;
 use crate::app::report::CrawlReport;
-use crate::app::run::execute_crawl;
 use crate::crawl::url_filter::{FilterConfig, Scope};
 use crate::crawl::CrawlConfig;
 use crate::dns::ResolverConfig;
@@ -45,88 +43,6 @@ const WEB_LIFETIME_SECS: u64 = 3600;
 pub const MAX_CONNS_PER_HOST: f64 = 1.1;
 
 mod fetch_list;
-
-/// `--shape`: `clustered` or `linked`.
-fn parse_shape(s: &str) -> Result<Shape, String> {
-    Shape::parse(s).ok_or_else(|| format!("`{s}`: clustered or linked"))
-}
-
-#[derive(Args, Debug, Clone)]
-pub struct BenchArgs {
-    /// Hosts in the test web (each on its own loopback address).
-    #[arg(long, default_value_t = 500)]
-    pub hosts: usize,
-    /// Content pages per host (each host also serves an index, list pages and a stylesheet,
-    /// which a crawl fetches too, and robots.txt and a few robots-disallowed pages).
-    #[arg(long, default_value_t = 40)]
-    pub pages: usize,
-    /// Approximate page size in KB.
-    #[arg(long, default_value_t = 15)]
-    pub page_kb: usize,
-    /// How the test web's pages link: `linked`, mostly to random pages of other hosts (as
-    /// real pages do, so a host's URLs arrive one by one over the whole crawl), or
-    /// `clustered`, mostly within their host (the web of figures measured before).
-    #[arg(long, value_name = "SHAPE", default_value = "linked", value_parser = parse_shape)]
-    pub shape: Shape,
-    /// Open HTTP connections in total, one per server at most (as `crawl --max-conns`, and
-    /// its default). Fewer than --hosts makes a crawl choose which hosts keep theirs.
-    #[arg(long, default_value_t = DEFAULT_MAX_CONNS)]
-    pub max_conns: usize,
-    /// A host's next fetch waits this × its last fetch's time (as `crawl --delay-factor`,
-    /// and its default); the fixed delay is 0 (`--delay-ms 0`).
-    #[arg(long, value_name = "X", default_value_t = DEFAULT_DELAY_FACTOR)]
-    pub delay_factor: f64,
-    /// Run the `fetch` command over every URL the crawl would fetch, in a shuffled order,
-    /// instead of a crawl.
-    #[arg(long, conflicts_with_all = ["loops", "no_journal", "checkpoint_secs", "delay_factor"])]
-    pub fetch: bool,
-    /// gzip level of the WARC records.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub warc_gzip_level: u32,
-    /// Give response records a WARC-Block-Digest (as `crawl --warc-block-digest`): measures
-    /// its cost.
-    #[arg(long)]
-    pub warc_block_digest: bool,
-    /// Keep the output here instead of a temporary directory that is removed afterwards.
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Do not journal URL events (as `crawl` does, so it can be resumed): measures the
-    /// journal's cost.
-    #[arg(long)]
-    pub no_journal: bool,
-    /// Fsync, start a new journal generation and fold the closed ones into a checkpoint this
-    /// often (as `crawl --checkpoint-secs`): a short interval measures what checkpoints cost.
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
-    pub checkpoint_secs: u64,
-    /// Event loops (as `crawl --loops`): partitions of the hosts, one thread each.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub loops: usize,
-    /// The test web answers each connection this late (connect and every response), as if
-    /// the crawler were this far from the web: pages/s then follows --max-conns ÷ latency
-    /// until the CPU binds.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
-    pub latency_ms: u64,
-}
-
-/// The hidden `__testweb` subcommand: serve the test web until stdin closes.
-#[derive(Args, Debug, Clone)]
-pub struct TestWebArgs {
-    #[arg(long)]
-    pub hosts: usize,
-    #[arg(long)]
-    pub pages: usize,
-    #[arg(long)]
-    pub page_kb: usize,
-    /// How pages link (see `bench --shape`).
-    #[arg(long, default_value = "linked", value_parser = parse_shape)]
-    pub shape: Shape,
-    /// Write the URLs a full crawl must fetch here, one per line.
-    #[arg(long)]
-    pub urls_out: PathBuf,
-    /// Answer each connection this late (connect and every response).
-    #[arg(long, default_value_t = 0)]
-    pub latency_ms: u64,
-}
 
 /// Runs in the child: generate and serve the web, report ports on stdout, exit when the
 /// parent closes our stdin (or after a long lifetime, so nothing outlives a crashed parent).
@@ -421,7 +337,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     let setup = Setup {
         crawler,
         output: OutputConfig {
-            gzip_level: args.warc_gzip_level,
+            gzip_level: args.gzip.level,
             response_block_digest: args.warc_block_digest,
             durable: (!args.no_journal).then_some(Duration::from_secs(args.checkpoint_secs.max(1))),
             ..OutputConfig::new(out_dir.clone(), "bench")
@@ -443,7 +359,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     let web_cpu_before = web.cpu();
     let (cpu_before, _) = process_usage();
-    let display = crate::app::run::Display {
+    let display = crate::app::report::Display {
         progress: crate::app::report::ProgressMode::for_stderr(false),
         verbose: false,
         quiet: false,

@@ -1,8 +1,11 @@
-//! The `spinneret` command line: flags → validated configuration → a run → an exit code.
+//! The `spinneret` command line's flags, declared once each: what the user may type, with
+//! its help and its default (taken from the constant beside the setting it feeds, so a
+//! default is written once).
 //!
-//! As in ripgrep, clap parses flags into plain argument structs, which are then checked and
-//! turned into the working configuration ([`CrawlerConfig`], [`OutputConfig`]); only this
-//! module turns errors into messages for people. Subcommands:
+//! As in ripgrep, clap parses flags into plain argument structs; [`super::config`] checks
+//! them and turns them into the working configuration. Flags several commands share are
+//! declared once here and flattened into each ([`InputArgs`], [`LimitArgs`], [`DelayArgs`],
+//! [`CommonArgs`]). Subcommands:
 //! - `fetch`: every given URL once, no link following;
 //! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
 //! - `bench`: crawl the built-in test web and report speed ([`crate::app::bench`]);
@@ -13,25 +16,23 @@
 //! given is validated before anything starts.
 
 use std::fmt;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use spinneret_tools::testweb::Shape;
 
-use crate::app::cluster::ClusterConfig;
-use crate::app::exit::{usage, Failure};
-use crate::crawl::splitter::MAX_PARTITIONS;
-use crate::dns::{self, ResolverConfig};
-use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
-use crate::fetcher::CrawlerConfig;
-use crate::http::Limits;
-use crate::store::output::OutputConfig;
+use crate::crawl::{DEFAULT_DELAY_FACTOR, DEFAULT_MAX_CRAWL_DELAY};
+use crate::fetcher::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_HTTP_TIMEOUT, DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_CONNS,
+    DEFAULT_MAX_SCAN_BYTES,
+};
+use crate::store::output::{DEFAULT_CHECKPOINT_SECS, DEFAULT_GZIP_LEVEL, DEFAULT_WARC_MAX_SIZE};
 
-/// `--max-conns` unless given: what `crawl` and `fetch` open, and what `bench` measures.
-pub const DEFAULT_MAX_CONNS: usize = 128;
-/// `crawl --delay-factor` unless given (`bench` uses it too).
-pub const DEFAULT_DELAY_FACTOR: f64 = 5.0;
+/// Milliseconds of a default duration, for a `--…-ms` flag's default.
+const fn ms(d: Duration) -> u64 {
+    d.as_millis() as u64
+}
 
 /// The exit statuses, shown by `--help` (the one table; `run::ExitStatus` decides them).
 pub const EXIT_CODES_HELP: &str = "\
@@ -76,10 +77,10 @@ pub enum Command {
     /// and queue per node.
     ClusterStatus(ClusterStatusArgs),
     /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
-    Bench(crate::app::bench::BenchArgs),
+    Bench(BenchArgs),
     /// Serve the test web for `bench` (internal).
     #[command(name = "__testweb", hide = true)]
-    TestWeb(crate::app::bench::TestWebArgs),
+    TestWeb(TestWebArgs),
     /// Help on a command, or on a topic: `outcomes` (what each crawl.log outcome means).
     Help(HelpArgs),
 }
@@ -100,26 +101,13 @@ pub struct HelpArgs {
 #[derive(Args, Debug)]
 #[command(after_help = EXIT_CODES_HELP)]
 pub struct CrawlArgs {
-    /// Seed URLs (a missing scheme means http://).
-    pub seeds: Vec<String>,
-    /// A file of seed URLs, one per line (blank lines and `#` comments ignored).
-    #[arg(
-        short = 'i',
-        long = "input-file",
-        visible_alias = "seeds",
-        value_name = "FILE"
-    )]
-    pub seeds_file: Option<PathBuf>,
-    /// Stop after fetching this many pages (URLs still queued stay queued for `resume`).
-    #[arg(long, value_name = "N")]
-    pub max_pages: Option<u64>,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Do not follow links more than this many hops from a seed.
     #[arg(short = 'l', long, value_name = "N")]
     pub max_depth: Option<u32>,
-    /// Stop after this many seconds: fetches in flight end as Interrupted, URLs still queued
-    /// stay queued for `spinneret resume`, and the exit status is 9.
-    #[arg(long, value_name = "SECS")]
-    pub max_time: Option<u64>,
     /// Which URLs to follow: the seeds' hosts, URLs under a seed's directory, or any.
     #[arg(long, value_enum, default_value = "host")]
     pub scope: ScopeArg,
@@ -145,7 +133,7 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "X", default_value_t = DEFAULT_DELAY_FACTOR)]
     pub delay_factor: f64,
     /// Cap on a robots.txt Crawl-delay.
-    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_MAX_CRAWL_DELAY.as_secs())]
     pub max_crawl_delay: u64,
     /// Tries after a 429 or 503 answer, each after the server's Retry-After, before the
     /// answer stands.
@@ -175,11 +163,11 @@ pub struct CrawlArgs {
     pub page_requisites: bool,
     /// How often WARC files, crawl.log and the crawl's journal are fsynced (what a power cut
     /// can lose; a kill or Ctrl-C loses nothing either way).
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_CHECKPOINT_SECS)]
     pub checkpoint_secs: u64,
     /// Memory for queued URLs; past it the frontier spills to segment files in OUT.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "32M")]
-    pub frontier_ram: u64,
+    #[arg(long, value_name = "BYTES", default_value_t = Size(crate::crawl::DEFAULT_FRONTIER_RAM as u64))]
+    pub frontier_ram: Size,
     /// Event loops (threads), each owning the hosts the host splitter gives it; connections,
     /// --max-pages and --frontier-ram are divided among them. WARC files are named PREFIX-pK-….
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -205,12 +193,8 @@ pub struct CrawlArgs {
 pub struct ResumeArgs {
     /// The crawl's output directory (its `--out`).
     pub dir: PathBuf,
-    /// Stop after this many more seconds.
-    #[arg(long, value_name = "SECS")]
-    pub max_time: Option<u64>,
-    /// Stop after fetching this many more pages.
-    #[arg(long, value_name = "N")]
-    pub max_pages: Option<u64>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Open HTTP connections in total.
     #[arg(long, value_name = "N")]
     pub max_conns: Option<usize>,
@@ -222,6 +206,35 @@ pub struct ResumeArgs {
     /// No progress or summary on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// The URLs a command starts from: given, or read from a file (`crawl`'s seeds, `fetch`'s
+/// list).
+#[derive(Args, Debug, Clone, Default)]
+pub struct InputArgs {
+    /// URLs (`crawl`: its seeds); a missing scheme means http://.
+    #[arg(value_name = "URL")]
+    pub urls: Vec<String>,
+    /// A file of URLs, one per line (blank lines and `#` comments ignored).
+    #[arg(
+        short = 'i',
+        long = "input-file",
+        visible_aliases = ["seeds", "urls"],
+        value_name = "FILE"
+    )]
+    pub file: Option<PathBuf>,
+}
+
+/// When a crawl stops early, for `crawl` and `resume` (which counts from its own start).
+#[derive(Args, Debug, Clone, Default)]
+pub struct LimitArgs {
+    /// Stop after fetching this many pages (URLs still queued stay queued for `resume`).
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+    /// Stop after this many seconds: fetches in flight end as Interrupted, URLs still queued
+    /// stay queued for `spinneret resume`, and the exit status is 9.
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<u64>,
 }
 
 /// `-w/--delay` and `--delay-ms`, declared once for `crawl`, `fetch` and `resume`.
@@ -251,16 +264,8 @@ pub enum ScopeArg {
 #[derive(Args, Debug)]
 #[command(after_help = EXIT_CODES_HELP)]
 pub struct FetchArgs {
-    /// URLs to fetch.
-    pub urls: Vec<String>,
-    /// A file of URLs, one per line (blank lines and `#` comments ignored).
-    #[arg(
-        short = 'i',
-        long = "input-file",
-        visible_alias = "urls",
-        value_name = "FILE"
-    )]
-    pub urls_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Log a redirect (3xx) as it is and do not fetch its Location.
     #[arg(long)]
     pub no_follow_redirects: bool,
@@ -270,8 +275,8 @@ pub struct FetchArgs {
     #[arg(long, value_name = "N", default_value_t = crate::crawl::url_filter::DEFAULT_MAX_URL_LENGTH)]
     pub max_url_length: usize,
     /// Memory for URLs of the list read ahead; past it they wait in files in OUT.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "16M")]
-    pub frontier_ram: u64,
+    #[arg(long, value_name = "BYTES", default_value_t = Size(16 << 20))]
+    pub frontier_ram: Size,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -324,35 +329,34 @@ pub struct CommonArgs {
     #[arg(long, value_name = "PEM")]
     pub ca_file: Option<PathBuf>,
     /// Total time to resolve one host name, all retries included.
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    #[arg(long, value_name = "MS", default_value_t = ms(crate::dns::DEFAULT_TOTAL_TIMEOUT))]
     pub dns_timeout_ms: u64,
     /// Overall time for one HTTP fetch (connect + request + whole response).
-    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    #[arg(long, value_name = "MS", default_value_t = ms(DEFAULT_HTTP_TIMEOUT))]
     pub http_timeout_ms: u64,
     /// Time allowed for the TCP connect (within the HTTP timeout).
-    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    #[arg(long, value_name = "MS", default_value_t = ms(DEFAULT_CONNECT_TIMEOUT))]
     pub connect_timeout_ms: u64,
     /// Largest response body accepted, raw and decoded (e.g. 64M).
-    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
-    pub max_body_bytes: u64,
+    #[arg(long, value_name = "BYTES", default_value_t = Size(crate::http::DEFAULT_MAX_BODY_BYTES))]
+    pub max_body_bytes: Size,
     /// Start a new WARC file when the current one reaches this size (e.g. 1G).
-    #[arg(long, value_name = "BYTES", default_value = "1G", value_parser = parse_size)]
-    pub warc_max_size: u64,
-    /// gzip level of the WARC records (1 fastest … 9 smallest).
-    #[arg(long, value_name = "0-9", default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub warc_gzip_level: u32,
+    #[arg(long, value_name = "BYTES", default_value_t = Size(DEFAULT_WARC_MAX_SIZE))]
+    pub warc_max_size: Size,
+    #[command(flatten)]
+    pub gzip: GzipArgs,
     /// Give response records a WARC-Block-Digest (SHA-1 of HTTP head and body). Optional in
     /// WARC; it costs a second SHA-1 pass over every body (about 6 % more CPU): the payload
     /// digest and gzip's CRC-32 already cover the body. Other records always have one.
     #[arg(long)]
     pub warc_block_digest: bool,
     /// Decoded content scanned for links per page (e.g. 4M); links past it are not followed.
-    #[arg(long, value_name = "BYTES", default_value = "4M", value_parser = parse_size)]
-    pub max_scan_bytes: u64,
+    #[arg(long, value_name = "BYTES", default_value_t = Size(DEFAULT_MAX_SCAN_BYTES as u64))]
+    pub max_scan_bytes: Size,
     /// Response bytes all fetches together keep in memory; past it, bodies go to a spool file
     /// in the output directory (a body over 256K always does).
-    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
-    pub max_buffer_bytes: u64,
+    #[arg(long, value_name = "BYTES", default_value_t = Size(DEFAULT_MAX_BUFFER_BYTES as u64))]
+    pub max_buffer_bytes: Size,
     /// Keep no cookies. By default the cookies sites set are kept for the run and sent back
     /// (as wget does), within bounds per site and in all.
     #[arg(long)]
@@ -361,6 +365,117 @@ pub struct CommonArgs {
     /// `curl -c` write.
     #[arg(long, value_name = "FILE", conflicts_with = "no_cookies")]
     pub load_cookies: Option<PathBuf>,
+}
+
+/// `--shape`: `clustered` or `linked`.
+fn parse_shape(s: &str) -> Result<Shape, String> {
+    Shape::parse(s).ok_or_else(|| format!("`{s}`: clustered or linked"))
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BenchArgs {
+    /// Hosts in the test web (each on its own loopback address).
+    #[arg(long, default_value_t = 500)]
+    pub hosts: usize,
+    /// Content pages per host (each host also serves an index, list pages and a stylesheet,
+    /// which a crawl fetches too, and robots.txt and a few robots-disallowed pages).
+    #[arg(long, default_value_t = 40)]
+    pub pages: usize,
+    /// Approximate page size in KB.
+    #[arg(long, default_value_t = 15)]
+    pub page_kb: usize,
+    /// How the test web's pages link: `linked`, mostly to random pages of other hosts (as
+    /// real pages do, so a host's URLs arrive one by one over the whole crawl), or
+    /// `clustered`, mostly within their host (the web of figures measured before).
+    #[arg(long, value_name = "SHAPE", default_value = "linked", value_parser = parse_shape)]
+    pub shape: Shape,
+    /// Open HTTP connections in total, one per server at most (as `crawl --max-conns`, and
+    /// its default). Fewer than --hosts makes a crawl choose which hosts keep theirs.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONNS)]
+    pub max_conns: usize,
+    /// A host's next fetch waits this × its last fetch's time (as `crawl --delay-factor`,
+    /// and its default); the fixed delay is 0 (`--delay-ms 0`).
+    #[arg(long, value_name = "X", default_value_t = DEFAULT_DELAY_FACTOR)]
+    pub delay_factor: f64,
+    /// Run the `fetch` command over every URL the crawl would fetch, in a shuffled order,
+    /// instead of a crawl.
+    #[arg(long, conflicts_with_all = ["loops", "no_journal", "checkpoint_secs", "delay_factor"])]
+    pub fetch: bool,
+    #[command(flatten)]
+    pub gzip: GzipArgs,
+    /// Give response records a WARC-Block-Digest (as `crawl --warc-block-digest`): measures
+    /// its cost.
+    #[arg(long)]
+    pub warc_block_digest: bool,
+    /// Keep the output here instead of a temporary directory that is removed afterwards.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Do not journal URL events (as `crawl` does, so it can be resumed): measures the
+    /// journal's cost.
+    #[arg(long)]
+    pub no_journal: bool,
+    /// Fsync, start a new journal generation and fold the closed ones into a checkpoint this
+    /// often (as `crawl --checkpoint-secs`): a short interval measures what checkpoints cost.
+    #[arg(long, value_name = "SECS", default_value_t = DEFAULT_CHECKPOINT_SECS)]
+    pub checkpoint_secs: u64,
+    /// Event loops (as `crawl --loops`): partitions of the hosts, one thread each.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub loops: usize,
+    /// The test web answers each connection this late (connect and every response), as if
+    /// the crawler were this far from the web: pages/s then follows --max-conns ÷ latency
+    /// until the CPU binds.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub latency_ms: u64,
+}
+
+/// The hidden `__testweb` subcommand: serve the test web until stdin closes.
+#[derive(Args, Debug, Clone)]
+pub struct TestWebArgs {
+    #[arg(long)]
+    pub hosts: usize,
+    #[arg(long)]
+    pub pages: usize,
+    #[arg(long)]
+    pub page_kb: usize,
+    /// How pages link (see `bench --shape`).
+    #[arg(long, default_value = "linked", value_parser = parse_shape)]
+    pub shape: Shape,
+    /// Write the URLs a full crawl must fetch here, one per line.
+    #[arg(long)]
+    pub urls_out: PathBuf,
+    /// Answer each connection this late (connect and every response).
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+}
+
+/// `--warc-gzip-level`, for the commands that write WARC and for `bench`.
+#[derive(Args, Debug, Clone)]
+pub struct GzipArgs {
+    /// gzip level of the WARC records (1 fastest … 9 smallest).
+    #[arg(long = "warc-gzip-level", value_name = "0-9", default_value_t = DEFAULT_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub level: u32,
+}
+
+/// A byte count given as `65536`, `64K`, `100M` or `1G` (binary units), shown the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Size, String> {
+        parse_size(s).map(Size)
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (unit, shift) in [('G', 30), ('M', 20), ('K', 10)] {
+            if self.0 != 0 && self.0 % (1 << shift) == 0 {
+                return write!(f, "{}{unit}", self.0 >> shift);
+            }
+        }
+        write!(f, "{}", self.0)
+    }
 }
 
 /// A size with an optional K/M/G suffix (binary units).
@@ -379,323 +494,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{s}` is too large"))
 }
 
-/// A configuration problem, reported to the user with exit code 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// The working configuration built from [`CommonArgs`].
-pub struct Setup {
-    pub crawler: CrawlerConfig,
-    pub output: OutputConfig,
-}
-
-impl CommonArgs {
-    pub fn setup(&self) -> Result<Setup, UsageError> {
-        if let Some(ua) = &self.user_agent {
-            if let Some(c) = ua.chars().find(|c| c.is_control()) {
-                return Err(UsageError(format!(
-                    "--user-agent {}: contains the control character {c:?}",
-                    abbrev(ua, 80)
-                )));
-            }
-        }
-        let mut headers = Vec::new();
-        for h in &self.headers {
-            headers.push(parse_header(h)?);
-        }
-        if self.max_conns == 0 {
-            return Err(UsageError("--max-conns must be at least 1".into()));
-        }
-        if self.max_sockets == Some(0) {
-            return Err(UsageError("--max-sockets must be at least 1".into()));
-        }
-        for (flag, ms) in [
-            ("--dns-timeout-ms", self.dns_timeout_ms),
-            ("--http-timeout-ms", self.http_timeout_ms),
-            ("--connect-timeout-ms", self.connect_timeout_ms),
-        ] {
-            if ms == 0 {
-                return Err(UsageError(format!("{flag} must be at least 1")));
-            }
-        }
-        if self.conns_per_server == 0 {
-            return Err(UsageError("--conns-per-server must be at least 1".into()));
-        }
-        let mut servers = Vec::new();
-        for s in &self.dns_servers {
-            servers.push(parse_dns_server(s)?);
-        }
-        if servers.is_empty() {
-            // No servers is allowed: names then resolve only through the hosts file, and
-            // every other name ends as DnsServerUnknown.
-            if let Ok(text) = std::fs::read_to_string("/etc/resolv.conf") {
-                servers = dns::parse_resolv_conf(&text);
-            }
-        }
-        let hosts = if self.hosts_file == "none" {
-            Default::default()
-        } else {
-            match std::fs::read_to_string(&self.hosts_file) {
-                Ok(text) => dns::parse_hosts(&text),
-                // The default /etc/hosts may be missing on a minimal system; a named file not.
-                Err(_) if self.hosts_file == "/etc/hosts" => Default::default(),
-                Err(e) => return Err(UsageError(format!("--hosts-file {}: {e}", self.hosts_file))),
-            }
-        };
-        let mut allow_nets = Vec::new();
-        for s in &self.allow_nets {
-            let net: Cidr = s
-                .parse()
-                .map_err(|e| UsageError(format!("--allow-net {s}: {e}")))?;
-            allow_nets.push(net);
-        }
-        let ca_pem = match &self.ca_file {
-            Some(path) => Some(
-                std::fs::read(path)
-                    .map_err(|e| UsageError(format!("--ca-file {}: {e}", path.display())))?,
-            ),
-            None => None,
-        };
-        let tls = crate::fetcher::tls::client_config(ca_pem.as_deref()).map_err(|e| {
-            let path = self.ca_file.as_deref().unwrap_or(Path::new(""));
-            UsageError(format!("--ca-file {}: {e}", path.display()))
-        })?;
-        let resolver = ResolverConfig {
-            servers,
-            hosts,
-            total_timeout: Duration::from_millis(self.dns_timeout_ms.max(1)),
-            ..ResolverConfig::default()
-        };
-        let limits = Limits {
-            max_body_bytes: self.max_body_bytes,
-            max_decoded_bytes: self.max_body_bytes,
-            // Chunk-size lines cost ~8 bytes per chunk: allow bodies in chunks of ≥ ~128 bytes.
-            max_framing_bytes: usize::try_from(self.max_body_bytes / 16)
-                .unwrap_or(usize::MAX)
-                .max(crate::http::DEFAULT_MAX_FRAMING_BYTES),
-            ..Limits::default()
-        };
-        let mut crawler = CrawlerConfig::new(self.max_conns, resolver, tls);
-        crawler.max_sockets = crate::app::fd_limit::socket_budget(
-            self.max_sockets,
-            self.max_conns,
-            crate::app::fd_limit::raise_nofile(),
-        );
-        crawler.conns_per_server = self.conns_per_server;
-        if let Some(ua) = &self.user_agent {
-            crawler.user_agent = ua.clone();
-        }
-        crawler.extra_headers = headers;
-        crawler.limits = limits;
-        crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
-        crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
-        crawler.addr_policy = AddrPolicy::new(self.allow_private, allow_nets);
-        crawler.max_scan_bytes = usize::try_from(self.max_scan_bytes).unwrap_or(usize::MAX);
-        crawler.max_buffer_bytes = usize::try_from(self.max_buffer_bytes).unwrap_or(usize::MAX);
-        let mut output = OutputConfig::new(self.out.clone(), "spinneret");
-        output.warc_max_size = self.warc_max_size;
-        output.gzip_level = self.warc_gzip_level;
-        output.response_block_digest = self.warc_block_digest;
-        output.command_line = Some(command_line());
-        output.options = self.options(&crawler);
-        Ok(Setup { crawler, output })
-    }
-
-    /// The cookie jar these flags ask for, with `--load-cookies`'s file read. A file in which
-    /// no line is a usable cookie is refused: it is probably not a cookies.txt file.
-    pub fn cookies(&self) -> Result<crate::crawl::CookieConfig, UsageError> {
-        let mut config = crate::crawl::CookieConfig {
-            enabled: !self.no_cookies,
-            ..Default::default()
-        };
-        if let Some(path) = &self.load_cookies {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| UsageError(format!("--load-cookies {}: {e}", path.display())))?;
-            let mut jar = crate::http::cookies::CookieJar::new(config.limits);
-            let loaded = jar.load_netscape(&text, std::time::SystemTime::now());
-            if loaded.cookies == 0 && loaded.skipped > 0 {
-                return Err(UsageError(format!(
-                    "--load-cookies {}: none of its {} cookie lines is an unexpired cookie in \
-                     the cookies.txt format",
-                    path.display(),
-                    loaded.skipped
-                )));
-            }
-            config.load = Some(text.into());
-        }
-        Ok(config)
-    }
-
-    /// The effective settings of these flags, for the warcinfo record (provenance: what a
-    /// reader of the archive needs to know of how it was made).
-    fn options(&self, crawler: &CrawlerConfig) -> Vec<(String, String)> {
-        let mut o: Vec<(String, String)> = vec![
-            ("user-agent".into(), crawler.user_agent.clone()),
-            ("max-conns".into(), self.max_conns.to_string()),
-            ("max-sockets".into(), crawler.max_sockets.to_string()),
-            ("conns-per-server".into(), self.conns_per_server.to_string()),
-            ("max-body-bytes".into(), self.max_body_bytes.to_string()),
-            ("max-scan-bytes".into(), self.max_scan_bytes.to_string()),
-            ("max-redirect".into(), self.max_redirect.to_string()),
-            ("http-timeout-ms".into(), self.http_timeout_ms.to_string()),
-            (
-                "connect-timeout-ms".into(),
-                self.connect_timeout_ms.to_string(),
-            ),
-            ("dns-timeout-ms".into(), self.dns_timeout_ms.to_string()),
-            ("allow-private".into(), self.allow_private.to_string()),
-            ("cookies".into(), (!self.no_cookies).to_string()),
-            (
-                "warc-block-digest".into(),
-                self.warc_block_digest.to_string(),
-            ),
-        ];
-        for h in &self.headers {
-            o.push(("header".into(), h.clone()));
-        }
-        for n in &self.allow_nets {
-            o.push(("allow-net".into(), n.clone()));
-        }
-        o
-    }
-}
-
-/// This process's command line, arguments quoted where a shell would need it.
-pub fn command_line() -> String {
-    let mut out = String::new();
-    for (i, arg) in std::env::args().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let plain = !arg.is_empty()
-            && arg
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@%+".contains(&b));
-        if plain {
-            out.push_str(&arg);
-        } else {
-            out.push('\'');
-            out.push_str(&arg.replace('\'', "'\\''"));
-            out.push('\'');
-        }
-    }
-    out
-}
-
-/// Header names the fetcher writes itself: a second one would break the request's framing
-/// or contradict what the crawler does with the response.
-const RESERVED_HEADERS: &[&str] = &[
-    "host",
-    "connection",
-    "content-length",
-    "transfer-encoding",
-    "accept-encoding",
-    "te",
-    "upgrade",
-    "user-agent",
-];
-
-/// `Name: value` as curl and wget take it: a token name, a value without control
-/// characters (tab allowed), neither empty.
-pub fn parse_header(h: &str) -> Result<(String, String), UsageError> {
-    let bad = |why: &str| UsageError(format!("--header {}: {why}", abbrev(h, 80)));
-    let Some((name, value)) = h.split_once(':') else {
-        return Err(bad("expected `Name: value`"));
-    };
-    let value = value.trim_matches([' ', '\t']);
-    if name.is_empty()
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-    {
-        return Err(bad(
-            "the name must be a token (letters, digits, `-` …) with no spaces",
-        ));
-    }
-    if value.chars().any(|c| c.is_control() && c != '\t') {
-        return Err(bad("the value contains a control character"));
-    }
-    if RESERVED_HEADERS
-        .iter()
-        .any(|r| r.eq_ignore_ascii_case(name))
-    {
-        return Err(bad(if name.eq_ignore_ascii_case("user-agent") {
-            "use --user-agent"
-        } else {
-            "this header is set by spinneret itself"
-        }));
-    }
-    Ok((name.to_string(), value.to_string()))
-}
-
-/// `s` for a message: control characters escaped, and cut to about `max` characters with
-/// the full length said (a 10 KB URL must not flood the terminal).
-pub fn abbrev(s: &str, max: usize) -> String {
-    let escaped: String = s.chars().flat_map(char::escape_debug).collect();
-    let n = escaped.chars().count();
-    if n <= max {
-        return escaped;
-    }
-    let keep = max.saturating_sub(20).max(8);
-    let head: String = escaped.chars().take(keep).collect();
-    format!("{head}… ({} bytes)", s.len())
-}
-
-fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {
-    if let Ok(addr) = s.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    if let Ok(ip) = s.parse::<std::net::IpAddr>() {
-        return Ok(SocketAddr::new(ip, 53));
-    }
-    Err(UsageError(format!(
-        "--dns-server {s}: expected IP or IP:PORT (e.g. 127.0.0.1:5353 or [::1]:53)"
-    )))
-}
-
-impl CrawlArgs {
-    /// The cluster a crawl node joins, checked.
-    pub(crate) fn cluster_config(&self) -> Result<Option<ClusterConfig>, Failure> {
-        let (Some(url), Some(nodes), Some(node)) =
-            (&self.cluster, self.cluster_nodes, self.cluster_node)
-        else {
-            return Ok(None);
-        };
-        if nodes == 0 || nodes > MAX_PARTITIONS {
-            return Err(usage(format!(
-                "--cluster-nodes {nodes}: give 1 to {MAX_PARTITIONS}"
-            )));
-        }
-        if node >= nodes {
-            return Err(usage(format!(
-                "--cluster-node {node}: nodes are numbered 0 to {}",
-                nodes - 1
-            )));
-        }
-        if self.loops > 1 {
-            return Err(usage("--loops and --cluster: a cluster node runs one loop"));
-        }
-        if !url.starts_with("redis://") {
-            return Err(usage(format!(
-                "--cluster {url}: expected redis://HOST:PORT/"
-            )));
-        }
-        Ok(Some(ClusterConfig {
-            url: url.clone(),
-            nodes,
-            node,
-        }))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -712,54 +510,21 @@ mod tests {
     }
 
     #[test]
-    fn dns_server_flags() {
-        assert_eq!(
-            parse_dns_server("127.0.0.1").unwrap(),
-            "127.0.0.1:53".parse().unwrap()
-        );
-        assert_eq!(
-            parse_dns_server("127.0.0.1:5353").unwrap(),
-            "127.0.0.1:5353".parse().unwrap()
-        );
-        assert_eq!(
-            parse_dns_server("::1").unwrap(),
-            "[::1]:53".parse().unwrap()
-        );
-        assert!(parse_dns_server("localhost").is_err());
-    }
-
-    #[test]
-    fn headers() {
-        assert_eq!(
-            parse_header("X-Test:  a b\t").unwrap(),
-            ("X-Test".to_string(), "a b".to_string())
-        );
-        assert_eq!(
-            parse_header("Accept-Language: fr").unwrap().1,
-            "fr".to_string()
-        );
-        for bad in [
-            "no colon",
-            ": v",
-            "Bad Name: v",
-            "X: a\r\nY: b",
-            "X: \u{7f}",
-            "Host: evil",
-            "content-length: 5",
-            "User-Agent: x",
+    fn a_size_is_shown_as_it_would_be_typed_and_reads_back() {
+        for (n, text) in [
+            (64 << 20, "64M"),
+            (1 << 30, "1G"),
+            (1536, "3K/2"),
+            (1000, "1000"),
         ] {
-            assert!(parse_header(bad).is_err(), "{bad:?}");
+            let shown = Size(n).to_string();
+            if let Some((_, _)) = text.split_once('/') {
+                assert_eq!(shown, "1536", "1.5K is shown in bytes");
+            } else {
+                assert_eq!(shown, text);
+            }
+            assert_eq!(shown.parse::<Size>(), Ok(Size(n)));
         }
-    }
-
-    #[test]
-    fn abbreviations() {
-        assert_eq!(abbrev("http://a/", 80), "http://a/");
-        assert_eq!(abbrev("a\r\nb", 80), "a\\r\\nb");
-        let long = format!("http://a/{}", "x".repeat(10_000));
-        let a = abbrev(&long, 80);
-        assert!(a.chars().count() < 100, "{a}");
-        assert!(a.ends_with("(10009 bytes)"), "{a}");
     }
 
     #[test]

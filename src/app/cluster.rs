@@ -31,6 +31,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::{Connection, Value};
 
+use crate::app::config::ClusterConfig;
 use crate::app::partition::{Exchange, NodeStats};
 use crate::crawl::splitter::Batch;
 
@@ -78,14 +79,6 @@ pub(crate) fn key(name: &str) -> String {
 
 fn inbox(node: u32) -> String {
     format!("{PREFIX}:inbox:{node}")
-}
-
-/// Where the cluster is and which node this is.
-#[derive(Clone, Debug)]
-pub struct ClusterConfig {
-    pub url: String,
-    pub nodes: u32,
-    pub node: u32,
 }
 
 /// What the loop asks of the Redis thread, in order.

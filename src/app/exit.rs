@@ -1,13 +1,24 @@
 //! The exit status of a run: decided here, from how the run ended and what its crawl.log
 //! lines say, and nowhere else. `--help` and README show the table
-//! ([`super::cli::EXIT_CODES_HELP`]).
+//! (`cli::EXIT_CODES_HELP`).
 
 use std::fmt;
 
-use crate::app::cli::UsageError;
-use crate::app::report::ClassCounts;
+use crate::app::line_class::ClassCounts;
 use crate::crawl::LineTally;
 use crate::ReturnCode;
+
+/// A configuration problem, reported to the user with exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// Why the drive loop stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +33,7 @@ pub enum RunEnd {
     MaxPages,
 }
 
-/// A run's exit status (README and `--help` show the table: [`super::cli::EXIT_CODES_HELP`]).
+/// A run's exit status (README and `--help` show the table: `cli::EXIT_CODES_HELP`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitStatus {
     /// Every URL fetched with a 2xx/3xx status, or deliberately not fetched.

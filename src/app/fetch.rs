@@ -18,13 +18,11 @@ use std::time::{Duration, Instant, SystemTime};
 use slab::Slab;
 use url::Url;
 
-use crate::app::cli::{abbrev, FetchArgs};
+use crate::app::cli::FetchArgs;
+use crate::app::config::{self, with_spool};
+use crate::app::drive::{blocked_notice, conclude, drive, Stop, StoringSource};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
-use crate::app::report::{eprint_line, Progress, Summary};
-use crate::app::run::{
-    blocked_notice, conclude, delay_of, drive, fetch_via, with_spool, AppSink, Display, Stop,
-    StoringSource, URL_IN_MESSAGES,
-};
+use crate::app::report::{abbrev, eprint_line, Progress, Summary, URL_IN_MESSAGES};
 use crate::app::url_lines::{Line, UrlLines};
 use crate::crawl::frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use crate::crawl::sink::{Hop, Sink, Via};
@@ -196,7 +194,7 @@ struct FetchList {
     given: Given,
     frontier: Frontier<Listed>,
     inflight: Slab<InFlight>,
-    sink: AppSink,
+    sink: Output,
     lines: LineTally,
     delay: Duration,
     /// URLs queued (read ahead of what was fetched) at most.
@@ -338,8 +336,8 @@ impl StoringSource for FetchList {
         self.io_error.take()
     }
 
-    fn output(&mut self) -> &mut Output {
-        &mut self.sink.output
+    fn flush(&mut self) -> io::Result<()> {
+        self.sink.flush()
     }
 
     fn queued(&self) -> u64 {
@@ -450,15 +448,22 @@ impl FetchSource for FetchList {
     }
 }
 
+/// How a URL of the `fetch` list was found: given, or a redirect's target.
+fn fetch_via(hops: u8, referrer: Option<&str>) -> Via<'_> {
+    let hop = if hops == 0 { Hop::Seed } else { Hop::Redirect };
+    Via::new(referrer, hop)
+}
+
 pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let setup = args.common.setup()?;
-    let display = Display::of(&args.common);
+    let display = config::display(&args.common);
     let cookies = args.common.cookies()?;
     if args.max_url_length == 0 {
         return Err(usage("--max-url-length must be at least 1"));
     }
-    let delay = delay_of(args.delay.delay_secs, args.delay.delay_ms)?;
-    let mut given = Given::open(args.urls, args.urls_file.as_deref(), args.max_url_length)?;
+    let delay = config::delay(&args.delay)?.unwrap_or(crate::crawl::DEFAULT_DELAY);
+    let input = args.input;
+    let mut given = Given::open(input.urls, input.file.as_deref(), args.max_url_length)?;
     if given.is_empty() {
         if let Some(e) = given.error.take() {
             return Err(usage(e));
@@ -470,7 +475,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     // The list is read only as far ahead as the budget holds: the frontier's spill takes what
     // redirects add past it, and a spilling frontier keeps every back queue's ends in memory
     // anyway, so reading further ahead would cost memory, not save it.
-    let ram_items = usize::try_from(args.frontier_ram).unwrap_or(usize::MAX) / ENTRY_RAM_ESTIMATE;
+    let ram_items = usize::try_from(args.frontier_ram.0).unwrap_or(usize::MAX) / ENTRY_RAM_ESTIMATE;
     let frontier = Frontier::with_store(
         &FrontierConfig {
             priorities: PRIORITY_LISTED + 1,
@@ -488,10 +493,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         given,
         frontier,
         inflight: Slab::new(),
-        sink: AppSink {
-            output,
-            verbose: display.verbose,
-        },
+        sink: output,
         lines: LineTally::default(),
         delay,
         read_ahead: ram_items.max(MIN_READ_AHEAD),
@@ -525,9 +527,9 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         }
     }
     let stats = crawler.stats();
-    let dir = list.sink.output.dir().to_path_buf();
-    let body_bytes = list.sink.output.stored().body_bytes;
-    let written = list.sink.output.finish().map_err(Failure::output)?;
+    let dir = list.sink.dir().to_path_buf();
+    let body_bytes = list.sink.stored().body_bytes;
+    let written = list.sink.finish().map_err(Failure::output)?;
     match std::fs::remove_dir_all(&spill_dir) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => eprint_line(&format!(
             "spinneret: cannot remove {}: {e}",

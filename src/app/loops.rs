@@ -10,12 +10,14 @@ use std::time::{Instant, SystemTime};
 
 use url::Url;
 
-use crate::app::cli::{abbrev, Setup};
-use crate::app::cluster::{self, ClusterConfig};
+use crate::app::cluster;
+use crate::app::config::{partition_share, with_spool, ClusterConfig, Setup};
+use crate::app::drive::{drive, Stop};
 use crate::app::exit::{Failure, RunEnd};
 use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
-use crate::app::report::{eprint_line, CrawlReport, Figures, Progress, ProgressMode};
-use crate::app::run::{drive, with_spool, AppSink, Display, Stop};
+use crate::app::report::{
+    abbrev, eprint_line, CrawlReport, Display, Figures, Progress, ProgressMode, URL_IN_MESSAGES,
+};
 use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
 use crate::crawl::{self, Crawl, CrawlConfig, CrawlCounters};
 use crate::fetcher::stats::LoopStats;
@@ -26,16 +28,13 @@ use crate::store::output::{Output, Written};
 use crate::store::segments::SegmentSpill;
 use crate::ReturnCode;
 
-/// URLs in messages are cut to about this many characters.
-const URL_IN_MESSAGES: usize = 120;
-
 /// Most event loops one process runs.
 pub const MAX_LOOPS: usize = 64;
 
 /// A crawl being restored from its journal: each URL to the partition owning its host (a
 /// cluster node has one: it sends what it does not own to its owner again).
 struct Restore<'a> {
-    crawls: &'a mut [Crawl<AppSink>],
+    crawls: &'a mut [Crawl<Output>],
     /// Queued entries that did not decode.
     bad: u64,
 }
@@ -86,7 +85,7 @@ impl crawl_state::ReplaySink for Restore<'_> {
 
 /// How a crawl is partitioned: event loops in this process, or one node of a cluster.
 #[derive(Debug, Default)]
-pub(crate) struct Partitions {
+pub struct Partitions {
     pub loops: usize,
     pub cluster: Option<ClusterConfig>,
 }
@@ -94,7 +93,7 @@ pub(crate) struct Partitions {
 /// What one partition's run left.
 struct PartEnd {
     stop: Stop,
-    crawl: Crawl<AppSink>,
+    crawl: Crawl<Output>,
     stats: LoopStats,
     /// Batches sent to other partitions, and their bytes.
     batches_out: u64,
@@ -102,7 +101,7 @@ struct PartEnd {
 }
 
 /// How a partition's run ended, given how its driver stopped.
-fn run_end(stop: Stop, crawl: &Crawl<AppSink>, now: Instant) -> RunEnd {
+fn run_end(stop: Stop, crawl: &Crawl<Output>, now: Instant) -> RunEnd {
     match stop {
         Stop::Interrupted => RunEnd::Interrupted,
         Stop::Deadline => RunEnd::MaxTime,
@@ -116,7 +115,7 @@ fn run_end(stop: Stop, crawl: &Crawl<AppSink>, now: Instant) -> RunEnd {
 /// Runs one partition to its end; its exchange is told it stopped whatever happens, so the
 /// other partitions do not wait for it.
 fn run_partition<E: Exchange>(
-    crawl: Crawl<AppSink>,
+    crawl: Crawl<Output>,
     mut exchange: E,
     config: CrawlerConfig,
     mut progress: Progress,
@@ -149,7 +148,7 @@ fn run_partition<E: Exchange>(
 
 /// Runs every partition to its end: one inline, several on a thread each.
 fn run_all<E: Exchange + Send>(
-    crawls: Vec<Crawl<AppSink>>,
+    crawls: Vec<Crawl<Output>>,
     exchanges: Vec<E>,
     config: &CrawlerConfig,
     progress_of: &(dyn Fn(usize) -> Progress + Sync),
@@ -186,7 +185,7 @@ fn run_all<E: Exchange + Send>(
 /// outcome each is logged with, first. With `resume`, the crawl continues from its journal (the seeds then define
 /// the scope only). A crawl whose output is durable leaves the URLs still queued at a stop in
 /// its journal, for `resume`, instead of logging them.
-pub(crate) fn execute(
+pub fn execute(
     setup: Setup,
     config: CrawlConfig,
     seeds: Vec<Url>,
@@ -229,22 +228,13 @@ pub(crate) fn execute(
     }
     let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
     let out_dir = setup.output.dir.clone();
-    let crawler_config = with_spool(setup.crawler.share(n), &out_dir).map_err(Failure::output)?;
+    let crawler_config = with_spool(partition_share(&setup.crawler, &config, n, 0).0, &out_dir)
+        .map_err(Failure::output)?;
     let started = Instant::now();
     let max_pages = config.max_pages;
     let mut crawls = Vec::with_capacity(n);
-    for (k, output) in outputs.into_iter().enumerate() {
-        let mut part = config.clone();
-        // --max-pages is the crawl's: each partition takes its share.
-        part.max_pages = config
-            .max_pages
-            .map(|m| (m / n as u64 + u64::from((k as u64) < m % n as u64)).max(1));
-        part.back_queues = (config.back_queues / n).max(1);
-        part.frontier_ram = config.frontier_ram / n;
-        let sink = AppSink {
-            output,
-            verbose: display.verbose,
-        };
+    for (k, sink) in outputs.into_iter().enumerate() {
+        let (_, part) = partition_share(&setup.crawler, &config, n, k);
         let mut crawl = if durable {
             // The frontier past its RAM budget goes to segment files in the state directory.
             let name = if n > 1 {
@@ -400,7 +390,7 @@ fn conclude(
         let mut crawl = p.crawl;
         frontier_left += crawl.frontier_len() as u64 + crawl.counters().left_for_resume;
         crawl.finish_unfetched(outcome, durable);
-        if let Some(e) = crawl.io_error.take() {
+        if let Some(e) = crawl.take_io_error() {
             first_failure.get_or_insert(Failure::output(e));
         }
         stats.merge(&p.stats);
@@ -415,7 +405,7 @@ fn conclude(
         }
         batches += p.batches_out;
         batch_bytes += p.bytes_out;
-        let output = crawl.into_sink().output;
+        let output = crawl.into_sink();
         body_bytes += output.stored().body_bytes;
         revisits += output.stored().revisits;
         outputs.push(output);
@@ -449,4 +439,21 @@ fn conclude(
         end,
         exchange: (batches, batch_bytes),
     })
+}
+
+/// Runs a crawl from `seeds` on `loops` event loops to completion (or Ctrl-C, or its time
+/// limit) and closes its output: [`execute`] for a new crawl in one process (`bench`).
+pub fn execute_crawl(
+    setup: Setup,
+    config: CrawlConfig,
+    seeds: Vec<Url>,
+    bad_inputs: Vec<(String, ReturnCode)>,
+    display: Display,
+    loops: usize,
+) -> Result<CrawlReport, Failure> {
+    let parts = Partitions {
+        loops,
+        cluster: None,
+    };
+    execute(setup, config, seeds, bad_inputs, display, false, parts)
 }

@@ -1,33 +1,44 @@
-//! The command line: flags ([`cli`]), running a command ([`run`]), what a run reports
-//! ([`report`]) and `spinneret bench` ([`bench`](mod@bench)). The only layer that prints to people.
+//! The command line, the only layer that prints to people. Its files import one way, each
+//! only those above it in this list:
+//! - [`line_class`], [`exit`] (exit statuses, usage errors), [`report`] (progress, summary, stats.json,
+//!   messages), [`url_lines`], [`fd_limit`]: leaves;
+//! - [`cli`]: the flags, declared once each;
+//! - [`config`]: flags become checked configuration, per event loop shares included;
+//! - [`drive`]: turning the loop over a source, signals, the end of a run;
+//! - [`partition`], [`cluster`], [`loops`]: a crawl as partitions, in-process or over Redis;
+//! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
+//!   [`cluster_status`]; and `main` here.
 
 pub mod bench;
 pub mod cli;
 pub mod cluster;
 pub mod cluster_status;
+pub mod config;
+pub mod crawl_command;
+pub mod drive;
 pub mod exit;
 pub mod fd_limit;
 pub mod fetch;
+pub mod line_class;
 pub mod loops;
 pub mod partition;
 pub mod report;
 pub mod resume;
-pub mod run;
 pub mod url_lines;
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
 
-use cli::{Cli, Command, UsageError};
-use exit::{ExitStatus, Failure};
+use cli::{Cli, Command};
+use exit::{ExitStatus, Failure, UsageError};
 
 /// The binary's entry point.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<ExitStatus, Box<dyn std::error::Error>> = match cli.command {
         Command::Fetch(args) => fetch::run_fetch(args).map_err(Into::into),
-        Command::Crawl(args) => run::run_crawl(args).map_err(Into::into),
+        Command::Crawl(args) => crawl_command::run_crawl(args).map_err(Into::into),
         Command::Resume(args) => resume::run(args).map_err(Into::into),
         Command::ClusterStatus(args) => cluster_status::status(&args.cluster)
             .map(|text| {

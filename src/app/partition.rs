@@ -13,7 +13,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::app::run::{AppSink, StoringSource};
+use crate::app::drive::StoringSource;
 use crate::crawl::splitter::Batch;
 use crate::crawl::Crawl;
 use crate::fetcher::{FetchDone, FetchSource, Next};
@@ -44,7 +44,7 @@ pub trait Exchange {
     /// releases them once delivered), rather than by their sender (loops sharing a journal).
     fn journals_received(&self) -> bool;
     /// Received batches up to here are handled, their URLs journaled once `mark` is
-    /// committed ([`Output::journal_mark`]); a cluster acknowledges them then.
+    /// committed ([`Crawl::journal_mark`]); a cluster acknowledges them then.
     fn received_through(&mut self, _mark: u64) {}
     /// A journal commit reached `committed`: acknowledge what it covers.
     fn committed(&mut self, _committed: u64) {}
@@ -77,7 +77,7 @@ pub trait Exchange {
 
 /// One partition's crawl, as the driver's source.
 pub struct PartitionSource<E: Exchange> {
-    pub crawl: Crawl<AppSink>,
+    pub crawl: Crawl<Output>,
     pub exchange: E,
     idle: bool,
     /// The exchange said the whole crawl is done.
@@ -85,10 +85,12 @@ pub struct PartitionSource<E: Exchange> {
     /// Batches sent, and their bytes.
     pub batches_out: u64,
     pub bytes_out: u64,
+    /// The exchange's first error: the run stops and reports it.
+    io_error: Option<io::Error>,
 }
 
 impl<E: Exchange> PartitionSource<E> {
-    pub fn new(crawl: Crawl<AppSink>, exchange: E) -> PartitionSource<E> {
+    pub fn new(crawl: Crawl<Output>, exchange: E) -> PartitionSource<E> {
         PartitionSource {
             crawl,
             exchange,
@@ -96,6 +98,7 @@ impl<E: Exchange> PartitionSource<E> {
             all_done: false,
             batches_out: 0,
             bytes_out: 0,
+            io_error: None,
         }
     }
 
@@ -118,15 +121,15 @@ impl<E: Exchange> PartitionSource<E> {
             got = true;
         }
         if got && journal {
-            match self.crawl.sink().output.journal_mark() {
+            match self.crawl.journal_mark() {
                 Ok(mark) => self.exchange.received_through(mark),
                 Err(e) => {
-                    self.crawl.io_error.get_or_insert(e);
+                    self.io_error.get_or_insert(e);
                 }
             }
         }
         if journal {
-            let committed = self.crawl.sink().output.committed();
+            let committed = self.crawl.committed();
             self.exchange.committed(committed);
         }
         while let Some(batch) = self.exchange.delivered() {
@@ -136,7 +139,7 @@ impl<E: Exchange> PartitionSource<E> {
             self.batches_out += 1;
             self.bytes_out += batch.bytes.len() as u64;
             if let Err(e) = self.exchange.send(batch) {
-                self.crawl.io_error.get_or_insert(e);
+                self.io_error.get_or_insert(e);
                 break;
             }
         }
@@ -162,7 +165,8 @@ impl<E: Exchange> PartitionSource<E> {
     /// Whether this partition stopped on its own account (limit, error): it does not wait
     /// for the others.
     fn stopped_for_good(&self, now: Instant) -> bool {
-        self.crawl.io_error.is_some()
+        self.io_error.is_some()
+            || self.crawl.has_io_error()
             || self.crawl.page_limit_reached()
             || self.crawl.deadline().is_some_and(|d| now >= d)
     }
@@ -216,11 +220,11 @@ impl<E: Exchange> FetchSource for PartitionSource<E> {
 
 impl<E: Exchange> StoringSource for PartitionSource<E> {
     fn take_io_error(&mut self) -> Option<io::Error> {
-        self.crawl.take_io_error()
+        self.io_error.take().or_else(|| self.crawl.take_io_error())
     }
 
-    fn output(&mut self) -> &mut Output {
-        self.crawl.output()
+    fn flush(&mut self) -> io::Result<()> {
+        self.crawl.flush()
     }
 
     fn queued(&self) -> u64 {

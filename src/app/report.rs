@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::app::line_class::{ClassCounts, LineClass};
 use crate::crawl::LineTally;
 use crate::fetcher::stats::LoopStats;
 use crate::store::stats_json::JsonObject;
@@ -24,6 +25,58 @@ const RATE_WINDOW: Duration = Duration::from_secs(3);
 static LINE_DRAWN: AtomicBool = AtomicBool::new(false);
 /// Carriage return and "erase the whole line" (ANSI EL2).
 const CLEAR_LINE: &str = "\r\x1b[2K";
+
+/// URLs in messages are cut to about this many characters.
+pub const URL_IN_MESSAGES: usize = 120;
+
+/// How a command shows what it does.
+#[derive(Clone, Copy, Debug)]
+pub struct Display {
+    pub progress: ProgressMode,
+    pub verbose: bool,
+    pub quiet: bool,
+}
+
+/// `-v`: the output's echo of each crawl.log line (`outcome status url`), printed as
+/// [`eprint_line`] does, the URL abbreviated. Whole lines only: a partial one waits.
+#[derive(Default)]
+pub struct EchoLines {
+    pending: Vec<u8>,
+}
+
+impl Write for EchoLines {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        while let Some(end) = memchr::memchr(b'\n', &self.pending) {
+            let line = String::from_utf8_lossy(&self.pending[..end]).into_owned();
+            self.pending.drain(..=end);
+            match line.rsplit_once(' ') {
+                Some((head, url)) => {
+                    eprint_line(&format!("{head} {}", abbrev(url, URL_IN_MESSAGES)))
+                }
+                None => eprint_line(&line),
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `s` for a message: control characters escaped, and cut to about `max` characters with
+/// the full length said (a 10 KB URL must not flood the terminal).
+pub fn abbrev(s: &str, max: usize) -> String {
+    let escaped: String = s.chars().flat_map(char::escape_debug).collect();
+    let n = escaped.chars().count();
+    if n <= max {
+        return escaped;
+    }
+    let keep = max.saturating_sub(20).max(8);
+    let head: String = escaped.chars().take(keep).collect();
+    format!("{head}… ({} bytes)", s.len())
+}
 
 /// Prints a message line on stderr, clearing the progress line first if one is drawn (it
 /// is redrawn at the next tick).
@@ -248,72 +301,6 @@ fn terminal_width() -> Option<usize> {
     let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
     let rc = unsafe { libc::ioctl(2, libc::TIOCGWINSZ, &mut ws) };
     (rc == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
-}
-
-/// What one crawl.log line counts as in the summary and the exit status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LineClass {
-    /// A complete response with a 1xx–3xx status (a duplicate too).
-    Ok,
-    /// A complete response with a 4xx/5xx status, or too many redirects.
-    HttpError,
-    /// No complete HTTP response: bad URL, DNS, blocked address, connection, TLS, timeout,
-    /// malformed response, robots.txt unreachable.
-    Failed,
-    /// Deliberately not fetched: robots.txt, scope and the other URL filters.
-    Skipped,
-    /// Not fetched because the run stopped (Ctrl-C, --max-time, --max-pages).
-    Unfinished,
-}
-
-impl LineClass {
-    /// The class of an outcome other than a complete response (whose class is by status).
-    pub fn of(code: ReturnCode) -> LineClass {
-        use ReturnCode::*;
-        match code {
-            Success | DuplicateContent => LineClass::Ok,
-            TooManyRedirects => LineClass::HttpError,
-            RobotsExcluded | OutOfScope | UrlTooLong | UrlTrap | HostPageLimit | UrlRejected => {
-                LineClass::Skipped
-            }
-            Interrupted | NotFetched => LineClass::Unfinished,
-            _ => LineClass::Failed,
-        }
-    }
-}
-
-/// Lines counted by class.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ClassCounts {
-    pub ok: u64,
-    pub http_errors: u64,
-    pub failed: u64,
-    pub skipped: u64,
-    pub unfinished: u64,
-}
-
-impl ClassCounts {
-    pub fn of(t: &LineTally) -> ClassCounts {
-        let mut c = ClassCounts::default();
-        for &code in ReturnCode::ALL {
-            let n = t.outcomes.get(code);
-            match LineClass::of(code) {
-                LineClass::Ok => c.ok += n,
-                LineClass::HttpError => c.http_errors += n,
-                LineClass::Failed => c.failed += n,
-                LineClass::Skipped => c.skipped += n,
-                LineClass::Unfinished => c.unfinished += n,
-            }
-        }
-        // Complete responses with an error status were counted as ok above.
-        c.ok -= t.http_errors.min(c.ok);
-        c.http_errors += t.http_errors;
-        c
-    }
-
-    pub fn total(&self) -> u64 {
-        self.ok + self.http_errors + self.failed + self.skipped + self.unfinished
-    }
 }
 
 /// The end-of-run figures, as a stderr line and as `stats.json`. The counts are of crawl.log
@@ -542,6 +529,16 @@ pub fn process_usage() -> (std::time::Duration, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn abbreviations() {
+        assert_eq!(abbrev("http://a/", 80), "http://a/");
+        assert_eq!(abbrev("a\r\nb", 80), "a\\r\\nb");
+        let long = format!("http://a/{}", "x".repeat(10_000));
+        let a = abbrev(&long, 80);
+        assert!(a.chars().count() < 100, "{a}");
+        assert!(a.ends_with("(10009 bytes)"), "{a}");
+    }
 
     #[test]
     fn classes_add_up_and_http_errors_come_from_statuses() {

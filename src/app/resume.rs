@@ -2,9 +2,9 @@
 //! [`crate::store::crawl_state`]) continued, after what a crash left is made whole.
 
 use crate::app::cli::{Cli, Command, ResumeArgs};
+use crate::app::crawl_command::{run_crawl_as, Start};
 use crate::app::exit::{usage, ExitStatus, Failure};
 use crate::app::report::eprint_line;
-use crate::app::run::{run_crawl_as, Start};
 use crate::store::crawl_state;
 use clap::Parser;
 
@@ -40,11 +40,11 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
         }
     };
     args.common.out = r.dir.clone();
-    if r.max_time.is_some() {
-        args.max_time = r.max_time;
+    if r.limits.max_time.is_some() {
+        args.limits.max_time = r.limits.max_time;
     }
-    if r.max_pages.is_some() {
-        args.max_pages = r.max_pages;
+    if r.limits.max_pages.is_some() {
+        args.limits.max_pages = r.limits.max_pages;
     }
     if let Some(n) = r.max_conns {
         args.common.max_conns = n;

@@ -137,6 +137,12 @@ const ENTRY_RAM_ESTIMATE: usize = 430;
 
 /// Default [`CrawlConfig::max_links_per_page`].
 pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 5_000;
+/// Default [`CrawlConfig::delay`] (`-w/--delay`).
+pub const DEFAULT_DELAY: Duration = Duration::from_secs(1);
+/// Default [`CrawlConfig::delay_factor`].
+pub const DEFAULT_DELAY_FACTOR: f64 = 5.0;
+/// Default [`CrawlConfig::max_crawl_delay`].
+pub const DEFAULT_MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
 
 impl CrawlConfig {
     /// The defaults for a crawl working on `active_hosts` hosts at once (the fetcher's socket
@@ -147,9 +153,9 @@ impl CrawlConfig {
             filter,
             max_pages: None,
             max_time: None,
-            delay: Duration::from_secs(1),
-            delay_factor: 5.0,
-            max_crawl_delay: Duration::from_secs(30),
+            delay: DEFAULT_DELAY,
+            delay_factor: DEFAULT_DELAY_FACTOR,
+            max_crawl_delay: DEFAULT_MAX_CRAWL_DELAY,
             ignore_robots: false,
             product_token: "spinneret".into(),
             back_queues: active_hosts.max(1),
@@ -248,7 +254,7 @@ pub struct Crawl<S: Sink> {
     pages_issued: u64,
     deadline: Option<Instant>,
     /// First storage error: the run stops and reports it.
-    pub io_error: Option<std::io::Error>,
+    io_error: Option<std::io::Error>,
     /// Reused: the encoding of an entry given to [`Sink::admitted`].
     entry_buf: Vec<u8>,
     /// No request before this (a resumed crawl's first contact with its hosts).
@@ -474,6 +480,31 @@ impl<S: Sink> Crawl<S> {
 
     pub fn sink(&mut self) -> &mut S {
         &mut self.sink
+    }
+
+    /// Whether a storage error stopped the crawl.
+    pub fn has_io_error(&self) -> bool {
+        self.io_error.is_some()
+    }
+
+    /// The first storage error, taken: the run stops and reports it.
+    pub fn take_io_error(&mut self) -> Option<std::io::Error> {
+        self.io_error.take()
+    }
+
+    /// Makes what the sink stored so far readable (see [`Sink::flush`]).
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.sink.flush()
+    }
+
+    /// A journal position after everything recorded so far ([`Sink::journal_mark`]).
+    pub fn journal_mark(&mut self) -> std::io::Result<u64> {
+        self.sink.journal_mark()
+    }
+
+    /// How far the sink's journal is committed ([`Sink::committed`]).
+    pub fn committed(&self) -> u64 {
+        self.sink.committed()
     }
 
     pub fn into_sink(self) -> S {

@@ -99,6 +99,23 @@ pub trait Sink {
     fn hosts_saved(&mut self, _state: &[u8]) -> io::Result<()> {
         Ok(())
     }
+
+    /// Makes what was stored so far readable by others (crawl.log, the WARC files); the run
+    /// calls it now and then.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// A position after every URL event recorded so far: once [`Sink::committed`] reaches
+    /// it, they survive a kill. A cluster node acknowledges the URLs it received then.
+    fn journal_mark(&mut self) -> io::Result<u64> {
+        Ok(0)
+    }
+
+    /// How far the URL events are committed (see [`Sink::journal_mark`]).
+    fn committed(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// One line of what a [`MemorySink`] was told.

@@ -25,7 +25,10 @@ pub mod tcp;
 pub use message::{
     build_query, normalize_name, parse_response, Answer, Edns, EDNS_UDP_PAYLOAD, MAX_RESPONSE_LEN,
 };
-pub use resolver::{DnsStats, Resolve, Resolved, Resolver, ResolverConfig, TcpQuery, Transmit};
+pub use resolver::{
+    DnsStats, Resolve, Resolved, Resolver, ResolverConfig, TcpQuery, Transmit,
+    DEFAULT_TOTAL_TIMEOUT,
+};
 pub use system::{parse_hosts, parse_resolv_conf};
 
 use crate::ReturnCode;

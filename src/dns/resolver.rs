@@ -63,12 +63,15 @@ pub struct ResolverConfig {
     pub max_ttl: Duration,
 }
 
+/// Default [`ResolverConfig::total_timeout`].
+pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl Default for ResolverConfig {
     fn default() -> Self {
         ResolverConfig {
             servers: Vec::new(),
             hosts: HashMap::new(),
-            total_timeout: Duration::from_secs(10),
+            total_timeout: DEFAULT_TOTAL_TIMEOUT,
             attempts: 5,
             max_cname: 8,
             cache_capacity: 100_000,

@@ -24,6 +24,9 @@ pub mod stats;
 pub mod tls;
 
 pub use driver::{Driver, FetchSource, Next, Turn};
-pub use event_loop::{default_user_agent, Crawler, CrawlerConfig, DEFAULT_MAX_SOCKETS};
+pub use event_loop::{
+    default_user_agent, Crawler, CrawlerConfig, DEFAULT_CONNECT_TIMEOUT, DEFAULT_HTTP_TIMEOUT,
+    DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_CONNS, DEFAULT_MAX_SCAN_BYTES, DEFAULT_MAX_SOCKETS,
+};
 pub use fetch::{Completion, FetchDone, FetchRequest, PayloadDigest, Timings, Truncation};
 pub use shared_bytes::SharedBytes;

@@ -75,7 +75,27 @@ pub struct OutputConfig {
     /// Continue an earlier run's output: append to crawl.log, number WARC files after the
     /// existing ones.
     pub resume: bool,
+    /// Also write each crawl.log line's outcome, status and URL here, a line each (`-v`:
+    /// the app gives stderr).
+    pub echo: Option<Echo>,
 }
+
+/// Where [`OutputConfig::echo`] writes: shared by the partitions of a crawl.
+#[derive(Clone)]
+pub struct Echo(pub Arc<std::sync::Mutex<dyn io::Write + Send>>);
+
+impl fmt::Debug for Echo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Echo")
+    }
+}
+
+/// Default [`OutputConfig::warc_max_size`]: WARC files of 1 GiB, as Heritrix writes.
+pub const DEFAULT_WARC_MAX_SIZE: u64 = 1 << 30;
+/// Default [`OutputConfig::gzip_level`]: the fastest, as the crawl's CPU is what binds it.
+pub const DEFAULT_GZIP_LEVEL: u32 = 1;
+/// Default [`OutputConfig::durable`] interval (`--checkpoint-secs`).
+pub const DEFAULT_CHECKPOINT_SECS: u64 = 60;
 
 impl OutputConfig {
     /// The defaults every command uses: CDXJ indexes and log records on.
@@ -83,8 +103,8 @@ impl OutputConfig {
         OutputConfig {
             dir,
             warc_prefix: warc_prefix.to_string(),
-            warc_max_size: 1 << 30,
-            gzip_level: 1,
+            warc_max_size: DEFAULT_WARC_MAX_SIZE,
+            gzip_level: DEFAULT_GZIP_LEVEL,
             response_block_digest: false,
             software: format!("spinneret/{}", env!("CARGO_PKG_VERSION")),
             cdxj: true,
@@ -94,6 +114,7 @@ impl OutputConfig {
             durable: None,
             state_keys: None,
             resume: false,
+            echo: None,
         }
     }
 }
@@ -150,6 +171,7 @@ pub struct Output {
     deflater: Option<BlockDeflater>,
     gzip_level: u32,
     response_block_digest: bool,
+    echo: Option<Echo>,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -273,8 +295,18 @@ impl Output {
                 deflater: None,
                 gzip_level: config.gzip_level,
                 response_block_digest: config.response_block_digest,
+                echo: config.echo.clone(),
             })
             .collect())
+    }
+
+    /// `outcome status url` to the echo, if there is one (an echo that fails is let be: it
+    /// is a view of crawl.log, which has the line).
+    fn echo(&self, outcome: ReturnCode, status: u16, url: &str) {
+        if let Some(Echo(to)) = &self.echo {
+            let mut to = to.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = writeln!(to, "{:<22} {status:>3} {url}", outcome.name());
+        }
     }
 
     /// Hands the journal records gathered so far to the writer and returns a mark:
@@ -316,6 +348,7 @@ impl Output {
         outcome: ReturnCode,
         digest: Option<PayloadDigest>,
     ) -> io::Result<()> {
+        self.echo(outcome, done.status(), done.request.url.as_str());
         self.line.clear();
         crawl_log::format_line(
             &mut self.line,
@@ -464,6 +497,7 @@ impl Output {
         via: Via<'_>,
         outcome: ReturnCode,
     ) -> io::Result<()> {
+        self.echo(outcome, 0, url);
         self.line.clear();
         crawl_log::format_line(
             &mut self.line,
@@ -540,6 +574,18 @@ impl Sink for Output {
 
     fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
         self.record_hosts(state)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Output::flush(self)
+    }
+
+    fn journal_mark(&mut self) -> io::Result<u64> {
+        Output::journal_mark(self)
+    }
+
+    fn committed(&self) -> u64 {
+        Output::committed(self)
     }
 }
 

@@ -66,7 +66,7 @@ pub(super) fn run(
         ("--max-conns", args.max_conns.to_string().into()),
         // The web is ours: no politeness delay, as for the crawl bench.
         ("--delay-ms", "0".into()),
-        ("--warc-gzip-level", args.warc_gzip_level.to_string().into()),
+        ("--warc-gzip-level", args.gzip.level.to_string().into()),
     ] {
         argv.push(flag.into());
         argv.push(value);

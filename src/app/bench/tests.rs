@@ -4,6 +4,7 @@ use clap::Parser;
 
 use super::*;
 use crate::app::cli::{Cli, Command};
+use spinneret_tools::testweb::Shape;
 
 fn parse(argv: &[&str]) -> Command {
     Cli::try_parse_from(argv).unwrap().command

@@ -146,6 +146,12 @@ pub const DEFAULT_SPILL_THRESHOLD: usize = 256 * 1024;
 pub const DEFAULT_MAX_BUFFER_BYTES: usize = 64 << 20;
 /// Default [`CrawlerConfig::max_scan_bytes`].
 pub const DEFAULT_MAX_SCAN_BYTES: usize = 4 << 20;
+/// Connections carrying a fetch at once, unless told (`--max-conns`).
+pub const DEFAULT_MAX_CONNS: usize = 128;
+/// Default [`CrawlerConfig::http_timeout`]: one whole fetch.
+pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default [`CrawlerConfig::connect_timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl CrawlerConfig {
     /// Defaults for `max_conns` connections: one per server, the default user agent, standard
@@ -165,8 +171,8 @@ impl CrawlerConfig {
             user_agent: default_user_agent(),
             resolver,
             limits: Limits::default(),
-            http_timeout: Duration::from_secs(30),
-            connect_timeout: Duration::from_secs(10),
+            http_timeout: DEFAULT_HTTP_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             idle_timeout: Duration::from_secs(15),
             addr_policy: AddrPolicy::new(false, Vec::new()),
             tls,
