@@ -6,8 +6,8 @@ return_code) < protocol cores (dns, http, links, robots, discovery, content) < f
 crawl < store < app. A file may use its own layer and any below it.
 
 A file's edges are the module files its `crate::`, `super::` and `self::` paths reach,
-read through re-exports (`pub use child::Item`), so `use super::Item` counts as an edge
-to the child that defines Item. A folder's mod.rs (or X.rs beside X/) declaring and
+read through imports (`pub use child::Item`, or a parent's private `use`), so
+`use super::Item` counts as an edge to the file that defines Item. A folder's mod.rs (or X.rs beside X/) declaring and
 re-exporting its children is not an edge; using a child's item in its own code is.
 Test code is left out: *_tests.rs, tests.rs, tests/ folders and `#[cfg(test)]` blocks.
 
@@ -128,11 +128,10 @@ def module_of(rel):
 
 
 def parse_reexports(text):
-    """(item name, (first word, path)) for each `pub use` item; `*` for globs."""
+    """(item name, (first word, path)) for each `use` item; `*` for globs. Private ones count
+    too: a child module sees its parent's imports (`super::Item`)."""
     out = []
     for m in USE_RE.finditer(text):
-        if not m.group(1):
-            continue
         for path in expand(m.group(2)):
             words = [w.strip() for w in path.split("::")]
             if len(words) < 2:
@@ -232,7 +231,39 @@ def climb(tree, mod, f, words):
     return base, words
 
 
+def self_test():
+    """The check finds what it is for: a cycle through a re-export, an upward import; and
+    lets a folder re-export its children."""
+    import tempfile
+    files = {
+        "lib.rs": "pub mod crawl;\npub mod store;\n",
+        "crawl/mod.rs": "mod a;\nmod b;\npub use a::A;\npub use b::B;\n",
+        "crawl/a.rs": "use super::B;\npub struct A;\n",
+        "crawl/b.rs": "pub struct B;\nfn f() { let _ = crate::crawl::A; }\n",
+        "store/mod.rs": "pub fn s() {}\n",
+        "crawl/c_tests.rs": "use crate::store::s;\n",
+    }
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+            with open(os.path.join(d, name), "w") as fh:
+                fh.write(text)
+        graph = {f: edges(Tree(d), m, f) for m, f in Tree(d).files.items()}
+        cycles = find_cycles(graph)
+        assert len(cycles) == 1 and len(cycles[0]) == 2, cycles
+        with open(os.path.join(d, "crawl/b.rs"), "a") as fh:
+            fh.write("use crate::store::s;\n")
+        tree = Tree(d)
+        up = [t for m, f in tree.files.items() for t in edges(tree, m, f)
+              if m[:1] == ("crawl",) and tree.module_of_file[t][:1] == ("store",)]
+        assert len(up) == 1, up
+    print("self-test passed")
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        return 0
     src = sys.argv[1] if len(sys.argv) > 1 else "src"
     tree = Tree(src)
     graph = {}

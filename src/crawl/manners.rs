@@ -39,7 +39,7 @@ pub const DEFAULT_RETRY_WAIT: Duration = Duration::from_secs(5);
 pub const MAX_SLOWDOWN: u8 = 3;
 /// Hosts whose slowdown is remembered: as many as the robots.txt cache holds origins (a
 /// host past it is still held for its Retry-After, just not slowed afterwards).
-const MAX_SLOWED_HOSTS: usize = super::ROBOTS_CACHE_CAPACITY;
+const MAX_SLOWED_HOSTS: usize = 100_000;
 
 /// What the crawl does about cookies.
 #[derive(Clone, Debug, Default)]

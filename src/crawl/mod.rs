@@ -25,6 +25,11 @@
 //! *host splitter* above. Its URL-seen set remembers what it sent, so each URL leaves at most
 //! once; the owner's set decides.
 
+mod config;
+pub use config::{
+    CrawlConfig, DEFAULT_DELAY, DEFAULT_DELAY_FACTOR, DEFAULT_FRONTIER_RAM,
+    DEFAULT_MAX_CRAWL_DELAY, DEFAULT_MAX_LINKS_PER_PAGE, MAX_REDIRECTS,
+};
 mod counters;
 pub use counters::{CrawlCounters, LineTally, StageTimes};
 mod done;
@@ -60,12 +65,10 @@ use manners::Manners;
 use sink::{Hop, Sink, Via};
 use spill::{get_bytes, get_varint, put_bytes, put_varint, SpillStore, Spillable};
 use splitter::Splitter;
-use url_filter::{FilterConfig, Reject, UrlFilter};
+use url_filter::{Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};
 use urlnorm::origin_key;
 
-/// Redirect hops followed from the URL first queued, by default (`--max-redirect`).
-pub const MAX_REDIRECTS: u8 = 10;
 /// Redirect hops followed for robots.txt (RFC 9309 asks for at least five).
 pub const MAX_ROBOTS_REDIRECTS: u8 = 5;
 /// robots.txt fetch failures (5xx, 429, unreachable) after which an origin's URLs are
@@ -85,95 +88,12 @@ const MAX_POPS_PER_CALL: usize = 256;
 /// Host names queued for DNS prefetch at once.
 const MAX_PREFETCH_QUEUE: usize = 10_000;
 
-#[derive(Clone, Debug)]
-pub struct CrawlConfig {
-    pub filter: FilterConfig,
-    pub max_pages: Option<u64>,
-    pub max_time: Option<Duration>,
-    /// Minimum gap between two requests to one host.
-    pub delay: Duration,
-    /// Gap ≥ this × the duration of the host's last fetch.
-    pub delay_factor: f64,
-    /// Cap on a robots.txt Crawl-delay.
-    pub max_crawl_delay: Duration,
-    pub ignore_robots: bool,
-    /// Our robots.txt product token.
-    pub product_token: String,
-    /// Hosts worked on at once: the frontier's active back queues, one per socket of the
-    /// fetcher's socket budget, so each can keep its connection between fetches.
-    pub back_queues: usize,
-    /// Links admitted from one page at most (Heritrix caps outlinks the same way): a page of
-    /// millions of links costs bounded memory and time.
-    pub max_links_per_page: usize,
-    /// Bytes of queued URLs the frontier keeps in memory when it has a spill store.
-    pub frontier_ram: usize,
-    /// Redirect hops followed from the URL first queued.
-    pub max_redirects: u8,
-    /// Fetch what pages need to render (images, scripts, stylesheets, CSS `url()`s), even
-    /// outside the scope.
-    pub page_requisites: bool,
-    /// The crawl can be resumed (its sink journals admissions and ends): a fetch cut by a
-    /// stop is not ended (no line, no record) but left for the resumed run, and URLs still
-    /// queued at a stop stay queued.
-    pub resumable: bool,
-    /// How often the per-host state (robots.txt rules, next-contact times) goes to the sink
-    /// for a resumed crawl (and at a stop); `None`: never.
-    pub save_hosts_every: Option<Duration>,
-    /// The cookie jar: on or off, and what it starts with.
-    pub cookies: CookieConfig,
-    /// Tries after a 429 or 503 before its answer stands (`--max-retries`).
-    pub max_retries: u8,
-    /// The longest wait a `Retry-After` may impose (`--max-retry-after`).
-    pub max_retry_after: Duration,
-}
-
-/// Default [`CrawlConfig::frontier_ram`].
-pub const DEFAULT_FRONTIER_RAM: usize = 32 << 20;
 /// What one queued URL costs in memory (a parsed `Url` with its text, the shared referrer,
 /// its queue slot with the queue's slack, allocator overhead): turns `frontier_ram` into a
 /// count. Measured: peak RSS grows 54 MB when 126,000 more entries stay in RAM (a crawl of
 /// 5 million queued URLs at two budgets, tests/durable.rs), about 430 bytes each.
 const ENTRY_RAM_ESTIMATE: usize = 430;
 
-/// Default [`CrawlConfig::max_links_per_page`].
-pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 5_000;
-/// Default [`CrawlConfig::delay`] (`-w/--delay`).
-pub const DEFAULT_DELAY: Duration = Duration::from_secs(1);
-/// Default [`CrawlConfig::delay_factor`].
-pub const DEFAULT_DELAY_FACTOR: f64 = 5.0;
-/// Default [`CrawlConfig::max_crawl_delay`].
-pub const DEFAULT_MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
-
-impl CrawlConfig {
-    /// The defaults for a crawl working on `active_hosts` hosts at once (the fetcher's socket
-    /// budget): a 1 s minimum gap per host (and 5 × the host's last fetch time), robots.txt
-    /// obeyed with Crawl-delay capped at 30 s, no page or time limit.
-    pub fn new(filter: FilterConfig, active_hosts: usize) -> CrawlConfig {
-        CrawlConfig {
-            filter,
-            max_pages: None,
-            max_time: None,
-            delay: DEFAULT_DELAY,
-            delay_factor: DEFAULT_DELAY_FACTOR,
-            max_crawl_delay: DEFAULT_MAX_CRAWL_DELAY,
-            ignore_robots: false,
-            product_token: "spinneret".into(),
-            back_queues: active_hosts.max(1),
-            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
-            frontier_ram: DEFAULT_FRONTIER_RAM,
-            max_redirects: MAX_REDIRECTS,
-            page_requisites: true,
-            resumable: false,
-            save_hosts_every: None,
-            cookies: CookieConfig {
-                enabled: true,
-                ..CookieConfig::default()
-            },
-            max_retries: DEFAULT_MAX_RETRIES,
-            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
-        }
-    }
-}
 
 /// A URL waiting in the frontier.
 #[derive(Clone, Debug)]

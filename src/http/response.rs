@@ -26,7 +26,8 @@
 
 use memchr::memchr;
 
-use self::head::{parse_head, trim_ows, Parsed};
+pub use self::head::{ContentCoding, Framing, ResponseHead};
+use self::head::{parse_head, trim_ows, Parsed, Persistence};
 use super::{Headers, HttpError, Limits};
 
 /// A decoder keeps at most this much buffer capacity across `reset()`, so one huge response does
@@ -38,65 +39,6 @@ const RETAINED_CAPACITY: usize = 256 * 1024;
 pub enum Progress {
     NeedMore,
     Complete,
-}
-
-/// How the body's end is found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Framing {
-    /// HEAD response, 204, 304: the head is the whole response.
-    NoBody,
-    /// `Content-Length`.
-    Length(u64),
-    /// `Transfer-Encoding: ..., chunked`.
-    Chunked,
-    /// The body runs until the peer closes.
-    Close,
-}
-
-/// One `Content-Encoding` element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContentCoding {
-    /// `gzip` or `x-gzip`.
-    Gzip,
-    Deflate,
-    Identity,
-    /// Anything else (`br`, `compress`, `zstd`, junk).
-    Unknown,
-}
-
-/// The parsed head of the final response.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResponseHead {
-    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
-    pub version_minor: u8,
-    pub status: u16,
-    /// In order received; names lowercased; obs-fold line breaks replaced by spaces.
-    pub headers: Headers,
-    /// The `Content-Length` value, if present (also when `Transfer-Encoding` overrides it).
-    pub content_length: Option<u64>,
-    pub framing: Framing,
-    /// `Content-Encoding` elements in the order applied by the server.
-    pub content_encodings: Vec<ContentCoding>,
-    /// `Connection: close` was sent.
-    pub connection_close: bool,
-}
-
-impl ResponseHead {
-    /// The first value of header `name` (any case).
-    pub fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
-    }
-
-    pub fn content_type(&self) -> Option<&[u8]> {
-        self.header("content-type")
-    }
-
-    pub fn location(&self) -> Option<&[u8]> {
-        self.header("location")
-    }
 }
 
 /// Where the decoder is in the response.
@@ -139,13 +81,6 @@ enum LineKind {
     DataEnd,
     /// A trailer field, or the empty line that ends the body.
     Trailer,
-}
-
-/// What the head says beyond `ResponseHead`, needed for `reusable()`.
-#[derive(Clone, Copy, Debug, Default)]
-struct Persistence {
-    keep_alive: bool,
-    te_and_cl: bool,
 }
 
 /// Incremental decoder for one response at a time on a connection. See the module docs.

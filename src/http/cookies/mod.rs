@@ -26,20 +26,16 @@ mod set_cookie;
 mod tests;
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use url::Url;
 
 pub use netscape::Loaded;
+pub use set_cookie::{Refused, MAX_COOKIE_AGE, MAX_COOKIE_BYTES};
 use set_cookie::Expiry;
 
 use super::ResponseHead;
 
-/// Largest `Set-Cookie` value (name, value and attributes) kept: RFC 6265 §6.1's minimum a
-/// user agent must support, and what browsers allow.
-pub const MAX_COOKIE_BYTES: usize = 4096;
-/// Longest a cookie lives, whatever it asks (RFC 6265bis §5.5: 400 days).
-pub const MAX_COOKIE_AGE: Duration = Duration::from_secs(400 * 24 * 3600);
 /// Default [`JarLimits::per_site`]: RFC 6265 §6.1 asks for at least 50 per domain.
 pub const DEFAULT_PER_SITE: usize = 50;
 /// Default [`JarLimits::total`]: far more than a crawl's sites set at once (most set none),
@@ -62,21 +58,6 @@ impl Default for JarLimits {
             total: DEFAULT_TOTAL,
         }
     }
-}
-
-/// Why a `Set-Cookie` was not stored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refused {
-    /// Not a cookie: no `name=`, control bytes, not UTF-8, a URL without a host or not http(s).
-    Syntax,
-    /// Longer than [`MAX_COOKIE_BYTES`].
-    TooLarge,
-    /// `Domain` is a public suffix (`co.uk`, `github.io`) other than the host itself.
-    PublicSuffix,
-    /// `Domain` does not domain-match the host that sent it (another site's cookie).
-    ForeignDomain,
-    /// `Secure` sent over plain http.
-    InsecureOrigin,
 }
 
 /// What a stored `Set-Cookie` did to the jar.

@@ -4,8 +4,27 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::{Refused, MAX_COOKIE_AGE, MAX_COOKIE_BYTES};
 use crate::datetime::parse_http_date;
+
+/// Largest `Set-Cookie` value (name, value and attributes) kept: RFC 6265 §6.1's minimum a
+/// user agent must support, and what browsers allow.
+pub const MAX_COOKIE_BYTES: usize = 4096;
+/// Longest a cookie lives, whatever it asks (RFC 6265bis §5.5: 400 days).
+pub const MAX_COOKIE_AGE: Duration = Duration::from_secs(400 * 24 * 3600);
+/// Why a `Set-Cookie` was not stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// Not a cookie: no `name=`, control bytes, not UTF-8, a URL without a host or not http(s).
+    Syntax,
+    /// Longer than [`MAX_COOKIE_BYTES`].
+    TooLarge,
+    /// `Domain` is a public suffix (`co.uk`, `github.io`) other than the host itself.
+    PublicSuffix,
+    /// `Domain` does not domain-match the host that sent it (another site's cookie).
+    ForeignDomain,
+    /// `Secure` sent over plain http.
+    InsecureOrigin,
+}
 
 /// When a cookie ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

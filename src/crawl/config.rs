@@ -1,0 +1,94 @@
+//! [`CrawlConfig`]: what a crawl is told, with the defaults every command starts from (the
+//! command line's flags take theirs from the constants here).
+
+use std::time::Duration;
+
+use super::manners::{CookieConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
+use super::url_filter::FilterConfig;
+
+#[derive(Clone, Debug)]
+pub struct CrawlConfig {
+    pub filter: FilterConfig,
+    pub max_pages: Option<u64>,
+    pub max_time: Option<Duration>,
+    /// Minimum gap between two requests to one host.
+    pub delay: Duration,
+    /// Gap ≥ this × the duration of the host's last fetch.
+    pub delay_factor: f64,
+    /// Cap on a robots.txt Crawl-delay.
+    pub max_crawl_delay: Duration,
+    pub ignore_robots: bool,
+    /// Our robots.txt product token.
+    pub product_token: String,
+    /// Hosts worked on at once: the frontier's active back queues, one per socket of the
+    /// fetcher's socket budget, so each can keep its connection between fetches.
+    pub back_queues: usize,
+    /// Links admitted from one page at most (Heritrix caps outlinks the same way): a page of
+    /// millions of links costs bounded memory and time.
+    pub max_links_per_page: usize,
+    /// Bytes of queued URLs the frontier keeps in memory when it has a spill store.
+    pub frontier_ram: usize,
+    /// Redirect hops followed from the URL first queued.
+    pub max_redirects: u8,
+    /// Fetch what pages need to render (images, scripts, stylesheets, CSS `url()`s), even
+    /// outside the scope.
+    pub page_requisites: bool,
+    /// The crawl can be resumed (its sink journals admissions and ends): a fetch cut by a
+    /// stop is not ended (no line, no record) but left for the resumed run, and URLs still
+    /// queued at a stop stay queued.
+    pub resumable: bool,
+    /// How often the per-host state (robots.txt rules, next-contact times) goes to the sink
+    /// for a resumed crawl (and at a stop); `None`: never.
+    pub save_hosts_every: Option<Duration>,
+    /// The cookie jar: on or off, and what it starts with.
+    pub cookies: CookieConfig,
+    /// Tries after a 429 or 503 before its answer stands (`--max-retries`).
+    pub max_retries: u8,
+    /// The longest wait a `Retry-After` may impose (`--max-retry-after`).
+    pub max_retry_after: Duration,
+}
+
+/// Redirect hops followed from the URL first queued, by default (`--max-redirect`).
+pub const MAX_REDIRECTS: u8 = 10;
+
+/// Default [`CrawlConfig::frontier_ram`].
+pub const DEFAULT_FRONTIER_RAM: usize = 32 << 20;
+/// Default [`CrawlConfig::max_links_per_page`].
+pub const DEFAULT_MAX_LINKS_PER_PAGE: usize = 5_000;
+/// Default [`CrawlConfig::delay`] (`-w/--delay`).
+pub const DEFAULT_DELAY: Duration = Duration::from_secs(1);
+/// Default [`CrawlConfig::delay_factor`].
+pub const DEFAULT_DELAY_FACTOR: f64 = 5.0;
+/// Default [`CrawlConfig::max_crawl_delay`].
+pub const DEFAULT_MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
+
+impl CrawlConfig {
+    /// The defaults for a crawl working on `active_hosts` hosts at once (the fetcher's socket
+    /// budget): a 1 s minimum gap per host (and 5 × the host's last fetch time), robots.txt
+    /// obeyed with Crawl-delay capped at 30 s, no page or time limit.
+    pub fn new(filter: FilterConfig, active_hosts: usize) -> CrawlConfig {
+        CrawlConfig {
+            filter,
+            max_pages: None,
+            max_time: None,
+            delay: DEFAULT_DELAY,
+            delay_factor: DEFAULT_DELAY_FACTOR,
+            max_crawl_delay: DEFAULT_MAX_CRAWL_DELAY,
+            ignore_robots: false,
+            product_token: "spinneret".into(),
+            back_queues: active_hosts.max(1),
+            max_links_per_page: DEFAULT_MAX_LINKS_PER_PAGE,
+            frontier_ram: DEFAULT_FRONTIER_RAM,
+            max_redirects: MAX_REDIRECTS,
+            page_requisites: true,
+            resumable: false,
+            save_hosts_every: None,
+            cookies: CookieConfig {
+                enabled: true,
+                ..CookieConfig::default()
+            },
+            max_retries: DEFAULT_MAX_RETRIES,
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+        }
+    }
+}
