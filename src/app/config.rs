@@ -21,7 +21,7 @@ use crate::app::report::{abbrev, eprint_line, Display, EchoLines, ProgressMode, 
 use crate::app::url_lines::{Line, UrlLines};
 use crate::crawl::splitter::MAX_PARTITIONS;
 use crate::crawl::url_filter::{FilterConfig, Scope};
-use crate::crawl::{CookieConfig, CrawlConfig};
+use crate::crawl::{CookieConfig, CrawlConfig, MannersConfig};
 use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
@@ -446,9 +446,11 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
         page_requisites: !args.no_page_requisites,
-        cookies,
-        max_retries: args.max_retries,
-        max_retry_after: Duration::from_secs(args.max_retry_after),
+        manners: MannersConfig {
+            cookies,
+            max_retries: args.max_retries,
+            max_retry_after: Duration::from_secs(args.max_retry_after),
+        },
         ..defaults
     };
     let (seeds, bad_inputs) = seeds(args)?;

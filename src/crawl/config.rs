@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::manners::{CookieConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
+use super::manners::MannersConfig;
 use super::url_filter::FilterConfig;
 
 #[derive(Clone, Debug)]
@@ -40,12 +40,8 @@ pub struct CrawlConfig {
     /// How often the per-host state (robots.txt rules, next-contact times) goes to the sink
     /// for a resumed crawl (and at a stop); `None`: never.
     pub save_hosts_every: Option<Duration>,
-    /// The cookie jar: on or off, and what it starts with.
-    pub cookies: CookieConfig,
-    /// Tries after a 429 or 503 before its answer stands (`--max-retries`).
-    pub max_retries: u8,
-    /// The longest wait a `Retry-After` may impose (`--max-retry-after`).
-    pub max_retry_after: Duration,
+    /// Cookies and "come back later" (`crawl::manners`).
+    pub manners: MannersConfig,
 }
 
 /// Redirect hops followed from the URL first queued, by default (`--max-redirect`).
@@ -83,12 +79,7 @@ impl CrawlConfig {
             page_requisites: true,
             resumable: false,
             save_hosts_every: None,
-            cookies: CookieConfig {
-                enabled: true,
-                ..CookieConfig::default()
-            },
-            max_retries: DEFAULT_MAX_RETRIES,
-            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+            manners: MannersConfig::default(),
         }
     }
 }

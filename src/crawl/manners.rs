@@ -41,6 +41,31 @@ pub const MAX_SLOWDOWN: u8 = 3;
 /// host past it is still held for its Retry-After, just not slowed afterwards).
 const MAX_SLOWED_HOSTS: usize = 100_000;
 
+/// The crawl's manners: cookies and "come back later". A flag about them touches the
+/// command line, its configuration and this file.
+#[derive(Clone, Debug)]
+pub struct MannersConfig {
+    /// The cookie jar: on or off, and what it starts with.
+    pub cookies: CookieConfig,
+    /// Tries after a 429 or 503 before its answer stands (`--max-retries`).
+    pub max_retries: u8,
+    /// The longest wait a `Retry-After` may impose (`--max-retry-after`).
+    pub max_retry_after: Duration,
+}
+
+impl Default for MannersConfig {
+    fn default() -> Self {
+        MannersConfig {
+            cookies: CookieConfig {
+                enabled: true,
+                ..CookieConfig::default()
+            },
+            max_retries: DEFAULT_MAX_RETRIES,
+            max_retry_after: DEFAULT_MAX_RETRY_AFTER,
+        }
+    }
+}
+
 /// What the crawl does about cookies.
 #[derive(Clone, Debug, Default)]
 pub struct CookieConfig {

@@ -131,10 +131,8 @@ fn the_cap_holds_and_a_host_is_not_held_longer() {
         "http://a.test/",
         vec![raw(429, &[("Retry-After", "3600")], ""), page("ok")],
     );
-    let config = CrawlConfig {
-        max_retry_after: secs(1),
-        ..config()
-    };
+    let mut config = config();
+    config.manners.max_retry_after = secs(1);
     let mut sim = Sim::new(config, web, &["http://a.test/"]);
     sim.run(STEPS);
     assert_eq!(
@@ -155,10 +153,8 @@ fn after_max_retries_the_last_answer_stands() {
     let mut web = Web::default();
     web.reply("http://a.test/", raw(503, &[], "down"));
     web.page("http://b.test/", &[]);
-    let config = CrawlConfig {
-        max_retries: 2,
-        ..config()
-    };
+    let mut config = config();
+    config.manners.max_retries = 2;
     let mut sim = Sim::new(config, web, &["http://a.test/", "http://b.test/"]);
     sim.run(STEPS);
     assert_eq!(
@@ -198,10 +194,8 @@ fn repeated_429s_slow_a_host_down_for_good_within_a_bound() {
     for l in &links {
         web.page(&format!("http://a.test{l}"), &[]);
     }
-    let config = CrawlConfig {
-        max_retries: 5,
-        ..config()
-    };
+    let mut config = config();
+    config.manners.max_retries = 5;
     let mut sim = Sim::new(config, web, &["http://a.test/"]);
     sim.run(STEPS);
     assert_eq!(sim.times_issued("http://a.test/"), 6);
@@ -316,7 +310,7 @@ fn without_cookies_the_gate_stays_shut_and_a_cookie_loop_is_bounded() {
     let mut web = Web::default();
     gated_site(&mut web, "a.test", &[("/", &["/in"])]);
     let mut config = config();
-    config.cookies.enabled = false;
+    config.manners.cookies.enabled = false;
     let mut sim = Sim::new(config, web, &["http://a.test/"]);
     sim.run(STEPS);
     assert_eq!(
@@ -355,7 +349,7 @@ fn loaded_cookies_open_the_gate_from_the_first_request() {
     let mut web = Web::default();
     gated_site(&mut web, "a.test", &[("/", &[])]);
     let mut config = config();
-    config.cookies.load = Some("a.test\tFALSE\t/\tFALSE\t0\tgate\topen\n".into());
+    config.manners.cookies.load = Some("a.test\tFALSE\t/\tFALSE\t0\tgate\topen\n".into());
     let mut sim = Sim::new(config, web, &["http://a.test/"]);
     sim.run(STEPS);
     assert_eq!(

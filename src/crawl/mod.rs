@@ -39,7 +39,7 @@ mod host_state;
 pub mod link_key;
 mod manners;
 pub use host_state::{BadHostState, HostsRestored};
-pub use manners::{CookieConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
+pub use manners::{CookieConfig, MannersConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
 mod partitioned;
 pub use partitioned::partition_key;
 pub mod sink;
@@ -93,7 +93,6 @@ const MAX_PREFETCH_QUEUE: usize = 10_000;
 /// count. Measured: peak RSS grows 54 MB when 126,000 more entries stay in RAM (a crawl of
 /// 5 million queued URLs at two budgets, tests/durable.rs), about 430 bytes each.
 const ENTRY_RAM_ESTIMATE: usize = 430;
-
 
 /// A URL waiting in the frontier.
 #[derive(Clone, Debug)]
@@ -255,7 +254,7 @@ impl<S: Sink> Crawl<S> {
             next_hosts_save: config.save_hosts_every.map(|every| now + every),
             hosts_buf: Vec::new(),
             // The one wall-clock reading (cookie expiry, HTTP dates): see `manners`.
-            manners: Manners::new(&config.cookies, now, SystemTime::now()).0,
+            manners: Manners::new(&config.manners.cookies, now, SystemTime::now()).0,
             config,
         }
     }
@@ -686,6 +685,7 @@ mod tests;
 #[cfg(test)]
 mod seed_line_tests {
     use super::*;
+    use url_filter::FilterConfig;
 
     #[test]
     fn a_held_crawl_issues_nothing_before_its_time() {

@@ -26,8 +26,8 @@
 
 use memchr::memchr;
 
-pub use self::head::{ContentCoding, Framing, ResponseHead};
 use self::head::{parse_head, trim_ows, Parsed, Persistence};
+pub use self::head::{ContentCoding, Framing, ResponseHead};
 use super::{Headers, HttpError, Limits};
 
 /// A decoder keeps at most this much buffer capacity across `reset()`, so one huge response does

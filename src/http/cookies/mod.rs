@@ -31,8 +31,8 @@ use std::time::SystemTime;
 use url::Url;
 
 pub use netscape::Loaded;
-pub use set_cookie::{Refused, MAX_COOKIE_AGE, MAX_COOKIE_BYTES};
 use set_cookie::Expiry;
+pub use set_cookie::{Refused, MAX_COOKIE_AGE, MAX_COOKIE_BYTES};
 
 use super::ResponseHead;
 
