@@ -7,8 +7,9 @@
 //!   the keep-alive pool; `fetch`: one URL in flight and its states; `conn`: the plain/TLS
 //!   byte transport; `shared_bytes`: a received response shared with its keepers, back to the
 //!   loop when they are done; [`tls`]: rustls configuration; [`addr_policy`]: the SSRF guard;
-//!   [`stats`]: the loop's counters; `driver`: the [`Driver`] that feeds a [`FetchSource`] and
-//!   hands it completions.
+//!   [`stats`]: the loop's counters; `driver`: the [`Driver`] that runs a [`Loop`] (the
+//!   crawler, or the crawl tests' simulated one), feeds a [`FetchSource`] and hands it
+//!   completions.
 //!
 //! See `docs/ARCHITECTURE.md` for the turn step by step.
 
@@ -23,7 +24,7 @@ pub mod spool;
 pub mod stats;
 pub mod tls;
 
-pub use driver::{Driver, FetchSource, Next, Turn};
+pub use driver::{Driver, FetchSource, Loop, Next, Turn};
 pub use event_loop::{default_user_agent, Crawler, CrawlerConfig, DEFAULT_MAX_SOCKETS};
 pub use fetch::{Completion, FetchDone, FetchRequest, PayloadDigest, Timings, Truncation};
 pub use shared_bytes::SharedBytes;

@@ -41,6 +41,7 @@ mod completions;
 mod dispatch;
 mod dns_io;
 mod dns_tcp;
+mod driven;
 mod http_stage;
 mod receive_pool;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
