@@ -110,8 +110,8 @@ impl Driver {
     /// One turn: deliver completions, take work, and run the loop once unless everything
     /// is finished.
     pub fn turn<L: Loop>(&mut self, lp: &mut L, source: &mut dyn FetchSource) -> io::Result<Turn> {
+        self.deliver(lp, source);
         let now = lp.now();
-        self.deliver(lp, source, now);
         if matches!(self.source, SourceState::Wait(t) if t <= now) {
             self.source = SourceState::Ask;
         }
@@ -162,11 +162,14 @@ impl Driver {
     /// Ctrl-C: ends every live and queued request as `Interrupted` and delivers them.
     pub fn interrupt<L: Loop>(&mut self, lp: &mut L, source: &mut dyn FetchSource) {
         lp.interrupt();
-        let now = lp.now();
-        self.deliver(lp, source, now);
+        self.deliver(lp, source);
     }
 
-    fn deliver<L: Loop>(&mut self, lp: &mut L, source: &mut dyn FetchSource, now: Instant) {
+    /// Hands every queued completion to the source now, with the loop's clock reading (the
+    /// first thing [`Driver::turn`] does; a stepped test calls it to see a turn's results
+    /// before the next one asks for work).
+    pub fn deliver<L: Loop>(&mut self, lp: &mut L, source: &mut dyn FetchSource) {
+        let now = lp.now();
         while let Some(c) = lp.poll_completion() {
             source.fetch_done(&c.done(), now);
             lp.recycle(c);
