@@ -44,11 +44,13 @@ mod dns_tcp;
 mod driven;
 mod http_stage;
 mod receive_pool;
+mod tokens;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, Limits, Method, Request, ResponseDecoder};
 use crate::ReturnCode;
-use dns_tcp::{DnsTcp, DNS_TCP_TOKEN_BASE};
+use dns_tcp::DnsTcp;
 use receive_pool::ReceivePool;
+use tokens::{DNS_TCP_TOKEN_BASE, DNS_TOKEN_BASE, WAKE_TOKEN};
 
 /// The longest a poll sleeps, so that an interrupt flag set by a signal handler is seen soon.
 const MAX_POLL_WAIT: Duration = Duration::from_millis(200);
@@ -62,10 +64,6 @@ const DNS_DATAGRAM_BYTES: usize = 4096;
 /// spoofed answers must not starve the rest of the loop; the socket stays readable and
 /// the remainder is read on the next turn).
 const MAX_DNS_READS_PER_EVENT: usize = 256;
-/// mio tokens at and above this value name DNS sockets; below it, connection slab keys.
-const DNS_TOKEN_BASE: usize = usize::MAX / 2;
-/// The token of the loop's [`mio::Waker`] (another thread has news for the driver).
-const WAKE_TOKEN: usize = DNS_TOKEN_BASE - 1;
 /// Buffers (decoders, request and content buffers) larger than this are dropped rather than
 /// pooled, so one large page does not pin its memory for the rest of the crawl.
 const POOLED_BUFFER_MAX: usize = 256 * 1024;
@@ -418,7 +416,9 @@ impl Crawler {
             if token.0 == WAKE_TOKEN {
                 // Only ends the poll: the driver looks at what woke it.
             } else if token.0 >= DNS_TCP_TOKEN_BASE {
-                self.dns_tcp_ready(token.0 - DNS_TCP_TOKEN_BASE, now);
+                let slot = token.0 - DNS_TCP_TOKEN_BASE;
+                let registry = self.poll.registry();
+                self.dns_tcp.ready(registry, &mut self.resolver, slot, now);
             } else if token.0 >= DNS_TOKEN_BASE {
                 self.read_dns(token.0 - DNS_TOKEN_BASE, now);
             } else {
@@ -437,7 +437,8 @@ impl Crawler {
             }
         }
         self.resolver.handle_timeout(now);
-        self.expire_dns_tcp(now);
+        self.dns_tcp
+            .expire(self.poll.registry(), &mut self.resolver, now);
         self.resolver_events(now);
         self.expire(now);
         if self.conns.expire(&self.poll, now) {
