@@ -20,6 +20,8 @@ mod driver;
 mod event_loop;
 mod fetch;
 mod pool;
+#[cfg(test)]
+mod pool_tests;
 mod shared_bytes;
 pub mod spool;
 pub mod stats;
