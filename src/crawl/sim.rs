@@ -186,6 +186,21 @@ pub struct SimLoop {
 }
 
 impl SimLoop {
+    /// A loop on `web` with its clock at `t0`: 4 fetches live at most, 50 ms a fetch.
+    pub fn new(web: Web, t0: Instant) -> SimLoop {
+        SimLoop {
+            web,
+            t0,
+            now: t0,
+            max_live: 4,
+            latency: Duration::from_millis(50),
+            issued: Vec::new(),
+            live: Vec::new(),
+            completions: VecDeque::new(),
+            stalled: 0,
+        }
+    }
+
     /// How often `url` was requested.
     pub fn times_issued(&self, url: &str) -> usize {
         let url = key(url);
@@ -326,17 +341,7 @@ impl Sim {
         }
         Sim {
             crawl,
-            net: SimLoop {
-                web,
-                t0,
-                now: t0,
-                max_live: 4,
-                latency: Duration::from_millis(50),
-                issued: Vec::new(),
-                live: Vec::new(),
-                completions: VecDeque::new(),
-                stalled: 0,
-            },
+            net: SimLoop::new(web, t0),
             driver: Driver::new(),
         }
     }
@@ -411,3 +416,6 @@ fn completion(req: FetchRequest, reply: Reply, latency: Duration) -> Completion 
         ..Completion::without_response(req, outcome)
     }
 }
+
+// The driver on this loop: scheduling and "finished" in simulated time (`sim/tests.rs`).
+mod tests;
