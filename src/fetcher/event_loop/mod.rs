@@ -17,8 +17,10 @@
 //!   by [`super::pool::ConnPool`] with the keep-alive pool;
 //! - `completions`: finished requests waiting for the driver.
 //!
-//! Each turn: issue new fetches, start waiting ones whose server has room, poll until the
-//! earliest deadline, read the clock, expire what is late, advance what is ready.
+//! Each turn (ARCHITECTURE §3 numbers the steps): issue new fetches, send DNS queries, start
+//! waiting ones whose server has room, poll until the earliest deadline, read the clock,
+//! advance what is ready, hand resolved names on, expire what is late. The driver runs it
+//! through its [`super::Loop`] (`driven.rs`), as it runs the crawl tests' simulated loop.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::io;
@@ -487,7 +489,7 @@ impl Crawler {
         next.saturating_duration_since(now)
     }
 
-    // ---- step 1: issue ----
+    // ---- step 1 (ARCHITECTURE §3): issue ----
 
     fn issue(&mut self) {
         while self.fetches.len() < self.config.max_live {
@@ -608,7 +610,7 @@ impl Crawler {
         self.dispatch_needed = true;
     }
 
-    // ---- step 5: advance fetches whose sockets are ready ----
+    // ---- step 6: advance fetches whose sockets are ready ----
 
     fn conn_ready(&mut self, conn: usize, readiness: Readiness) {
         let Some(entry) = self.conns.get_mut(conn) else {
@@ -632,7 +634,7 @@ impl Crawler {
         self.dispatch_needed = true;
     }
 
-    // ---- step 4: deadlines ----
+    // ---- step 8: deadlines ----
 
     fn set_deadline(&mut self, key: usize, deadline: Option<Instant>) {
         let fetch = &mut self.fetches[key];
@@ -672,7 +674,7 @@ impl Crawler {
         }
     }
 
-    // ---- step 6: report ----
+    // ---- a finished fetch: its completion for the driver ----
 
     fn finish(&mut self, key: usize, code: ReturnCode) {
         self.finish_with(key, code);
