@@ -1,27 +1,32 @@
-//! A simulated web and clock that drive [`Crawl`] the way the event loop does, with no sockets,
+//! A simulated web and clock that drive [`Crawl`] through the real driver, with no sockets,
 //! files or sleeping (like quinn-proto's stepped connection tests).
 //!
 //! [`Web`] maps URLs to raw HTTP responses (or a fetch failure), or to a few in turn, or to
 //! one by whether the request carries a cookie; anything it does not know is a 404, so a host
-//! without a robots.txt allows everything. [`Sim`] plays the driver
-//! ([`crate::fetcher::Driver::turn`]): ask the source for work while fewer than `max_live`
-//! fetches are live, jump the clock to the next completion or the source's `Wait` instant,
-//! decode the response with the real [`ResponseDecoder`] and hand the crawl its `FetchDone`.
-//! Every run is bounded in steps, so a livelock fails the test instead of hanging it.
+//! without a robots.txt allows everything. [`SimLoop`] is the event loop's stand-in: it
+//! implements the driver's [`Loop`] as `fetcher::Crawler` does, with at most `max_live`
+//! fetches live, a turn that jumps the clock to the next answer or the driver's `wake_at`, and
+//! answers decoded by the real [`ResponseDecoder`]. [`Sim`] runs the crawl on it with the very
+//! [`Driver`] the app uses, so when to ask for work, when to wait and when the crawl is
+//! finished are decided by the same code in tests and in a real crawl. Every run is bounded
+//! in steps, so a livelock fails the test instead of hanging it.
 
 use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
 
 use url::Url;
 
 use super::sink::{Logged, MemorySink};
 use super::{Crawl, CrawlConfig};
-use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, Timings};
+use crate::fetcher::{Completion, Driver, FetchRequest, Loop, Timings, Turn};
 use crate::http::{Limits, Progress, ResponseDecoder};
 use crate::ReturnCode;
 
-/// Source answers taken at one instant before the sim calls it a livelock.
-const MAX_ASKS_PER_STEP: usize = 1_000;
+/// Turns in a row that move neither the clock nor a fetch (a source answering `Wait(now)`
+/// again and again) before the sim calls it a livelock.
+const MAX_STALLED_TURNS: usize = 1_000;
 
 /// The wall clock at the start of every simulated crawl (2027-01-15T08:00:00Z).
 pub fn sim_wall() -> std::time::SystemTime {
@@ -153,24 +158,18 @@ pub struct Issued {
     pub cookie: Option<String>,
 }
 
-/// What the sim knows about its source between steps (as the driver does).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Source {
-    Ask,
-    Wait(Instant),
-    Done,
-}
-
 struct Live {
     req: FetchRequest,
-    /// Index into `Sim::issued`.
+    /// Index into `SimLoop::issued`.
     record: usize,
     due: Instant,
     latency: Duration,
 }
 
-pub struct Sim {
-    pub crawl: Crawl<MemorySink>,
+/// The simulated event loop: the fake web, the clock and the live fetches. It is a
+/// [`Loop`] as the real `Crawler` is: a pushed request is answered by the web after its host's
+/// latency, and its turn jumps the clock to the next answer or the driver's `wake_at`.
+pub struct SimLoop {
     pub web: Web,
     pub t0: Instant,
     pub now: Instant,
@@ -180,20 +179,16 @@ pub struct Sim {
     pub latency: Duration,
     pub issued: Vec<Issued>,
     live: Vec<Live>,
-    source: Source,
+    /// Answered requests waiting for the driver, oldest first.
+    completions: VecDeque<Completion>,
+    /// Turns in a row that moved neither the clock nor a fetch.
+    stalled: usize,
 }
 
-impl Sim {
-    pub fn new(config: CrawlConfig, web: Web, seeds: &[&str]) -> Sim {
-        let t0 = Instant::now();
-        let mut crawl = Crawl::new(config, MemorySink::default(), t0);
-        crawl.set_wall_clock(t0, sim_wall());
-        for s in seeds {
-            // A seed the filter refuses has its line in the sink, where the tests look.
-            let _ = crawl.add_seed(Url::parse(s).expect("seed parses"));
-        }
-        Sim {
-            crawl,
+impl SimLoop {
+    /// A loop on `web` with its clock at `t0`: 4 fetches live at most, 50 ms a fetch.
+    pub fn new(web: Web, t0: Instant) -> SimLoop {
+        SimLoop {
             web,
             t0,
             now: t0,
@@ -201,64 +196,49 @@ impl Sim {
             latency: Duration::from_millis(50),
             issued: Vec::new(),
             live: Vec::new(),
-            source: Source::Ask,
+            completions: VecDeque::new(),
+            stalled: 0,
         }
     }
 
-    /// Steps until the crawl is finished; panics (a livelock or stall) after `max_steps`.
-    pub fn run(&mut self, max_steps: usize) -> &mut Self {
-        for _ in 0..max_steps {
-            if self.step() {
-                return self;
-            }
-        }
-        panic!(
-            "crawl not finished after {max_steps} steps (t = {:?}, {} live, frontier {})",
-            self.now - self.t0,
-            self.live.len(),
-            self.crawl.frontier_len()
-        );
+    /// How often `url` was requested.
+    pub fn times_issued(&self, url: &str) -> usize {
+        let url = key(url);
+        self.issued.iter().filter(|i| i.url == url).count()
     }
 
-    /// One driver turn: take work, then jump to the next event and deliver what completes
-    /// there. Returns whether everything is finished.
-    pub fn step(&mut self) -> bool {
-        let now = self.now;
-        if matches!(self.source, Source::Wait(t) if t <= now) {
-            self.source = Source::Ask;
-        }
-        let mut idle = false;
-        let mut asks = 0;
-        while self.source == Source::Ask && self.live.len() < self.max_live {
-            asks += 1;
-            assert!(asks <= MAX_ASKS_PER_STEP, "source livelock at {now:?}");
-            match self.crawl.next_fetch(now) {
-                Next::Fetch(req) => self.issue(req),
-                Next::Wait(t) => self.source = Source::Wait(t.max(now)),
-                Next::Idle => {
-                    idle = true;
-                    break;
-                }
-                Next::Done => self.source = Source::Done,
-            }
-        }
-        while self.crawl.poll_prefetch().is_some() {}
-        if self.live.is_empty() && (self.source == Source::Done || idle) {
-            return true;
-        }
-        let wake = match self.source {
-            Source::Wait(t) => Some(t),
-            _ => None,
+    /// Requests to `host`, in issue order.
+    pub fn issued_to(&self, host: &str) -> Vec<Issued> {
+        self.issued
+            .iter()
+            .filter(|i| i.host == host)
+            .cloned()
+            .collect()
+    }
+
+    /// Ends `l` at the current instant with `outcome` (the web's answer decoded when `None`).
+    fn answer(&mut self, l: Live, outcome: Option<ReturnCode>) {
+        self.issued[l.record].end = Some(self.now - self.t0);
+        let reply = match outcome {
+            Some(code) => Reply::Fail(code),
+            None => self.web.answer(&l.req),
         };
-        let next = self.live.iter().map(|l| l.due).chain(wake).min();
-        let next = next.expect("nothing live and nothing to wait for, yet not finished");
-        assert!(next >= self.now, "time goes forward");
-        self.now = next;
-        self.deliver_due();
-        false
+        self.completions
+            .push_back(completion(l.req, reply, l.latency));
+    }
+}
+
+impl Loop for SimLoop {
+    fn now(&self) -> Instant {
+        self.now
     }
 
-    fn issue(&mut self, req: FetchRequest) {
+    fn has_room(&self) -> bool {
+        self.live.len() < self.max_live
+    }
+
+    /// Issues the request at once (the real loop's issue step, which runs before its poll).
+    fn fetch_push(&mut self, req: FetchRequest) {
         let host = req.url.host_str().unwrap_or_default().to_string();
         let latency = self.web.latency.get(&host).copied().unwrap_or(self.latency);
         self.issued.push(Issued {
@@ -276,21 +256,121 @@ impl Sim {
         });
     }
 
-    /// Completes every live fetch due by now, in issue order.
-    fn deliver_due(&mut self) {
-        let now = self.now;
+    /// The simulated web needs no name resolved: every prefetch is taken and forgotten.
+    fn prefetch(&mut self, _host: &str) -> bool {
+        true
+    }
+
+    fn is_idle(&self) -> bool {
+        self.live.is_empty() && self.completions.is_empty()
+    }
+
+    /// The simulated web keeps no connections, so none is idle.
+    fn close_idle(&mut self) {}
+
+    /// Jumps the clock to the next answer or `wake_at`, and answers every live fetch due by
+    /// then, in issue order.
+    fn turn(&mut self, wake_at: Option<Instant>) -> io::Result<()> {
+        if !self.completions.is_empty() {
+            return Ok(()); // the real loop does not sleep either
+        }
+        let next = self.live.iter().map(|l| l.due).chain(wake_at).min();
+        let next = next.expect("nothing live and nothing to wait for, yet not finished");
+        assert!(next >= self.now, "time goes forward");
+        let moved = next > self.now || self.live.iter().any(|l| l.due <= next);
+        self.stalled = if moved { 0 } else { self.stalled + 1 };
+        assert!(
+            self.stalled <= MAX_STALLED_TURNS,
+            "source livelock at {:?}",
+            self.now - self.t0
+        );
+        self.now = next;
         let (due, rest): (Vec<Live>, Vec<Live>) = std::mem::take(&mut self.live)
             .into_iter()
-            .partition(|l| l.due <= now);
+            .partition(|l| l.due <= next);
         self.live = rest;
         for l in due {
-            self.issued[l.record].end = Some(now - self.t0);
-            let reply = self.web.answer(&l.req);
-            complete(&mut self.crawl, &l.req, reply, l.latency, now);
-            if matches!(self.source, Source::Wait(_)) {
-                self.source = Source::Ask;
+            self.answer(l, None);
+        }
+        Ok(())
+    }
+
+    fn interrupt(&mut self) {
+        for l in std::mem::take(&mut self.live) {
+            self.answer(l, Some(ReturnCode::Interrupted));
+        }
+    }
+
+    fn poll_completion(&mut self) -> Option<Completion> {
+        self.completions.pop_front()
+    }
+
+    fn recycle(&mut self, _c: Completion) {}
+}
+
+/// A crawl run by the real [`Driver`] on a [`SimLoop`]. It reads as its loop (`sim.now`,
+/// `sim.issued`, `sim.web`): the two are apart only so that the driver can borrow both.
+pub struct Sim {
+    pub crawl: Crawl<MemorySink>,
+    pub net: SimLoop,
+    driver: Driver,
+}
+
+impl Deref for Sim {
+    type Target = SimLoop;
+
+    fn deref(&self) -> &SimLoop {
+        &self.net
+    }
+}
+
+impl DerefMut for Sim {
+    fn deref_mut(&mut self) -> &mut SimLoop {
+        &mut self.net
+    }
+}
+
+impl Sim {
+    pub fn new(config: CrawlConfig, web: Web, seeds: &[&str]) -> Sim {
+        let t0 = Instant::now();
+        let mut crawl = Crawl::new(config, MemorySink::default(), t0);
+        crawl.set_wall_clock(t0, sim_wall());
+        for s in seeds {
+            // A seed the filter refuses has its line in the sink, where the tests look.
+            let _ = crawl.add_seed(Url::parse(s).expect("seed parses"));
+        }
+        Sim {
+            crawl,
+            net: SimLoop::new(web, t0),
+            driver: Driver::new(),
+        }
+    }
+
+    /// Steps until the crawl is finished; panics (a livelock or stall) after `max_steps`.
+    pub fn run(&mut self, max_steps: usize) -> &mut Self {
+        for _ in 0..max_steps {
+            if self.step() {
+                return self;
             }
         }
+        panic!(
+            "crawl not finished after {max_steps} steps (t = {:?}, {} live, frontier {})",
+            self.now - self.t0,
+            self.net.live.len(),
+            self.crawl.frontier_len()
+        );
+    }
+
+    /// One driver turn (which decides whether everything is finished, and returns that),
+    /// then what the turn answered delivered at once, so that between steps the crawl has
+    /// seen everything up to the clock.
+    pub fn step(&mut self) -> bool {
+        let turn = self.driver.turn(&mut self.net, &mut self.crawl);
+        if turn.expect("the simulated loop does no I/O") == Turn::Finished {
+            return true;
+        }
+        self.driver.deliver(&mut self.net, &mut self.crawl);
+        false
     }
 
     /// A copy of the sink's lines.
@@ -303,76 +383,39 @@ impl Sim {
         let url = key(url);
         self.lines().into_iter().filter(|l| l.url == url).collect()
     }
-
-    /// How often `url` was requested.
-    pub fn times_issued(&self, url: &str) -> usize {
-        let url = key(url);
-        self.issued.iter().filter(|i| i.url == url).count()
-    }
-
-    /// Requests to `host`, in issue order.
-    pub fn issued_to(&self, host: &str) -> Vec<Issued> {
-        self.issued
-            .iter()
-            .filter(|i| i.host == host)
-            .cloned()
-            .collect()
-    }
 }
 
-/// Decodes `reply` as the event loop would and hands the crawl its one `FetchDone`.
-fn complete(
-    crawl: &mut Crawl<MemorySink>,
-    req: &FetchRequest,
-    reply: Reply,
-    latency: Duration,
-    now: Instant,
-) {
-    let mut decoder = ResponseDecoder::new(Limits::default());
-    decoder.reset(false);
-    let outcome = match &reply {
+/// The request bytes every simulated fetch sent.
+const REQUEST: &[u8] = b"GET / HTTP/1.1\r\n\r\n";
+
+/// Decodes `reply` as the event loop would, into the one `Completion` of `req`.
+fn completion(req: FetchRequest, reply: Reply, latency: Duration) -> Completion {
+    let (outcome, decoder) = match &reply {
         Reply::Raw(bytes) => {
+            let mut decoder = ResponseDecoder::new(Limits::default());
+            decoder.reset(false);
             let r = decoder.process(bytes);
             assert!(
                 matches!(r, Ok((Progress::Complete, n)) if n == bytes.len()),
                 "test response for {} decodes: {r:?}",
                 req.url
             );
-            ReturnCode::Success
+            (ReturnCode::Success, Some(decoder))
         }
-        Reply::Fail(code) => *code,
+        Reply::Fail(code) => (*code, None),
     };
-    let head = match reply {
-        Reply::Raw(_) => decoder.head(),
-        Reply::Fail(_) => None,
-    };
-    let (response, payload, body): (&[u8], &[u8], &[u8]) = match head {
-        Some(_) => (
-            decoder.raw(),
-            &decoder.raw()[decoder.head_len()..],
-            decoder.body(),
-        ),
-        None => (&[], &[], &[]),
-    };
-    let done = FetchDone {
-        request: req,
-        outcome,
-        head,
-        request_bytes: b"GET / HTTP/1.1\r\n\r\n",
-        response,
-        payload,
-        body,
-        content: body,
-        content_complete: true,
-        spooled: None,
-        shared_response: None,
-        peer: None,
-        sent_at: None,
+    Completion {
+        decoder,
+        request_bytes: REQUEST.to_vec(),
+        sent: true,
         timings: Timings {
             receive: latency,
             total: latency,
             ..Timings::default()
         },
-    };
-    crawl.fetch_done(&done, now);
+        ..Completion::without_response(req, outcome)
+    }
 }
+
+// The driver on this loop: scheduling and "finished" in simulated time (`sim/tests.rs`).
+mod tests;

@@ -1,23 +1,26 @@
-//! The driver: the loop that connects a [`Crawler`] to whatever has the work (a URL list, or
-//! the crawl frontier) through the [`FetchSource`] trait.
+//! The driver: the loop that connects an event loop ([`Loop`]) to whatever has the work (a URL
+//! list, or the crawl frontier) through the [`FetchSource`] trait.
 //!
 //! Each [`Driver::turn`]: hand every queued completion to the source, ask the source for work
-//! while the crawler has room (and for host names to resolve ahead), decide whether everything
-//! is finished, then run one [`Crawler::turn`]. The crawler never calls the source: it queues
+//! while the loop has room (and for host names to resolve ahead), decide whether everything
+//! is finished, then run one [`Loop::turn`]. The loop never calls the source: it queues
 //! completions and the driver delivers them between turns, with the turn's clock reading as
 //! `now`. So a completion can never arrive while the source is in the middle of something, and
 //! "finished" is decided in one place, after every completion has been delivered.
+//!
+//! Two loops implement [`Loop`]: the real one (`event_loop::Crawler`, sockets and the OS
+//! clock) and the crawl tests' simulated web and clock (`crawl::sim`), so the crawl tests run
+//! this very driver. The driver is generic over the loop: no dynamic dispatch on its path.
 
 use std::io;
 use std::time::Instant;
 
-use super::event_loop::Crawler;
-use super::fetch::{FetchDone, FetchRequest};
+use super::fetch::{Completion, FetchDone, FetchRequest};
 
 /// Host names taken from [`FetchSource::poll_prefetch`] per turn.
 const MAX_PREFETCH_PER_TURN: usize = 32;
 
-/// What a [`FetchSource`] has to offer when the crawler has room for another fetch.
+/// What a [`FetchSource`] has to offer when the loop has room for another fetch.
 #[derive(Debug)]
 pub enum Next {
     Fetch(FetchRequest),
@@ -40,6 +43,33 @@ pub trait FetchSource {
     }
 }
 
+/// What the driver needs from an event loop. Every request pushed comes back exactly once
+/// through [`Loop::poll_completion`]; nothing is delivered from inside [`Loop::turn`].
+pub trait Loop {
+    /// The clock reading of the last turn: the `now` the driver passes on.
+    fn now(&self) -> Instant;
+    /// Whether another request would start at once (the cue to ask the source for more).
+    fn has_room(&self) -> bool;
+    /// Queues a request.
+    fn fetch_push(&mut self, req: FetchRequest);
+    /// Starts resolving a host name ahead of its URLs; false, doing nothing, when enough
+    /// lookups are already outstanding.
+    fn prefetch(&mut self, host: &str) -> bool;
+    /// Nothing queued, live or waiting to be taken: a turn now could only sleep.
+    fn is_idle(&self) -> bool;
+    /// Closes idle kept-alive connections (the work is done).
+    fn close_idle(&mut self);
+    /// Moves time and fetches forward: at most until `wake_at` when the source has work due
+    /// then, at once when completions are waiting.
+    fn turn(&mut self, wake_at: Option<Instant>) -> io::Result<()>;
+    /// Ends every live and queued request as `Interrupted` (queued as completions).
+    fn interrupt(&mut self);
+    /// The next finished request, oldest first.
+    fn poll_completion(&mut self) -> Option<Completion>;
+    /// Takes a delivered completion back (its buffers are reused).
+    fn recycle(&mut self, c: Completion);
+}
+
 /// Whether there is anything left to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Turn {
@@ -58,7 +88,7 @@ enum SourceState {
     Done,
 }
 
-/// Drives one crawler for one source.
+/// Drives one loop for one source.
 #[derive(Debug)]
 pub struct Driver {
     source: SourceState,
@@ -77,22 +107,18 @@ impl Driver {
         }
     }
 
-    /// One turn: deliver completions, take work, and run the crawler once unless everything
+    /// One turn: deliver completions, take work, and run the loop once unless everything
     /// is finished.
-    pub fn turn(
-        &mut self,
-        crawler: &mut Crawler,
-        source: &mut dyn FetchSource,
-    ) -> io::Result<Turn> {
-        let now = crawler.now();
-        self.deliver(crawler, source, now);
+    pub fn turn<L: Loop>(&mut self, lp: &mut L, source: &mut dyn FetchSource) -> io::Result<Turn> {
+        self.deliver(lp, source);
+        let now = lp.now();
         if matches!(self.source, SourceState::Wait(t) if t <= now) {
             self.source = SourceState::Ask;
         }
         let mut idle = false;
-        while self.source == SourceState::Ask && crawler.has_room() {
+        while self.source == SourceState::Ask && lp.has_room() {
             match source.next_fetch(now) {
-                Next::Fetch(req) => crawler.fetch_push(req),
+                Next::Fetch(req) => lp.fetch_push(req),
                 Next::Wait(t) => self.source = SourceState::Wait(t.max(now)),
                 Next::Idle => {
                     idle = true;
@@ -105,23 +131,23 @@ impl Driver {
             let Some(host) = source.poll_prefetch() else {
                 break;
             };
-            if !crawler.prefetch(&host) {
+            if !lp.prefetch(&host) {
                 break;
             }
         }
         // Every completion is delivered, so a source that is done, or idle with nothing in
         // flight that could change its mind, has nothing more to give.
-        let finished = crawler.is_idle()
+        let finished = lp.is_idle()
             && (self.source == SourceState::Done || (idle && self.source == SourceState::Ask));
         if finished {
-            crawler.close_idle();
+            lp.close_idle();
             return Ok(Turn::Finished);
         }
         let wake_at = match self.source {
             SourceState::Wait(t) => Some(t),
             _ => None,
         };
-        crawler.turn(wake_at)?;
+        lp.turn(wake_at)?;
         Ok(Turn::Continue)
     }
 
@@ -134,16 +160,19 @@ impl Driver {
     }
 
     /// Ctrl-C: ends every live and queued request as `Interrupted` and delivers them.
-    pub fn interrupt(&mut self, crawler: &mut Crawler, source: &mut dyn FetchSource) {
-        crawler.interrupt();
-        let now = crawler.now();
-        self.deliver(crawler, source, now);
+    pub fn interrupt<L: Loop>(&mut self, lp: &mut L, source: &mut dyn FetchSource) {
+        lp.interrupt();
+        self.deliver(lp, source);
     }
 
-    fn deliver(&mut self, crawler: &mut Crawler, source: &mut dyn FetchSource, now: Instant) {
-        while let Some(c) = crawler.poll_completion() {
+    /// Hands every queued completion to the source now, with the loop's clock reading (the
+    /// first thing [`Driver::turn`] does; a stepped test calls it to see a turn's results
+    /// before the next one asks for work).
+    pub fn deliver<L: Loop>(&mut self, lp: &mut L, source: &mut dyn FetchSource) {
+        let now = lp.now();
+        while let Some(c) = lp.poll_completion() {
             source.fetch_done(&c.done(), now);
-            crawler.recycle(c);
+            lp.recycle(c);
             // A finished fetch can make work due before the source's last Wait (a host freed,
             // a robots.txt redirect hop queued): ask again.
             if matches!(self.source, SourceState::Wait(_)) {

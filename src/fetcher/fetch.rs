@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
+use super::digest::{self, PayloadDigest};
 use super::shared_bytes::SharedBytes;
 use super::spool::{Spilling, SpoolFile};
 use crate::http::{ResponseDecoder, ResponseHead};
@@ -301,9 +302,6 @@ impl Completion {
     }
 }
 
-/// SHA-1 of a payload: the digest WARC, crawl.log, CDXJ and Heritrix or Common Crawl use.
-pub type PayloadDigest = [u8; 20];
-
 /// The single report for one URL, borrowed from its [`Completion`] (copy what you keep).
 pub struct FetchDone<'a> {
     pub request: &'a FetchRequest,
@@ -347,11 +345,10 @@ impl FetchDone<'_> {
     /// head arrived: the WARC payload digest, crawl.log's digest and the crawl's content-seen
     /// fingerprint. Computed once per body: on the way to the spool, or here.
     pub fn payload_digest(&self) -> Option<PayloadDigest> {
-        use sha1::{Digest, Sha1};
         self.head?;
         Some(match self.spooled {
             Some((_, digest)) => digest,
-            None => Sha1::digest(self.payload).into(),
+            None => digest::of(self.payload),
         })
     }
 

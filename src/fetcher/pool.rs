@@ -7,10 +7,16 @@
 //! needs a connection, spare ones are closed first (oldest first), so an active host keeps
 //! its connection while it has work (ARCHITECTURE §3, "connection budgets").
 //!
-//! The event loop decides when to open, park, reuse or close a connection; this module keeps
-//! the books so that every close releases its server slot and its idle deadline in one place.
-//! Idle connections carry their own deadlines here ([`ConnPool::next_deadline`],
+//! Which connection a waiting fetch gets is decided here, in [`ConnPool::slot_for`], from the
+//! books alone: reuse an idle one, open one (closing an idle one first to make room), or wait.
+//! The event loop carries the decision out and decides when to park or close; this module
+//! keeps the books so that every close releases its server slot and its idle deadline in one
+//! place. Idle connections carry their own deadlines here ([`ConnPool::next_deadline`],
 //! [`ConnPool::expire`]), so the loop's timer set holds only fetch deadlines.
+//!
+//! The books and the decisions are generic over what a connection is (`C`): the loop's are
+//! [`Conn`]s, and only opening, parking and closing touch mio; the unit tests
+//! (`pool_tests.rs`) run the same code on `()` with a clock they advance by hand.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
@@ -37,8 +43,8 @@ pub struct ConnKey {
     pub server_name: Option<String>,
 }
 
-pub struct ConnEntry {
-    pub conn: Conn,
+pub struct ConnEntry<C = Conn> {
+    pub conn: C,
     pub key: ConnKey,
     pub state: ConnState,
     /// The interest mio currently has for this connection (re-registered only on change).
@@ -68,9 +74,34 @@ impl ConnEntry {
     }
 }
 
+/// The budgets [`ConnPool::slot_for`] gives connections within (`CrawlerConfig`'s).
+#[derive(Clone, Copy, Debug)]
+pub struct Budgets {
+    /// Connections carrying a fetch.
+    pub max_conns: usize,
+    /// Open sockets, idle ones included.
+    pub max_sockets: usize,
+    /// Open connections per server IP (politeness).
+    pub conns_per_server: usize,
+}
+
+/// What a fetch waiting for a connection gets.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// This idle kept-alive connection to the same address and TLS name, now out of the
+    /// idle pool (the caller makes it active).
+    Reuse(usize),
+    /// A new connection for `key`, once the idle connection `close` (if any) is closed to
+    /// make room.
+    Open { key: ConnKey, close: Option<usize> },
+    /// Nothing yet: the in-flight budget is spent, or the server or the socket budget is
+    /// full of busy connections.
+    Wait,
+}
+
 /// Every open connection, keyed by its mio token (the slab key).
-pub struct ConnPool {
-    conns: Slab<ConnEntry>,
+pub struct ConnPool<C = Conn> {
+    conns: Slab<ConnEntry<C>>,
     /// Open connections per server IP.
     busy_servers: HashMap<IpAddr, usize>,
     idle: HashMap<ConnKey, Vec<usize>>,
@@ -78,8 +109,8 @@ pub struct ConnPool {
     idle_order: [BTreeSet<(Instant, usize)>; 2],
 }
 
-impl ConnPool {
-    pub fn new(capacity: usize) -> ConnPool {
+impl<C> ConnPool<C> {
+    pub fn new(capacity: usize) -> ConnPool<C> {
         ConnPool {
             conns: Slab::with_capacity(capacity),
             busy_servers: HashMap::new(),
@@ -98,11 +129,11 @@ impl ConnPool {
         self.conns.len() - self.idle_order[0].len() - self.idle_order[1].len()
     }
 
-    pub fn get(&self, conn: usize) -> Option<&ConnEntry> {
+    pub fn get(&self, conn: usize) -> Option<&ConnEntry<C>> {
         self.conns.get(conn)
     }
 
-    pub fn get_mut(&mut self, conn: usize) -> Option<&mut ConnEntry> {
+    pub fn get_mut(&mut self, conn: usize) -> Option<&mut ConnEntry<C>> {
         self.conns.get_mut(conn)
     }
 
@@ -117,7 +148,7 @@ impl ConnPool {
     }
 
     /// Adds a freshly opened connection and counts it against its server.
-    pub fn insert(&mut self, entry: ConnEntry) -> usize {
+    pub fn insert(&mut self, entry: ConnEntry<C>) -> usize {
         *self.busy_servers.entry(entry.key.addr.ip()).or_insert(0) += 1;
         self.conns.insert(entry)
     }
@@ -133,6 +164,37 @@ impl ConnPool {
             self.idle_order[usize::from(held)].remove(&(deadline, conn));
         }
         Some(conn)
+    }
+
+    /// The connection a fetch waiting for one gets, within `budgets`: an idle one for its
+    /// address and TLS name first, else a new one if its server and the socket budget have
+    /// room, closing an idle connection to make it if not (one to the same server of another
+    /// TLS name; for the socket budget, [`ConnPool::oldest_idle`]). `key` is built only when
+    /// the in-flight budget has room, so a fetch kept waiting by it costs nothing.
+    pub fn slot_for(&mut self, budgets: &Budgets, key: impl FnOnce() -> ConnKey) -> Slot {
+        if self.active() >= budgets.max_conns {
+            return Slot::Wait;
+        }
+        let key = key();
+        if let Some(conn) = self.take_idle(&key) {
+            return Slot::Reuse(conn);
+        }
+        let ip = key.addr.ip();
+        // Closing one makes room in both budgets: the sockets are never over theirs.
+        let close = if self.open_to(ip) >= budgets.conns_per_server {
+            match self.idle_for_ip(ip) {
+                Some(c) => Some(c),
+                None => return Slot::Wait,
+            }
+        } else if self.len() >= budgets.max_sockets {
+            match self.oldest_idle() {
+                Some(c) => Some(c),
+                None => return Slot::Wait,
+            }
+        } else {
+            None
+        };
+        Slot::Open { key, close }
     }
 
     /// Some idle connection to this IP (of any TLS name).
@@ -157,29 +219,22 @@ impl ConnPool {
         self.conns[conn].state = ConnState::Active { fetch };
     }
 
-    /// Keeps a connection whose response ended cleanly for the next URL to its server;
-    /// `held` if that server's host has more URLs queued.
-    pub fn park(
-        &mut self,
-        poll: &Poll,
-        conn: usize,
-        deadline: Instant,
-        held: bool,
-        calls: &mut SocketCalls,
-    ) {
+    /// Books a connection whose response ended cleanly as idle until `deadline`, `held` if its
+    /// host has more URLs queued.
+    pub fn park_idle(&mut self, conn: usize, deadline: Instant, held: bool) {
         let entry = &mut self.conns[conn];
         entry.state = ConnState::Idle { deadline, held };
-        entry.reregister(poll, conn, Interest::READABLE, calls);
         self.idle.entry(entry.key.clone()).or_default().push(conn);
         self.idle_order[usize::from(held)].insert((deadline, conn));
     }
 
-    /// Closes a connection and releases its server slot; unknown keys are ignored.
-    pub fn close(&mut self, poll: &Poll, conn: usize) {
+    /// Takes a connection out of the books, releasing its server slot; `None` for an unknown
+    /// key.
+    pub fn remove(&mut self, conn: usize) -> Option<ConnEntry<C>> {
         if !self.conns.contains(conn) {
-            return;
+            return None;
         }
-        let mut entry = self.conns.remove(conn);
+        let entry = self.conns.remove(conn);
         if let ConnState::Idle { deadline, held } = entry.state {
             self.idle_order[usize::from(held)].remove(&(deadline, conn));
             if let Some(list) = self.idle.get_mut(&entry.key) {
@@ -189,7 +244,6 @@ impl ConnPool {
                 }
             }
         }
-        let _ = poll.registry().deregister(&mut entry.conn.stream);
         let ip = entry.key.addr.ip();
         if let Some(n) = self.busy_servers.get_mut(&ip) {
             *n -= 1;
@@ -197,13 +251,7 @@ impl ConnPool {
                 self.busy_servers.remove(&ip);
             }
         }
-    }
-
-    pub fn close_idle_all(&mut self, poll: &Poll) {
-        let idle: Vec<usize> = self.idle_order.iter().flatten().map(|&(_, c)| c).collect();
-        for c in idle {
-            self.close(poll, c);
-        }
+        Some(entry)
     }
 
     /// When the next idle connection times out.
@@ -215,17 +263,52 @@ impl ConnPool {
             .min()
     }
 
+    /// An idle connection whose deadline is `now` or past (a spare one first), if any.
+    pub fn expired(&self, now: Instant) -> Option<usize> {
+        self.idle_order
+            .iter()
+            .filter_map(|o| o.first())
+            .find(|&&(t, _)| t <= now)
+            .map(|&(_, c)| c)
+    }
+}
+
+impl ConnPool<Conn> {
+    /// Keeps a connection whose response ended cleanly for the next URL to its server;
+    /// `held` if that server's host has more URLs queued.
+    pub fn park(
+        &mut self,
+        poll: &Poll,
+        conn: usize,
+        deadline: Instant,
+        held: bool,
+        calls: &mut SocketCalls,
+    ) {
+        self.park_idle(conn, deadline, held);
+        self.conns[conn].reregister(poll, conn, Interest::READABLE, calls);
+    }
+
+    /// Closes a connection and releases its server slot; unknown keys are ignored.
+    pub fn close(&mut self, poll: &Poll, conn: usize) {
+        if let Some(mut entry) = self.remove(conn) {
+            let _ = poll.registry().deregister(&mut entry.conn.stream);
+        }
+    }
+
+    pub fn close_idle_all(&mut self, poll: &Poll) {
+        let idle: Vec<usize> = self.idle_order.iter().flatten().map(|&(_, c)| c).collect();
+        for c in idle {
+            self.close(poll, c);
+        }
+    }
+
     /// Closes idle connections past their deadline; returns whether any was closed.
     pub fn expire(&mut self, poll: &Poll, now: Instant) -> bool {
         let mut closed = false;
-        for class in 0..2 {
-            while let Some(&(t, conn)) = self.idle_order[class].first() {
-                if t > now {
-                    break;
-                }
-                self.close(poll, conn);
-                closed = true;
-            }
+        // Bounded: each pass closes one of the open connections.
+        while let Some(conn) = self.expired(now) {
+            self.close(poll, conn);
+            closed = true;
         }
         closed
     }

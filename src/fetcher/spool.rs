@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use sha1::{Digest as _, Sha1};
 
-use super::fetch::PayloadDigest;
+use super::digest::PayloadDigest;
 
 /// Makes spool files (implemented by the store).
 pub trait Spool: Send + Sync {

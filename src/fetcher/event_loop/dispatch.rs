@@ -1,9 +1,10 @@
-//! Step 2 of a turn: fetches waiting for a connection get one when politeness
-//! (`conns_per_server`) and the two budgets allow — connections carrying a fetch
+//! Step 3 of a turn (ARCHITECTURE §3): fetches waiting for a connection get one when
+//! politeness (`conns_per_server`) and the two budgets allow — connections carrying a fetch
 //! (`max_conns`) and open sockets, idle ones included (`max_sockets`): an idle kept-alive
 //! connection to the same server and TLS name first, else a new nonblocking connect, closing
 //! an idle connection to make room if the sockets are all open — a spare one (its host has no
-//! more work) before a held one (ARCHITECTURE §3, "connection budgets").
+//! more work) before a held one ("connection budgets" there). Which of these a fetch gets is
+//! `ConnPool::slot_for`'s decision, made from the pool's books; this file carries it out.
 
 use mio::net::TcpStream;
 use mio::{Interest, Token};
@@ -11,11 +12,11 @@ use mio::{Interest, Token};
 use super::Crawler;
 use crate::fetcher::conn::{Conn, Transport};
 use crate::fetcher::fetch::{Attempt, FetchState};
-use crate::fetcher::pool::{ConnEntry, ConnKey, ConnState};
+use crate::fetcher::pool::{Budgets, ConnEntry, ConnKey, ConnState, Slot};
 use crate::ReturnCode;
 
 impl Crawler {
-    /// Step 2 of a turn: every fetch waiting for a connection whose server has room gets
+    /// Step 3 of a turn: every fetch waiting for a connection whose server has room gets
     /// one (kept-alive if one is idle, else a new one), the rest keep their place.
     pub(super) fn dispatch(&mut self) {
         if !self.dispatch_needed {
@@ -32,7 +33,7 @@ impl Crawler {
         }
     }
 
-    /// Gives a waiting fetch a connection if politeness and the global cap allow.
+    /// Gives a waiting fetch the connection `ConnPool::slot_for` decides on, if any.
     /// Returns false if it must keep waiting.
     fn try_start_http(&mut self, key: usize) -> bool {
         let Some(fetch) = self.fetches.get(key) else {
@@ -41,43 +42,39 @@ impl Crawler {
         let FetchState::WaitForHttp { addr } = fetch.state else {
             return true;
         };
-        if self.conns.active() >= self.config.max_conns {
-            return false;
-        }
-        let ckey = ConnKey {
+        let budgets = Budgets {
+            max_conns: self.config.max_conns,
+            max_sockets: self.config.max_sockets,
+            conns_per_server: self.config.conns_per_server,
+        };
+        let slot = self.conns.slot_for(&budgets, || ConnKey {
             addr,
             server_name: fetch.target.server_name(),
-        };
-        if let Some(conn) = self.conns.take_idle(&ckey) {
-            self.stats.conns_reused += 1;
-            self.assign(key);
-            self.fetches[key].state = FetchState::HttpSend {
-                conn,
-                sent: 0,
-                attempt: Attempt::Reused,
-            };
-            self.conns.set_active(conn, key);
-            self.fetches[key].peer = Some(addr);
-            self.advance(key);
-            return true;
-        }
-        if self.conns.open_to(addr.ip()) >= self.config.conns_per_server {
-            // At the per-server cap: an idle connection of another kind (other TLS name) to
-            // the same server may make room; otherwise wait for a busy one to finish.
-            match self.conns.idle_for_ip(addr.ip()) {
-                Some(c) => self.close_conn(c),
-                None => return false,
+        });
+        match slot {
+            Slot::Wait => false,
+            Slot::Reuse(conn) => {
+                self.stats.conns_reused += 1;
+                self.assign(key);
+                self.fetches[key].state = FetchState::HttpSend {
+                    conn,
+                    sent: 0,
+                    attempt: Attempt::Reused,
+                };
+                self.conns.set_active(conn, key);
+                self.fetches[key].peer = Some(addr);
+                self.advance(key);
+                true
+            }
+            Slot::Open { key: ckey, close } => {
+                if let Some(c) = close {
+                    self.close_conn(c);
+                }
+                self.assign(key);
+                self.open_conn(key, ckey);
+                true
             }
         }
-        if self.conns.len() >= self.config.max_sockets {
-            match self.conns.oldest_idle() {
-                Some(c) => self.close_conn(c),
-                None => return false,
-            }
-        }
-        self.assign(key);
-        self.open_conn(key, ckey);
-        true
     }
 
     fn assign(&mut self, key: usize) {

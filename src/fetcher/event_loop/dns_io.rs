@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use mio::{Interest, Token};
 
-use super::{Crawler, DNS_DATAGRAM_BYTES, DNS_TOKEN_BASE, MAX_DNS_READS_PER_EVENT};
+use super::tokens::DNS_TOKEN_BASE;
+use super::{Crawler, DNS_DATAGRAM_BYTES, MAX_DNS_READS_PER_EVENT};
 use crate::fetcher::fetch::FetchState;
 
 impl Crawler {
@@ -21,7 +22,9 @@ impl Crawler {
                 let _ = sock.send_to(&tx.payload, *addr);
             }
         }
-        self.flush_dns_tcp();
+        let registry = self.poll.registry();
+        self.dns_tcp
+            .flush(registry, &mut self.resolver, &self.dns_servers, self.now);
     }
 
     pub(super) fn read_dns(&mut self, server: usize, now: Instant) {

@@ -7,18 +7,20 @@
 //! (`dns::resolver`); the framing is `dns::tcp`'s. This file only moves bytes, within bounds:
 //! at most `MAX_DNS_TCP` connections at once (the others wait in the resolver's queue), a
 //! bounded number of reads per event, and each connection closed at its query's deadline
-//! (the resolver, whose deadline it is, reports the timeout itself).
+//! (the resolver, whose deadline it is, reports the timeout itself). The crawler hands it
+//! the registry and the resolver on each call; it knows nothing else of the loop.
 
 use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::time::Instant;
 
 use mio::net::TcpStream;
-use mio::{Interest, Token};
+use mio::{Interest, Registry, Token};
 use slab::Slab;
 
-use super::{Crawler, DNS_TOKEN_BASE};
+use super::tokens::DNS_TCP_TOKEN_BASE;
 use crate::dns::tcp::{FrameDecoder, Status};
-use crate::dns::TcpQuery;
+use crate::dns::{Resolver, TcpQuery};
 
 /// TCP queries in flight at once. Truncated answers are rare (names with tens of records), so
 /// a few connections serve them all; a burst waits in the resolver's queue instead of taking
@@ -31,9 +33,6 @@ const READ_CHUNK: usize = 2048;
 /// Reads per readiness event: enough for the longest answer and its prefix in whole chunks, so
 /// an answer that has arrived is read in one pass; past this the socket is re-armed.
 const MAX_READS_PER_EVENT: usize = (MAX_ANSWER + 2).div_ceil(READ_CHUNK) + 1;
-/// mio tokens at and above this value name DNS TCP connections (their slot added); the UDP
-/// sockets' tokens sit between `DNS_TOKEN_BASE` and this.
-pub(super) const DNS_TCP_TOKEN_BASE: usize = DNS_TOKEN_BASE + DNS_TOKEN_BASE / 2;
 
 /// One TCP query's connection.
 struct DnsTcpConn {
@@ -107,27 +106,35 @@ impl DnsTcpConn {
     }
 }
 
-impl Crawler {
+impl DnsTcp {
     /// Opens a connection for each TCP query the resolver has, while there is room.
-    pub(super) fn flush_dns_tcp(&mut self) {
-        while self.dns_tcp.conns.len() < MAX_DNS_TCP {
-            let Some(q) = self.resolver.poll_tcp_query() else {
+    pub(super) fn flush(
+        &mut self,
+        registry: &Registry,
+        resolver: &mut Resolver,
+        servers: &[SocketAddr],
+        now: Instant,
+    ) {
+        while self.conns.len() < MAX_DNS_TCP {
+            let Some(q) = resolver.poll_tcp_query() else {
                 break;
             };
-            if self.open_dns_tcp(&q).is_err() {
-                self.resolver.handle_tcp_failed(q.server, q.id, self.now);
+            if self.open(registry, servers, &q).is_err() {
+                resolver.handle_tcp_failed(q.server, q.id, now);
             }
         }
     }
 
-    fn open_dns_tcp(&mut self, q: &TcpQuery) -> io::Result<()> {
-        let addr = *self
-            .dns_servers
-            .get(q.server)
-            .ok_or(io::ErrorKind::NotFound)?;
+    fn open(
+        &mut self,
+        registry: &Registry,
+        servers: &[SocketAddr],
+        q: &TcpQuery,
+    ) -> io::Result<()> {
+        let addr = *servers.get(q.server).ok_or(io::ErrorKind::NotFound)?;
         let mut stream = TcpStream::connect(addr)?;
-        let entry = self.dns_tcp.conns.vacant_entry();
-        self.poll.registry().register(
+        let entry = self.conns.vacant_entry();
+        registry.register(
             &mut stream,
             Token(DNS_TCP_TOKEN_BASE + entry.key()),
             Interest::READABLE | Interest::WRITABLE,
@@ -145,8 +152,14 @@ impl Crawler {
     }
 
     /// Connection `slot` is ready: write, read, and hand the answer or the failure over.
-    pub(super) fn dns_tcp_ready(&mut self, slot: usize, now: Instant) {
-        let Some(conn) = self.dns_tcp.conns.get_mut(slot) else {
+    pub(super) fn ready(
+        &mut self,
+        registry: &Registry,
+        resolver: &mut Resolver,
+        slot: usize,
+        now: Instant,
+    ) {
+        let Some(conn) = self.conns.get_mut(slot) else {
             return; // closed earlier in this turn
         };
         let (server, id) = (conn.server, conn.id);
@@ -154,29 +167,28 @@ impl Crawler {
             Progress::Pending => {}
             Progress::Yield => {
                 // mio is edge-triggered: ask to be told again rather than lose the rest.
-                let _ = self.poll.registry().reregister(
+                let _ = registry.reregister(
                     &mut conn.stream,
                     Token(DNS_TCP_TOKEN_BASE + slot),
                     Interest::READABLE | Interest::WRITABLE,
                 );
             }
             Progress::Answer(msg) => {
-                self.close_dns_tcp(slot);
-                self.resolver.handle_tcp_answer(server, id, &msg, now);
+                self.close(registry, slot);
+                resolver.handle_tcp_answer(server, id, &msg, now);
             }
             Progress::Failed => {
-                self.close_dns_tcp(slot);
-                self.resolver.handle_tcp_failed(server, id, now);
+                self.close(registry, slot);
+                resolver.handle_tcp_failed(server, id, now);
             }
         }
     }
 
     /// Closes the connections whose query's deadline has passed. Called after the resolver's
     /// own timers, so a query it timed out is already reported and this news is a no-op.
-    pub(super) fn expire_dns_tcp(&mut self, now: Instant) {
+    pub(super) fn expire(&mut self, registry: &Registry, resolver: &mut Resolver, now: Instant) {
         // Bounded: at most MAX_DNS_TCP connections.
         let late: Vec<usize> = self
-            .dns_tcp
             .conns
             .iter()
             .filter(|(_, c)| c.deadline <= now)
@@ -184,16 +196,16 @@ impl Crawler {
             .collect();
         for slot in late {
             let (server, id) = {
-                let c = &self.dns_tcp.conns[slot];
+                let c = &self.conns[slot];
                 (c.server, c.id)
             };
-            self.close_dns_tcp(slot);
-            self.resolver.handle_tcp_failed(server, id, now);
+            self.close(registry, slot);
+            resolver.handle_tcp_failed(server, id, now);
         }
     }
 
-    fn close_dns_tcp(&mut self, slot: usize) {
-        let mut conn = self.dns_tcp.conns.remove(slot);
-        let _ = self.poll.registry().deregister(&mut conn.stream);
+    fn close(&mut self, registry: &Registry, slot: usize) {
+        let mut conn = self.conns.remove(slot);
+        let _ = registry.deregister(&mut conn.stream);
     }
 }

@@ -17,8 +17,10 @@
 //!   by [`super::pool::ConnPool`] with the keep-alive pool;
 //! - `completions`: finished requests waiting for the driver.
 //!
-//! Each turn: issue new fetches, start waiting ones whose server has room, poll until the
-//! earliest deadline, read the clock, expire what is late, advance what is ready.
+//! Each turn (ARCHITECTURE §3 numbers the steps): issue new fetches, send DNS queries, start
+//! waiting ones whose server has room, poll until the earliest deadline, read the clock,
+//! advance what is ready, hand resolved names on, expire what is late. The driver runs it
+//! through its [`super::Loop`] (`driven.rs`), as it runs the crawl tests' simulated loop.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::io;
@@ -41,13 +43,16 @@ mod completions;
 mod dispatch;
 mod dns_io;
 mod dns_tcp;
+mod driven;
 mod http_stage;
 mod receive_pool;
+mod tokens;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, Limits, Method, Request, ResponseDecoder};
 use crate::ReturnCode;
-use dns_tcp::{DnsTcp, DNS_TCP_TOKEN_BASE};
+use dns_tcp::DnsTcp;
 use receive_pool::ReceivePool;
+use tokens::{DNS_TCP_TOKEN_BASE, DNS_TOKEN_BASE, WAKE_TOKEN};
 
 /// The longest a poll sleeps, so that an interrupt flag set by a signal handler is seen soon.
 const MAX_POLL_WAIT: Duration = Duration::from_millis(200);
@@ -61,10 +66,6 @@ const DNS_DATAGRAM_BYTES: usize = 4096;
 /// spoofed answers must not starve the rest of the loop; the socket stays readable and
 /// the remainder is read on the next turn).
 const MAX_DNS_READS_PER_EVENT: usize = 256;
-/// mio tokens at and above this value name DNS sockets; below it, connection slab keys.
-const DNS_TOKEN_BASE: usize = usize::MAX / 2;
-/// The token of the loop's [`mio::Waker`] (another thread has news for the driver).
-const WAKE_TOKEN: usize = DNS_TOKEN_BASE - 1;
 /// Buffers (decoders, request and content buffers) larger than this are dropped rather than
 /// pooled, so one large page does not pin its memory for the rest of the crawl.
 const POOLED_BUFFER_MAX: usize = 256 * 1024;
@@ -423,7 +424,9 @@ impl Crawler {
             if token.0 == WAKE_TOKEN {
                 // Only ends the poll: the driver looks at what woke it.
             } else if token.0 >= DNS_TCP_TOKEN_BASE {
-                self.dns_tcp_ready(token.0 - DNS_TCP_TOKEN_BASE, now);
+                let slot = token.0 - DNS_TCP_TOKEN_BASE;
+                let registry = self.poll.registry();
+                self.dns_tcp.ready(registry, &mut self.resolver, slot, now);
             } else if token.0 >= DNS_TOKEN_BASE {
                 self.read_dns(token.0 - DNS_TOKEN_BASE, now);
             } else {
@@ -442,7 +445,8 @@ impl Crawler {
             }
         }
         self.resolver.handle_timeout(now);
-        self.expire_dns_tcp(now);
+        self.dns_tcp
+            .expire(self.poll.registry(), &mut self.resolver, now);
         self.resolver_events(now);
         self.expire(now);
         if self.conns.expire(&self.poll, now) {
@@ -491,7 +495,7 @@ impl Crawler {
         next.saturating_duration_since(now)
     }
 
-    // ---- step 1: issue ----
+    // ---- step 1 (ARCHITECTURE §3): issue ----
 
     fn issue(&mut self) {
         while self.fetches.len() < self.config.max_live {
@@ -612,7 +616,7 @@ impl Crawler {
         self.dispatch_needed = true;
     }
 
-    // ---- step 5: advance fetches whose sockets are ready ----
+    // ---- step 6: advance fetches whose sockets are ready ----
 
     fn conn_ready(&mut self, conn: usize, readiness: Readiness) {
         let Some(entry) = self.conns.get_mut(conn) else {
@@ -636,7 +640,7 @@ impl Crawler {
         self.dispatch_needed = true;
     }
 
-    // ---- step 4: deadlines ----
+    // ---- step 8: deadlines ----
 
     fn set_deadline(&mut self, key: usize, deadline: Option<Instant>) {
         let fetch = &mut self.fetches[key];
@@ -676,7 +680,7 @@ impl Crawler {
         }
     }
 
-    // ---- step 6: report ----
+    // ---- a finished fetch: its completion for the driver ----
 
     fn finish(&mut self, key: usize, code: ReturnCode) {
         self.finish_with(key, code);
