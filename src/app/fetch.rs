@@ -26,9 +26,10 @@ use crate::app::run::{
     StoringSource, URL_IN_MESSAGES,
 };
 use crate::app::url_lines::{Line, UrlLines};
+use crate::codec::{get_bytes, put_bytes};
 use crate::crawl::frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use crate::crawl::sink::{Hop, Sink, Via};
-use crate::crawl::spill::{get_bytes, put_bytes, BatchRef, SpillStore, Spillable};
+use crate::crawl::spill::{BatchRef, SpillStore, Spillable};
 use crate::crawl::LineTally;
 use crate::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
 use crate::http::cookies::CookieJar;

@@ -11,8 +11,8 @@
 use std::borrow::Cow;
 use std::time::SystemTime;
 
+use crate::codec::push_u64;
 use crate::datetime;
-use crate::store::crawl_log::push_u64;
 use crate::store::warc::{push_sha1_base32, sha1, Digest, RecordType};
 
 /// Hex digits as Python writes them in `\u` escapes and as `surt` writes `%` escapes.

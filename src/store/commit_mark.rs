@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use super::crawl_state::{self, StateError};
 use super::journal::{sync_parent_dir, JournalReader};
 use super::warc;
-use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
+use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 
 /// The journal tag of a mark record.
 pub(super) const TAG: u8 = b'M';

@@ -29,7 +29,7 @@ use super::crawl_state::{
     self, admitted_after, checkpoint_path, scan_ends, still_queued, Event, StateError, StateFiles,
 };
 use super::journal::{sync_parent_dir, JournalReader, JournalWriter};
-use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
+use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::fetcher::PayloadDigest;
 
 /// 3: a URL-seen key's resource hash is seeded with its host's (`crawl::url_seen::url_key`);

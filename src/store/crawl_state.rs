@@ -34,7 +34,7 @@ use super::checkpoint;
 use super::commit_mark;
 use super::compaction;
 use super::journal::JournalReader;
-use crate::crawl::spill::{get_bytes, put_bytes};
+use crate::codec::{get_bytes, put_bytes};
 use crate::fetcher::PayloadDigest;
 
 /// The state directory's name inside the output directory.

@@ -27,8 +27,8 @@ use super::crawl_state;
 use super::journal_side::JournalSide;
 use super::warc::{self, BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
 use super::writer::{OwnedExchange, PartWarc, ResponseBytes, ToWriter, WarcThread, WriterSide};
+use crate::codec::{put_bytes, secure_random};
 use crate::crawl::sink::{Hop, Sink, Via};
-use crate::crawl::spill::put_bytes;
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::ReturnCode;
 
@@ -204,7 +204,7 @@ impl Output {
             None => None,
         };
         let mut seed = [0u8; 16];
-        if !crate::fetcher::tls::secure_random(&mut seed) {
+        if !secure_random(&mut seed) {
             // Record IDs need only be unique, not secret: fall back to time and pid.
             let t = SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)

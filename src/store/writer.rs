@@ -17,7 +17,7 @@ use super::crawl_state;
 use super::journal_side::JournalSide;
 use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
 use super::warc::{DeflatedBlock, Exchange, Revisit, WarcWriter};
-use crate::crawl::spill::get_bytes;
+use crate::codec::get_bytes;
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
 
