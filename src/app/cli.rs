@@ -26,7 +26,7 @@ use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
-use crate::store::output::OutputConfig;
+use crate::store::archive::output::OutputConfig;
 
 /// `--max-conns` unless given: what `crawl` and `fetch` open, and what `bench` measures.
 pub const DEFAULT_MAX_CONNS: usize = 128;

@@ -33,8 +33,8 @@ use crate::crawl::spill::{BatchRef, SpillStore, Spillable};
 use crate::crawl::LineTally;
 use crate::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
 use crate::http::cookies::CookieJar;
-use crate::store::output::Output;
-use crate::store::segments::SegmentSpill;
+use crate::store::archive::output::Output;
+use crate::store::state::segments::SegmentSpill;
 use crate::ReturnCode;
 
 /// URLs read ahead of what was fetched at least, whatever `--frontier-ram` says: enough for

@@ -20,10 +20,10 @@ use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
 use crate::crawl::{self, Crawl, CrawlConfig, CrawlCounters};
 use crate::fetcher::stats::LoopStats;
 use crate::fetcher::{Crawler, CrawlerConfig, PayloadDigest};
-use crate::store::compaction::StateKeys;
-use crate::store::crawl_state;
-use crate::store::output::{Output, Written};
-use crate::store::segments::SegmentSpill;
+use crate::store::archive::output::{Output, Written};
+use crate::store::state::compaction::StateKeys;
+use crate::store::state::crawl_state;
+use crate::store::state::segments::SegmentSpill;
 use crate::ReturnCode;
 
 /// URLs in messages are cut to about this many characters.

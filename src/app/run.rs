@@ -15,9 +15,9 @@ use crate::app::url_lines::{Line, UrlLines};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::Crawl;
 use crate::fetcher::{Crawler, CrawlerConfig, Driver, FetchDone, FetchSource, PayloadDigest, Turn};
-use crate::store::crawl_state;
-use crate::store::output::{Output, Written};
-use crate::store::spool::FileSpool;
+use crate::store::archive::output::{Output, Written};
+use crate::store::archive::spool::FileSpool;
+use crate::store::state::crawl_state;
 use crate::ReturnCode;
 
 /// URLs in messages are cut to about this many characters.
@@ -112,7 +112,7 @@ fn whole_crawl_counts(report: &mut CrawlReport) -> Result<(), Failure> {
     let mut urls = crate::crawl::LineTally::default();
     let mut robots = crate::crawl::LineTally::default();
     let log = report.out_dir.join("crawl.log");
-    crate::store::crawl_log::for_each_line(&log, |l| {
+    crate::store::archive::crawl_log::for_each_line(&log, |l| {
         let tally = if l.hop == Some(Hop::Prerequisite) {
             &mut robots
         } else {

@@ -19,7 +19,7 @@ use std::time::SystemTime;
 use crate::codec::push_u64;
 use crate::crawl::sink::Hop;
 use crate::datetime;
-use crate::store::warc::{parse_sha1_base32, push_sha1_base32, Digest};
+use crate::store::archive::warc::{parse_sha1_base32, push_sha1_base32, Digest};
 use crate::ReturnCode;
 
 /// The first line of every crawl log.

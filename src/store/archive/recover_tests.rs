@@ -1,8 +1,8 @@
 use super::*;
+use crate::store::archive::warc::reader::{read_records, Record};
+use crate::store::archive::warc::{Exchange, WarcInfo, WarcWriter};
 use crate::store::test_data::noise;
 use crate::store::test_dir::TempDir;
-use crate::store::warc::reader::{read_records, Record};
-use crate::store::warc::{Exchange, WarcInfo, WarcWriter};
 use std::net::IpAddr;
 use std::process::Command;
 use std::time::{Duration, UNIX_EPOCH};

@@ -9,7 +9,7 @@
 //! - `A` + url + entry: a URL entered the frontier; `entry` is the crawl's own encoding of its
 //!   queue entry (depth, referrer, hop), opaque here.
 //! - `D` + url + optional SHA-1: the URL ended (its crawl.log line, and its WARC records when it
-//!   was fetched, were handed to the OS before this record was, see `store::output`).
+//!   was fetched, were handed to the OS before this record was, see `store::archive::output`).
 //! - `F` + url: the URL is no longer this crawl's to end: it was delivered to the partition
 //!   owning its host (a cluster node), or dropped on arrival there. Ends it like `D`, without
 //!   counting it done.
@@ -497,7 +497,7 @@ pub fn replay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::journal::JournalWriter;
+    use crate::store::state::journal::JournalWriter;
 
     #[derive(Default)]
     struct Collect {

@@ -11,15 +11,15 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::commit_mark::CommitMark;
 use super::crawl_log::{self, CrawlLog};
-use super::crawl_state;
-use super::journal_side::JournalSide;
 use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
 use super::warc::{DeflatedBlock, Exchange, Revisit, WarcWriter};
 use crate::codec::get_bytes;
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
+use crate::store::state::commit_mark::CommitMark;
+use crate::store::state::crawl_state;
+use crate::store::state::journal_side::JournalSide;
 
 /// Exchanges queued for the writer thread before `record` waits.
 pub(super) const WRITER_QUEUE: usize = 64;

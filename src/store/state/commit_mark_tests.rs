@@ -1,5 +1,5 @@
 use super::*;
-use crate::store::journal::JournalWriter;
+use crate::store::state::journal::JournalWriter;
 use crate::store::test_dir::TempDir;
 
 fn mark(log_len: u64, warcs: &[Option<(&str, u64)>]) -> CommitMark {

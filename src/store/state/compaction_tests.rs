@@ -3,7 +3,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::store::crawl_state::{
+use crate::store::state::crawl_state::{
     create, journal_path, push_admitted, push_done, push_released, replay, ReplaySink, Replayed,
 };
 

@@ -4,7 +4,7 @@
 //! the newest mark and drops the journal records after it, so a fetch the journal does not
 //! vouch for leaves no trace (and is fetched again), and none is in the archive twice.
 //!
-//! Where marks are written ([`super::writer`], [`super::journal_side`]): after each commit's
+//! Where marks are written ([`crate::store::archive::writer`], [`super::journal_side`]): after each commit's
 //! records (the WARC and crawl.log bytes are handed to the OS first), when the writer starts,
 //! and as the first record of each new journal generation, so the newest generation always
 //! holds one even after compaction removed the older ones. A WARC file is closed only right
@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use super::crawl_state::{self, StateError};
 use super::journal::{sync_parent_dir, JournalReader};
-use super::warc;
 use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
+use crate::store::archive::warc;
 
 /// The journal tag of a mark record.
 pub(super) const TAG: u8 = b'M';
@@ -130,7 +130,7 @@ pub struct Cut {
 
 /// Cuts `out`'s outputs back to `last`: WARC files begun after it are deleted (with their
 /// indexes), each partition's marked file, if still `.open`, is cut to its marked length (it
-/// is then closed as any `.open` file is, see [`super::recover`]), crawl.log is cut to its
+/// is then closed as any `.open` file is, see [`crate::store::archive::recover`]), crawl.log is cut to its
 /// marked length, and the journal to the mark (newer generations deleted). Each cut file is
 /// fsynced before the next step.
 pub fn cut_back(out: &Path, last: &LastMark) -> io::Result<Cut> {

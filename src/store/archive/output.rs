@@ -21,15 +21,15 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::compaction::StateKeys;
 use super::crawl_log::{self, CrawlLog, LogLine};
-use super::crawl_state;
-use super::journal_side::JournalSide;
 use super::warc::{self, BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
 use super::writer::{OwnedExchange, PartWarc, ResponseBytes, ToWriter, WarcThread, WriterSide};
 use crate::codec::{put_bytes, secure_random};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::fetcher::{FetchDone, PayloadDigest};
+use crate::store::state::compaction::StateKeys;
+use crate::store::state::crawl_state;
+use crate::store::state::journal_side::JournalSide;
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.

@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::GzDecoder;
 
-use super::journal::sync_parent_dir;
 use super::warc::reader::MAX_RECORD_BYTES;
+use crate::store::state::journal::sync_parent_dir;
 
 /// Suffix of a WARC file still being written (or left by a crash).
 pub const OPEN_SUFFIX: &str = ".warc.gz.open";
