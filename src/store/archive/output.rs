@@ -23,6 +23,7 @@ use std::time::{Duration, SystemTime};
 
 use super::crawl_log::{self, CrawlLog, LogLine};
 use super::warc::{self, BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
+pub use super::writer::Written;
 use super::writer::{OwnedExchange, PartWarc, ResponseBytes, ToWriter, WarcThread, WriterSide};
 use crate::codec::{put_bytes, secure_random};
 use crate::crawl::sink::{Hop, Sink, Via};
@@ -98,15 +99,6 @@ impl OutputConfig {
     }
 }
 
-/// What a finished [`Output`] wrote.
-#[derive(Clone, Debug, Default)]
-pub struct Written {
-    /// WARC files, in order.
-    pub warc_files: Vec<PathBuf>,
-    /// Their CDXJ indexes (empty when [`OutputConfig::cdxj`] is off).
-    pub indexes: Vec<PathBuf>,
-}
-
 /// Running totals of what was stored.
 #[derive(Clone, Debug, Default)]
 pub struct Stored {
@@ -119,13 +111,6 @@ pub struct Stored {
     pub log_lines: u64,
 }
 
-/// The URI of the `resource` record holding a WARC file's crawl.log lines (the form wget
-/// uses for its log).
-pub const LOG_RECORD_URI: &str = "metadata://spinneret/crawl.log";
-/// Log lines gathered before they are written as a record mid-file: bounds the writer's
-/// memory (the lines, and their record formatted and compressed) when one file holds very
-/// many records. A file then holds its log in several records, in order.
-pub(super) const MAX_LOG_RECORD_BYTES: usize = 1 << 20;
 /// Payload digests remembered for revisit records. Past this many stored payloads, a
 /// duplicate of a payload not remembered is stored in full: memory stays bounded (about
 /// 150 bytes an entry) and nothing is lost.
