@@ -23,6 +23,7 @@ use crate::fetcher::{Crawler, CrawlerConfig, PayloadDigest};
 use crate::store::archive::output::{Output, Written};
 use crate::store::state::compaction::StateKeys;
 use crate::store::state::crawl_state;
+use crate::store::state::replay::{replay, ReplaySink};
 use crate::store::state::segments::SegmentSpill;
 use crate::ReturnCode;
 
@@ -50,7 +51,7 @@ impl Restore<'_> {
     }
 }
 
-impl crawl_state::ReplaySink for Restore<'_> {
+impl ReplaySink for Restore<'_> {
     fn seen_sorted(&mut self, part: u32, keys: &[u64]) {
         if let Some(c) = self.crawls.get_mut(part as usize) {
             c.restore_seen_sorted(keys);
@@ -276,8 +277,8 @@ pub(crate) fn execute(
             crawls: &mut crawls,
             bad: 0,
         };
-        let r = crawl_state::replay(&out_dir, &mut restore, n as u32)
-            .map_err(|e| Failure::Output(e.to_string()))?;
+        let r =
+            replay(&out_dir, &mut restore, n as u32).map_err(|e| Failure::Output(e.to_string()))?;
         let bad = restore.bad;
         if let Some(x) = node.as_mut() {
             x.done_before = r.done;

@@ -29,8 +29,8 @@ use crate::codec::{put_bytes, secure_random};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::store::state::compaction::StateKeys;
-use crate::store::state::crawl_state;
 use crate::store::state::journal_side::JournalSide;
+use crate::store::state::{crawl_state, url_events};
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.
@@ -389,7 +389,7 @@ impl Output {
         }
         if ends && via.hop != Hop::Prerequisite {
             self.rec.clear();
-            crawl_state::push_done(&mut self.rec, url, digest);
+            url_events::push_done(&mut self.rec, url, digest);
             put_bytes(&mut self.journal, &self.rec);
         }
         let next = self.warc.empty_buffer();
@@ -401,7 +401,7 @@ impl Output {
     pub fn record_admitted(&mut self, url: &str, entry: &[u8]) {
         if self.durable {
             self.rec.clear();
-            crawl_state::push_admitted(&mut self.rec, url, entry);
+            url_events::push_admitted(&mut self.rec, url, entry);
             put_bytes(&mut self.journal, &self.rec);
         }
     }
@@ -411,7 +411,7 @@ impl Output {
     pub fn record_released(&mut self, url: &str) {
         if self.durable {
             self.rec.clear();
-            crawl_state::push_released(&mut self.rec, url);
+            url_events::push_released(&mut self.rec, url);
             put_bytes(&mut self.journal, &self.rec);
         }
     }
