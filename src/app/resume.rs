@@ -71,8 +71,8 @@ fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
     use crate::store::{archive::recover, state::commit_mark};
     let last = commit_mark::find_last(dir).map_err(|e| Failure::Output(e.to_string()))?;
     if let Some(last) = last {
-        let cut = commit_mark::cut_back(dir, &last).map_err(Failure::output)?;
-        if !quiet && cut != commit_mark::Cut::default() {
+        let cut = recover::cut_back(dir, &last).map_err(Failure::output)?;
+        if !quiet && cut != recover::Cut::default() {
             eprint_line(&format!(
                 "spinneret: cut back to the last commit: {} WARC files begun after it removed, \
                  {} WARC bytes, {} crawl.log bytes and {} journal bytes dropped",

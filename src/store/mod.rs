@@ -5,7 +5,7 @@
 //!   its writer thread (which also commits the journal, so the archive sits above the state).
 //! - [`state`]: what a crawl keeps so that it can be resumed: the append-only checksummed
 //!   journal, atomic checkpoint files, compaction, commit marks, the frontier's spilled
-//!   segments.
+//!   segments. It imports nothing from the archive.
 //!
 //! The varint and number codecs both use are [`crate::codec`]'s.
 

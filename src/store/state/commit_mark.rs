@@ -1,26 +1,23 @@
 //! The commit mark: a journal record saying how long crawl.log and each partition's open WARC
 //! file were when the writer committed the journal records before it. It makes the journal
-//! the one commit point of a durable crawl: on resume, [`cut_back`] cuts the outputs back to
-//! the newest mark and drops the journal records after it, so a fetch the journal does not
-//! vouch for leaves no trace (and is fetched again), and none is in the archive twice.
+//! the one commit point of a durable crawl: on resume, the archive's
+//! [`cut_back`](crate::store::archive::recover::cut_back) cuts the outputs back to the newest
+//! mark ([`find_last`]) and drops the journal records after it, so a fetch the journal does
+//! not vouch for leaves no trace (and is fetched again), and none is in the archive twice.
 //!
-//! Where marks are written ([`crate::store::archive::writer`], [`super::journal_side`]): after each commit's
-//! records (the WARC and crawl.log bytes are handed to the OS first), when the writer starts,
-//! and as the first record of each new journal generation, so the newest generation always
-//! holds one even after compaction removed the older ones. A WARC file is closed only right
-//! after a commit, so a closed file holds committed records (and its closing log record) only.
-//!
-//! Cutting is idempotent: a crash during [`cut_back`] leaves the same mark to cut to, and the
-//! journal is cut last.
+//! Where marks are written (the archive's writer thread, [`super::journal_side`]): after each
+//! commit's records (the WARC and crawl.log bytes are handed to the OS first), when the writer
+//! starts, and as the first record of each new journal generation, so the newest generation
+//! always holds one even after compaction removed the older ones. A WARC file is closed only
+//! right after a commit, so a closed file holds committed records (and its closing log
+//! record) only. The file names in a mark are opaque here.
 
-use std::fs::{self, OpenOptions};
-use std::io;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::crawl_state::{self, StateError};
-use super::journal::{sync_parent_dir, JournalReader};
+use super::journal::JournalReader;
 use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
-use crate::store::archive::warc;
 
 /// The journal tag of a mark record.
 pub(super) const TAG: u8 = b'M';
@@ -115,96 +112,6 @@ pub fn find_last(out: &Path) -> Result<Option<LastMark>, StateError> {
         newer.push(path.clone());
     }
     Ok(None)
-}
-
-/// What [`cut_back`] removed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Cut {
-    /// WARC files begun after the mark, deleted.
-    pub files_removed: u64,
-    /// Bytes cut off the end of the marked WARC files, crawl.log and the journal.
-    pub warc_bytes: u64,
-    pub log_bytes: u64,
-    pub journal_bytes: u64,
-}
-
-/// Cuts `out`'s outputs back to `last`: WARC files begun after it are deleted (with their
-/// indexes), each partition's marked file, if still `.open`, is cut to its marked length (it
-/// is then closed as any `.open` file is, see [`crate::store::archive::recover`]), crawl.log is cut to its
-/// marked length, and the journal to the mark (newer generations deleted). Each cut file is
-/// fsynced before the next step.
-pub fn cut_back(out: &Path, last: &LastMark) -> io::Result<Cut> {
-    let mut cut = Cut::default();
-    // Each series' last marked file: its prefix, sequence number, name and length.
-    let marked: Vec<_> = last
-        .mark
-        .warcs
-        .iter()
-        .flatten()
-        .filter_map(|(name, len)| Some((warc::parse_file_name(name)?, name, *len)))
-        .collect();
-    for e in fs::read_dir(out)? {
-        let e = e?;
-        let file_name = e.file_name();
-        let Some((prefix, seq)) = file_name.to_str().and_then(warc::parse_file_name) else {
-            continue;
-        };
-        if marked.iter().any(|((p, s), ..)| *p == prefix && seq > *s) {
-            remove_with_index(&e.path())?;
-            cut.files_removed += 1;
-        }
-    }
-    for (_, name, len) in &marked {
-        cut.warc_bytes += cut_file(&out.join(format!("{name}.open")), *len)?;
-    }
-    cut.log_bytes = cut_file(&out.join("crawl.log"), last.mark.log_len)?;
-    sync_parent_dir(&out.join("crawl.log"))?;
-    cut.journal_bytes = cut_file(&last.journal, last.end)?;
-    for p in &last.newer {
-        remove_if_there(p)?;
-    }
-    sync_parent_dir(&last.journal)?;
-    Ok(cut)
-}
-
-/// Cuts `path` to `len` bytes and fsyncs it; a missing or shorter file is left alone (a
-/// power cut lost its tail: the usual recovery repairs it). Returns the bytes cut.
-fn cut_file(path: &Path, len: u64) -> io::Result<u64> {
-    let file = match OpenOptions::new().write(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let have = file.metadata()?.len();
-    if have <= len {
-        return Ok(0);
-    }
-    file.set_len(len)?;
-    file.sync_all()?;
-    Ok(have - len)
-}
-
-/// Removes a WARC file (`NAME.warc.gz` or `NAME.warc.gz.open`) and its CDXJ index files.
-fn remove_with_index(path: &Path) -> io::Result<()> {
-    remove_if_there(path)?;
-    let Some(stem) = path
-        .to_str()
-        .map(|s| s.strip_suffix(".open").unwrap_or(s))
-        .and_then(|s| s.strip_suffix(".warc.gz"))
-    else {
-        return Ok(());
-    };
-    for ext in ["cdxj", "cdxj.open", "cdxj.tmp"] {
-        remove_if_there(Path::new(&format!("{stem}.{ext}")))?;
-    }
-    Ok(())
-}
-
-fn remove_if_there(path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

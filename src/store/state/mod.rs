@@ -7,7 +7,8 @@
 //! by their formats.
 //!
 //! The archive ([`super::archive`]: WARC, CDXJ, crawl.log) is written beside it and uses it;
-//! the commit marks record how long its files were, and resume cuts them back to a mark.
+//! the commit marks record how long its files were (their names are opaque here), and the
+//! archive's `recover::cut_back` cuts them back to a mark. Nothing here touches its files.
 
 pub mod checkpoint;
 pub mod commit_mark;
