@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use flate2::{Compress, Compression, FlushCompress};
-use spinneret::store::warc::BlockDeflater;
+use spinneret::store::archive::warc::BlockDeflater;
 
 fn record() -> Vec<u8> {
     let page = common::realistic_page();

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use md5::{Digest, Md5};
 use sha1::Sha1;
-use spinneret::store::cdxj;
-use spinneret::store::warc::{self, Exchange, RecordIdGen, RecordType, WarcInfo, WarcWriter};
+use spinneret::store::archive::cdxj;
+use spinneret::store::archive::warc::{
+    self, Exchange, RecordIdGen, RecordType, WarcInfo, WarcWriter,
+};
 
 /// Files never rotate during a sample: each sample gets a fresh writer, closed untimed.
 const MAX_FILE_BYTES: u64 = 1 << 30;

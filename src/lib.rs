@@ -12,12 +12,14 @@
 //! - [`store`]: WARC, crawl.log, stats.json: everything on disk;
 //! - [`app`]: the command line, running a command, progress and reports, `bench`.
 //!
-//! [`ReturnCode`] and [`datetime`] are shared by every layer.
+//! [`ReturnCode`], [`datetime`] and [`codec`] (varints, decimal numbers, secure randomness)
+//! are shared by every layer.
 //!
 //! What it does not do: run JavaScript, speak HTTP/2, or follow links inside the fetcher (that
 //! is the crawl layer's job, built around the fetcher, not inside it).
 
 pub mod app;
+pub mod codec;
 pub mod content;
 pub mod crawl;
 pub mod datetime;

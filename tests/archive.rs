@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use common::static_site::{file_for, StaticSite};
 use sha1::{Digest, Sha1};
-use spinneret::store::warc::reader::{read_records, Record};
-use spinneret::store::warc::{parse_sha1_base32, sha1_base32};
+use spinneret::store::archive::warc::reader::{read_records, Record};
+use spinneret::store::archive::warc::{parse_sha1_base32, sha1_base32};
 use url::Url;
 
 /// The Rust book under the active toolchain's docs, or `SPINNERET_TEST_SITE`.
@@ -338,7 +338,7 @@ fn a_real_site_replays_with_its_requisites_revisits_and_index() {
             flate2::read::GzDecoder::new(&bytes[offset..offset + length])
                 .read_to_end(&mut member)
                 .unwrap();
-            let rec = spinneret::store::warc::reader::parse_record(&member).unwrap();
+            let rec = spinneret::store::archive::warc::reader::parse_record(&member).unwrap();
             let url = json_field(json, "url").unwrap();
             assert_eq!(uri(&rec).replace('"', "\\\""), url);
             if matches!(kind(&rec).as_str(), "response" | "revisit") {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{spinneret, temp_dir, warcio_available};
 
-use spinneret::store::warc::reader::{read_records, Record};
+use spinneret::store::archive::warc::reader::{read_records, Record};
 use spinneret_tools::http_server::{After, HttpServer, HttpServerConfig, Routes, Script};
 
 const LIFETIME: Duration = Duration::from_secs(60);

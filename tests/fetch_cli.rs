@@ -84,8 +84,9 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
     let mut requests = 0;
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
-        let records = spinneret::store::warc::reader::read_records(&bytes).expect("readable WARC");
-        let ty = |r: &spinneret::store::warc::reader::Record| {
+        let records =
+            spinneret::store::archive::warc::reader::read_records(&bytes).expect("readable WARC");
+        let ty = |r: &spinneret::store::archive::warc::reader::Record| {
             r.headers
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case("WARC-Type"))
@@ -98,10 +99,10 @@ fn fetches_1000_urls_over_100_hosts_into_valid_warc() {
             "every file opens with warcinfo"
         );
         for r in records.iter().filter(|r| ty(r) == "response") {
-            let want = spinneret::store::warc::sha1(&r.block);
+            let want = spinneret::store::archive::warc::sha1(&r.block);
             assert_eq!(
                 r.header("WARC-Block-Digest"),
-                Some(spinneret::store::warc::sha1_base32(&want).as_str()),
+                Some(spinneret::store::archive::warc::sha1_base32(&want).as_str()),
                 "--warc-block-digest"
             );
         }
@@ -335,7 +336,8 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
         "the WARC file was closed under its final name"
     );
     let records =
-        spinneret::store::warc::reader::read_records(&std::fs::read(&files[0]).unwrap()).unwrap();
+        spinneret::store::archive::warc::reader::read_records(&std::fs::read(&files[0]).unwrap())
+            .unwrap();
     let types: Vec<&str> = records
         .iter()
         .map(|r| r.header("WARC-Type").unwrap_or(""))

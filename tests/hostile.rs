@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{spinneret, temp_dir};
-use spinneret::store::crawl_log::{self, ParsedLine};
+use spinneret::store::archive::crawl_log::{self, ParsedLine};
 use spinneret::ReturnCode;
 use spinneret::ReturnCode::*;
 use spinneret_tools::dns_server::{Behaviour, DnsServer, DnsServerConfig, Record};

@@ -12,7 +12,7 @@ use common::crawl_run::{
     resume_args, start_web, Rng, Run,
 };
 use common::temp_dir;
-use spinneret::store::warc::reader::read_records;
+use spinneret::store::archive::warc::reader::read_records;
 
 /// For each host, the WARC series (`-pK-` in the file name) its pages were stored in.
 fn partitions_of_hosts(dir: &Path) -> BTreeMap<String, Vec<String>> {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use common::{read_log, spinneret, temp_dir};
 use spinneret::datetime::http_date;
-use spinneret::store::crawl_log::ParsedLine;
+use spinneret::store::archive::crawl_log::ParsedLine;
 use spinneret::ReturnCode;
 use spinneret_tools::http_server::{
     HttpServer, HttpServerConfig, RequestRecord, Response, Routes, Script,

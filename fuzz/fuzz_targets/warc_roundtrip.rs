@@ -16,8 +16,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
-use spinneret::store::warc::reader::{parse_record, read_records, Record};
-use spinneret::store::warc::{
+use spinneret::store::archive::warc::reader::{parse_record, read_records, Record};
+use spinneret::store::archive::warc::{
     sha1, sha1_base32, write_record, Exchange, RecordId, RecordType, Revisit, Truncated, WarcInfo,
     WarcWriter, WriterOptions,
 };

@@ -27,8 +27,8 @@ use crate::crawl::CrawlConfig;
 use crate::dns::ResolverConfig;
 use crate::fetcher::addr_policy::AddrPolicy;
 use crate::fetcher::CrawlerConfig;
-use crate::store::crawl_log;
-use crate::store::output::OutputConfig;
+use crate::store::archive::crawl_log;
+use crate::store::archive::output::OutputConfig;
 use crate::ReturnCode;
 
 /// How long the bench waits for the test web to come up (it renders every page first).

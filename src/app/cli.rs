@@ -27,7 +27,9 @@ use crate::fetcher::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_HTTP_TIMEOUT, DEFAULT_MAX_BUFFER_BYTES, DEFAULT_MAX_CONNS,
     DEFAULT_MAX_SCAN_BYTES,
 };
-use crate::store::output::{DEFAULT_CHECKPOINT_SECS, DEFAULT_GZIP_LEVEL, DEFAULT_WARC_MAX_SIZE};
+use crate::store::archive::output::{
+    DEFAULT_CHECKPOINT_SECS, DEFAULT_GZIP_LEVEL, DEFAULT_WARC_MAX_SIZE,
+};
 
 /// Milliseconds of a default duration, for a `--…-ms` flag's default.
 const fn ms(d: Duration) -> u64 {

@@ -26,8 +26,8 @@ use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
-use crate::store::output::{Echo, OutputConfig};
-use crate::store::spool::FileSpool;
+use crate::store::archive::output::{Echo, OutputConfig};
+use crate::store::archive::spool::FileSpool;
 use crate::ReturnCode;
 
 /// Where the cluster is and which node this is (`crawl --cluster`).

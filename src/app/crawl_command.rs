@@ -10,8 +10,8 @@ use crate::app::loops::{self, Partitions};
 use crate::app::report::CrawlReport;
 use crate::crawl::sink::Hop;
 use crate::crawl::LineTally;
-use crate::store::crawl_state;
-use crate::store::output::Written;
+use crate::store::archive::output::Written;
+use crate::store::state::crawl_state;
 
 pub fn run_crawl(args: CrawlArgs) -> Result<ExitStatus, Failure> {
     // The arguments after the program name, recorded for `resume`.
@@ -100,7 +100,7 @@ fn whole_crawl_counts(report: &mut CrawlReport) -> Result<(), Failure> {
     let mut urls = LineTally::default();
     let mut robots = LineTally::default();
     let log = report.out_dir.join("crawl.log");
-    crate::store::crawl_log::for_each_line(&log, |l| {
+    crate::store::archive::crawl_log::for_each_line(&log, |l| {
         let tally = if l.hop == Some(Hop::Prerequisite) {
             &mut robots
         } else {

@@ -12,7 +12,7 @@ use crate::app::report::{abbrev, eprint_line, Display, Figures, Progress, URL_IN
 use crate::crawl::sink::Sink;
 use crate::crawl::Crawl;
 use crate::fetcher::{Crawler, Driver, FetchSource, Turn};
-use crate::store::output::Written;
+use crate::store::archive::output::Written;
 
 // ---- Ctrl-C ----
 

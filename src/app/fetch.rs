@@ -24,14 +24,15 @@ use crate::app::drive::{blocked_notice, conclude, drive, Stop, StoringSource};
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
 use crate::app::report::{abbrev, eprint_line, Progress, Summary, URL_IN_MESSAGES};
 use crate::app::url_lines::{Line, UrlLines};
+use crate::codec::{get_bytes, put_bytes};
 use crate::crawl::frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use crate::crawl::sink::{Hop, Sink, Via};
-use crate::crawl::spill::{get_bytes, put_bytes, BatchRef, SpillStore, Spillable};
+use crate::crawl::spill::{BatchRef, SpillStore, Spillable};
 use crate::crawl::LineTally;
 use crate::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
 use crate::http::cookies::CookieJar;
-use crate::store::output::Output;
-use crate::store::segments::SegmentSpill;
+use crate::store::archive::output::Output;
+use crate::store::state::segments::SegmentSpill;
 use crate::ReturnCode;
 
 /// URLs read ahead of what was fetched at least, whatever `--frontier-ram` says: enough for

@@ -22,10 +22,11 @@ use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
 use crate::crawl::{self, Crawl, CrawlConfig, CrawlCounters};
 use crate::fetcher::stats::LoopStats;
 use crate::fetcher::{Crawler, CrawlerConfig, PayloadDigest};
-use crate::store::compaction::StateKeys;
-use crate::store::crawl_state;
-use crate::store::output::{Output, Written};
-use crate::store::segments::SegmentSpill;
+use crate::store::archive::output::{Output, Written};
+use crate::store::state::compaction::StateKeys;
+use crate::store::state::crawl_state;
+use crate::store::state::replay::{replay, ReplaySink};
+use crate::store::state::segments::SegmentSpill;
 use crate::ReturnCode;
 
 /// Most event loops one process runs.
@@ -49,7 +50,7 @@ impl Restore<'_> {
     }
 }
 
-impl crawl_state::ReplaySink for Restore<'_> {
+impl ReplaySink for Restore<'_> {
     fn seen_sorted(&mut self, part: u32, keys: &[u64]) {
         if let Some(c) = self.crawls.get_mut(part as usize) {
             c.restore_seen_sorted(keys);
@@ -266,8 +267,8 @@ pub fn execute(
             crawls: &mut crawls,
             bad: 0,
         };
-        let r = crawl_state::replay(&out_dir, &mut restore, n as u32)
-            .map_err(|e| Failure::Output(e.to_string()))?;
+        let r =
+            replay(&out_dir, &mut restore, n as u32).map_err(|e| Failure::Output(e.to_string()))?;
         let bad = restore.bad;
         if let Some(x) = node.as_mut() {
             x.done_before = r.done;

@@ -17,7 +17,7 @@ use crate::app::drive::StoringSource;
 use crate::crawl::splitter::Batch;
 use crate::crawl::Crawl;
 use crate::fetcher::{FetchDone, FetchSource, Next};
-use crate::store::output::Output;
+use crate::store::archive::output::Output;
 
 /// How long an idle partition sleeps before looking again, if nothing wakes it sooner.
 const IDLE_RECHECK: Duration = Duration::from_millis(200);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::app::line_class::{ClassCounts, LineClass};
 use crate::crawl::LineTally;
 use crate::fetcher::stats::LoopStats;
-use crate::store::stats_json::JsonObject;
+use crate::store::archive::stats_json::JsonObject;
 use crate::ReturnCode;
 
 /// How often the log and WARC are flushed (and a plain progress line printed).

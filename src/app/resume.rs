@@ -1,11 +1,11 @@
 //! `spinneret resume DIR`: the crawl recorded in DIR (its arguments and journal, see
-//! [`crate::store::crawl_state`]) continued, after what a crash left is made whole.
+//! [`crate::store::state::crawl_state`]) continued, after what a crash left is made whole.
 
 use crate::app::cli::{Cli, Command, ResumeArgs};
 use crate::app::crawl_command::{run_crawl_as, Start};
 use crate::app::exit::{usage, ExitStatus, Failure};
 use crate::app::report::eprint_line;
-use crate::store::crawl_state;
+use crate::store::state::crawl_state;
 use clap::Parser;
 
 /// `spinneret resume DIR`: the recorded crawl command, with the given overrides, continued
@@ -68,11 +68,11 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
 /// last complete record and closed, and its index (or one a kill left unsorted beside a
 /// closed file) is rebuilt from the lines that point inside what was kept.
 fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
-    use crate::store::{commit_mark, recover};
+    use crate::store::{archive::recover, state::commit_mark};
     let last = commit_mark::find_last(dir).map_err(|e| Failure::Output(e.to_string()))?;
     if let Some(last) = last {
-        let cut = commit_mark::cut_back(dir, &last).map_err(Failure::output)?;
-        if !quiet && cut != commit_mark::Cut::default() {
+        let cut = recover::cut_back(dir, &last).map_err(Failure::output)?;
+        if !quiet && cut != recover::Cut::default() {
             eprint_line(&format!(
                 "spinneret: cut back to the last commit: {} WARC files begun after it removed, \
                  {} WARC bytes, {} crawl.log bytes and {} journal bytes dropped",

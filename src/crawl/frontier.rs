@@ -31,7 +31,8 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::io;
 use std::time::{Duration, Instant};
 
-use super::spill::{get_bytes, put_bytes, SpillQueue, SpillStore, Spillable, BATCH_ITEMS};
+use super::spill::{SpillQueue, SpillStore, Spillable, BATCH_ITEMS};
+use crate::codec::{get_bytes, put_bytes};
 
 /// Fetches a host may make in one turn while other hosts wait for a place among the active
 /// ones. At the default 1 s delay a turn is about 8 minutes; with no delay, a few seconds.
@@ -496,7 +497,7 @@ mod tests {
         }
     }
 
-    use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
+    use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 
     // The item types these tests queue.
     impl Spillable for i32 {

@@ -14,8 +14,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::spill::{get_bytes, get_varint, put_bytes, put_varint};
 use super::{Crawl, Sink};
+use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 
 /// Version of the encoding below. Version 1 (before the cookies and slowed hosts) is still
 /// read.

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
-use super::spill::{get_bytes, get_varint, put_bytes, put_varint};
+use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::fetcher::FetchDone;
 use crate::http::cookies::{CookieJar, JarLimits, Loaded};
 

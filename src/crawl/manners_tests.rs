@@ -402,13 +402,13 @@ fn slowdown_cookies_and_a_wait_survive_a_save_and_restore() {
 fn per_host_state_of_version_1_is_still_read() {
     // What a crawl saved before cookies: version 1, nothing after the contacts.
     let mut v1 = Vec::new();
-    spill::put_varint(&mut v1, 1);
+    crate::codec::put_varint(&mut v1, 1);
     let mut robots = Vec::new();
     let now = std::time::Instant::now();
     RobotsCache::new("x", ROBOTS_MAX_AGE, ROBOTS_RETRY, 10).save(now, &mut robots);
-    spill::put_bytes(&mut v1, &robots);
+    crate::codec::put_bytes(&mut v1, &robots);
     for _ in 0..3 {
-        spill::put_varint(&mut v1, 0);
+        crate::codec::put_varint(&mut v1, 0);
     }
     let mut crawl = Crawl::new(config(), sink::MemorySink::default(), now);
     assert!(crawl.restore_hosts(&v1, now, secs(1)).is_ok());

@@ -56,6 +56,7 @@ use std::time::{Duration, Instant, SystemTime};
 use slab::Slab;
 use url::Url;
 
+use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, PayloadDigest};
 use crate::links::Links;
 use crate::robots::{Check, FetchResult, RobotsCache};
@@ -63,7 +64,7 @@ use crate::ReturnCode;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use manners::Manners;
 use sink::{Hop, Sink, Via};
-use spill::{get_bytes, get_varint, put_bytes, put_varint, SpillStore, Spillable};
+use spill::{SpillStore, Spillable};
 use splitter::Splitter;
 use url_filter::{Reject, UrlFilter};
 use url_seen::{url_key, UrlSeen};

@@ -8,10 +8,11 @@ use std::time::Instant;
 use url::Url;
 
 use super::sink::{Hop, Sink, Via};
-use super::spill::{get_bytes, Spillable};
+use super::spill::Spillable;
 use super::splitter::{self, Batch, Splitter, SplitterConfig};
 use super::url_seen::url_key;
 use super::{Crawl, Entry};
+use crate::codec::get_bytes;
 use crate::fetcher::PayloadDigest;
 
 /// A journal URL's partition among `partitions` local ones (the crawl that

@@ -172,46 +172,10 @@ impl<T: Spillable> SpillQueue<T> {
     }
 }
 
-/// Appends `bytes` with a LEB128 length prefix.
-pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    put_varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-pub fn get_varint(input: &mut &[u8]) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = input.split_first()?;
-        *input = rest;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-pub fn get_bytes<'a>(input: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let n = usize::try_from(get_varint(input)?).ok()?;
-    if input.len() < n {
-        return None;
-    }
-    let (bytes, rest) = input.split_at(n);
-    *input = rest;
-    Some(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::{get_varint, put_varint};
 
     impl Spillable for u32 {
         fn encode(&self, out: &mut Vec<u8>) {
@@ -278,25 +242,5 @@ mod tests {
         assert_eq!(q.pop_front(&mut store, &mut buf).unwrap(), Some(7));
         assert_eq!(q.pop_front(&mut store, &mut buf).unwrap(), Some(0));
         assert_eq!(q.len(), 99_999);
-    }
-
-    #[test]
-    fn varints_and_bytes_round_trip_and_reject_truncation() {
-        let mut out = Vec::new();
-        for v in [0u64, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
-            out.clear();
-            put_varint(&mut out, v);
-            let mut input = &out[..];
-            assert_eq!(get_varint(&mut input), Some(v));
-            assert!(input.is_empty());
-            let mut cut = &out[..out.len() - 1];
-            assert_eq!(get_varint(&mut cut), None);
-        }
-        out.clear();
-        put_bytes(&mut out, b"hello");
-        let mut input = &out[..];
-        assert_eq!(get_bytes(&mut input), Some(&b"hello"[..]));
-        let mut cut = &out[..3];
-        assert_eq!(get_bytes(&mut cut), None);
     }
 }

@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::spill::{get_bytes, put_bytes};
+use crate::codec::{get_bytes, put_bytes};
 
 /// Default [`SplitterConfig::max_urls`].
 pub const BATCH_URLS: usize = 500;

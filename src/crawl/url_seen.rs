@@ -37,7 +37,7 @@ const MAP_BYTES_PER_LEAF: usize = 2 * (size_of::<u64>() + size_of::<Leaf>()) + 1
 /// `http://h:80/` share a key. The scheme is not hashed: `http://h:443/x` and `https://h/x`
 /// share a key (a near-nonexistent case, accepted to keep the key per host:port).
 /// Checkpoints store these keys: changing the definition needs a new checkpoint format
-/// version (`store::compaction`).
+/// version (`store::state::compaction`).
 pub fn url_key(url: &Url) -> u64 {
     let port = url.port_or_known_default().unwrap_or(0);
     // Path and query are one slice of the serialization, with the `?` when there is a query.

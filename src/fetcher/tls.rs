@@ -3,9 +3,8 @@
 //! Certificates are verified fully (webpki roots, plus `--ca-file` anchors); there is no
 //! "insecure" switch and a TLS failure is an outcome, never a fallback to plain text. The
 //! per-connection byte shuffling between a socket and `rustls::ClientConnection` lives in
-//! `fetcher::conn`; this module only builds configuration and classifies errors. It also lends
-//! the crypto provider's CSPRNG to the rest of the crate (DNS IDs, WARC record IDs), since the
-//! product has no other source of secure randomness.
+//! `fetcher::conn`; this module only builds configuration and classifies errors, and draws DNS
+//! query IDs from the CSPRNG ([`crate::codec::secure_random`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,6 +13,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use rustls::ClientConfig;
 
+use crate::codec::secure_random;
 use crate::ReturnCode;
 
 /// Why a TLS client configuration could not be built.
@@ -82,15 +82,6 @@ pub fn classify(err: &rustls::Error, handshaking: bool) -> ReturnCode {
         _ if handshaking => ReturnCode::TlsHandshake,
         _ => ReturnCode::HttpReceive,
     }
-}
-
-/// Fills `buf` from the crypto provider's CSPRNG. Returns false only if the operating system
-/// refused randomness, which leaves `buf` unspecified.
-pub fn secure_random(buf: &mut [u8]) -> bool {
-    rustls::crypto::ring::default_provider()
-        .secure_random
-        .fill(buf)
-        .is_ok()
 }
 
 /// Random 16-bit DNS query IDs, drawn from the CSPRNG in batches.

@@ -1,30 +1,17 @@
-//! Storage: everything that touches disk. WARC records ([`warc`]: pure formatting, the rotating
-//! file writer and a reader), the per-URL log ([`crawl_log`]), `stats.json`
-//! ([`stats_json`]), CDXJ indexes ([`cdxj`], sorted by [`line_sort`]), and
-//! [`output::Output`], the sink the crawl writes through; the body spool ([`spool`]); and the
-//! durable-crawl building blocks: an append-only checksummed [`journal`], atomic
-//! [`checkpoint`] files, the resumable crawl's [`crawl_state`] and its [`commit_mark`]s,
-//! [`recover`]y of WARC files a crash left `.open`, and frontier [`segments`] (with
-//! [`crc32c`] shared by them).
+//! Storage: everything that touches disk, in two rooms.
+//! - [`archive`]: what the crawl produces, for people and replay tools: WARC files, their
+//!   CDXJ indexes, `crawl.log`, `stats.json`, the body spool, recovery of WARC files a crash
+//!   left `.open`, and [`archive::output::Output`], the sink the crawl writes through, with
+//!   its writer thread (which also commits the journal, so the archive sits above the state).
+//! - [`state`]: what a crawl keeps so that it can be resumed: the append-only checksummed
+//!   journal, atomic checkpoint files, compaction, commit marks, the frontier's spilled
+//!   segments. It imports nothing from the archive.
+//!
+//! The varint and number codecs both use are [`crate::codec`]'s.
 
-pub mod cdxj;
-pub mod checkpoint;
-pub mod commit_mark;
-pub mod compaction;
-pub mod crawl_log;
-pub mod crawl_state;
-pub mod crc32c;
-pub mod journal;
-mod journal_side;
-pub mod line_sort;
-pub mod output;
-pub mod recover;
-pub mod segments;
-pub mod spool;
-pub mod stats_json;
+pub mod archive;
+pub mod state;
 #[cfg(test)]
 mod test_data;
 #[cfg(test)]
 mod test_dir;
-pub mod warc;
-mod writer;

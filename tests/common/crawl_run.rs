@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use spinneret::store::warc::reader::read_records;
+use spinneret::store::archive::warc::reader::read_records;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
 use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
 
@@ -15,7 +15,7 @@ pub const LIFETIME: Duration = Duration::from_secs(300);
 /// Connections of the crawl: the bound on fetches in flight at a kill.
 pub const MAX_CONNS: usize = 4;
 /// Fetches a kill can make the crawl do again: those in flight, the writer's queue (64
-/// messages) and its uncommitted batch (32). See store::writer.
+/// messages) and its uncommitted batch (32). See store::archive::writer.
 pub const LOST_PER_KILL: usize = MAX_CONNS + 64 + 32;
 /// Each run (between kills) may take at most this long.
 pub const RUN_LIMIT: Duration = Duration::from_secs(120);

@@ -199,13 +199,13 @@ pub fn assert_spaced<'a>(
 }
 
 /// Reads `DIR/crawl.log`: checks the `#` header line, parses every other line.
-pub fn read_log(dir: &Path) -> Vec<spinneret::store::crawl_log::ParsedLine> {
+pub fn read_log(dir: &Path) -> Vec<spinneret::store::archive::crawl_log::ParsedLine> {
     let text = std::fs::read_to_string(dir.join("crawl.log")).unwrap();
     let mut lines = text.lines();
     assert!(lines.next().unwrap().starts_with('#'), "header line first");
     lines
         .map(|l| {
-            spinneret::store::crawl_log::parse_line(l)
+            spinneret::store::archive::crawl_log::parse_line(l)
                 .unwrap_or_else(|| panic!("bad log line {l:?}"))
         })
         .collect()

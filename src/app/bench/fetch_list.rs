@@ -37,7 +37,7 @@ fn shuffled(urls: &[String], seed: u64) -> Vec<String> {
 }
 
 /// A top-level unsigned figure of a `stats.json` (`  "key": N`, one per line, nested objects
-/// inline, as `store::stats_json` writes it).
+/// inline, as `store::archive::stats_json` writes it).
 fn stats_uint(json: &str, key: &str) -> Option<u64> {
     let line_start = format!("  \"{key}\": ");
     json.lines()
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn stats_figures_are_read_as_written() {
-        let mut j = crate::store::stats_json::JsonObject::new();
+        let mut j = crate::store::archive::stats_json::JsonObject::new();
         j.uint("urls", 12)
             .counts("outcomes", &[("Success", 11)])
             .uint("connections_opened", 7)

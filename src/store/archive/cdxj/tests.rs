@@ -131,7 +131,7 @@ fn formats_response_revisit_and_resource_lines() {
         &mut out,
         &entry(RecordType::Response, "http://www.a.test/X?b=1&a=2", resp),
     );
-    let digest = crate::store::warc::sha1_base32(&sha1(b"body"));
+    let digest = crate::store::archive::warc::sha1_base32(&sha1(b"body"));
     assert_eq!(
         String::from_utf8(out).unwrap(),
         format!(

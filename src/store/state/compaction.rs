@@ -25,11 +25,10 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::crawl_state::{
-    self, admitted_after, checkpoint_path, scan_ends, still_queued, Event, StateError, StateFiles,
-};
+use super::crawl_state::{self, checkpoint_path, StateError, StateFiles};
 use super::journal::{sync_parent_dir, JournalReader, JournalWriter};
-use crate::crawl::spill::{get_bytes, get_varint, put_bytes, put_varint};
+use super::url_events::{admitted_after, scan_ends, still_queued, Event};
+use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::fetcher::PayloadDigest;
 
 /// 3: a URL-seen key's resource hash is seeded with its host's (`crawl::url_seen::url_key`);
@@ -412,7 +411,7 @@ impl NewKeys {
 /// to a later one) into `checkpoint.UPTO`, then removes what it covers. Returns the new
 /// checkpoint's size in bytes.
 ///
-/// A URL admitted twice (several loops: see [`crawl_state::replay`]) may stay queued twice
+/// A URL admitted twice (several loops: see [`super::replay::replay`]) may stay queued twice
 /// here: the replay queues it once, and keeping a set of queued URLs here would cost 8 bytes
 /// per URL of the whole checkpoint.
 pub fn compact(out: &Path, upto: u64, key: &KeyFn) -> Result<u64, StateError> {

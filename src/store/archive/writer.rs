@@ -5,21 +5,39 @@
 
 use std::io;
 use std::net::IpAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::commit_mark::CommitMark;
 use super::crawl_log::{self, CrawlLog};
-use super::crawl_state;
-use super::journal_side::JournalSide;
-use super::output::{Written, LOG_RECORD_URI, MAX_LOG_RECORD_BYTES};
 use super::warc::{DeflatedBlock, Exchange, Revisit, WarcWriter};
-use crate::crawl::spill::get_bytes;
+use crate::codec::get_bytes;
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
+use crate::store::state::commit_mark::CommitMark;
+use crate::store::state::crawl_state;
+use crate::store::state::journal_side::JournalSide;
+
+/// What a finished [`Output`](super::output::Output) wrote.
+#[derive(Clone, Debug, Default)]
+pub struct Written {
+    /// WARC files, in order.
+    pub warc_files: Vec<PathBuf>,
+    /// Their CDXJ indexes (empty when
+    /// [`OutputConfig::cdxj`](super::output::OutputConfig::cdxj) is off).
+    pub indexes: Vec<PathBuf>,
+}
+
+/// The URI of the `resource` record holding a WARC file's crawl.log lines (the form wget
+/// uses for its log).
+pub const LOG_RECORD_URI: &str = "metadata://spinneret/crawl.log";
+/// Log lines gathered before they are written as a record mid-file: bounds the writer's
+/// memory (the lines, and their record formatted and compressed) when one file holds very
+/// many records. A file then holds its log in several records, in order.
+pub(super) const MAX_LOG_RECORD_BYTES: usize = 1 << 20;
 
 /// Exchanges queued for the writer thread before `record` waits.
 pub(super) const WRITER_QUEUE: usize = 64;

@@ -16,9 +16,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
+use crate::codec::push_u64;
 use crate::crawl::sink::Hop;
 use crate::datetime;
-use crate::store::warc::{parse_sha1_base32, push_sha1_base32, Digest};
+use crate::store::archive::warc::{parse_sha1_base32, push_sha1_base32, Digest};
 use crate::ReturnCode;
 
 /// The first line of every crawl log.
@@ -97,22 +98,6 @@ fn push_url_field(out: &mut Vec<u8>, s: &str) {
         "-" => out.extend_from_slice(b"%2D"),
         _ => push_escaped(out, s),
     }
-}
-
-/// Appends `v` in decimal (no allocation: the log and index lines write several per record).
-pub(crate) fn push_u64(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
 }
 
 /// Appends one log line (with its `\n`) to `out`.

@@ -18,19 +18,19 @@ use super::journal::JournalWriter;
 const ROTATE_BYTES: u64 = 64 << 20;
 
 /// The journal side of the writer thread.
-pub(super) struct JournalSide {
-    pub(super) writer: JournalWriter,
+pub(in crate::store) struct JournalSide {
+    pub(in crate::store) writer: JournalWriter,
     /// Framed records received and not yet appended.
-    pub(super) pending: Vec<u8>,
-    pub(super) pending_msgs: usize,
-    pub(super) first_pending: Option<Instant>,
-    pub(super) sync_every: Duration,
-    pub(super) last_sync: Instant,
+    pub(in crate::store) pending: Vec<u8>,
+    pub(in crate::store) pending_msgs: usize,
+    pub(in crate::store) first_pending: Option<Instant>,
+    pub(in crate::store) sync_every: Duration,
+    pub(in crate::store) last_sync: Instant,
     /// The newest commit mark, encoded: a new generation begins with it.
-    pub(super) mark: Vec<u8>,
+    pub(in crate::store) mark: Vec<u8>,
     /// The outputs may have grown since the last mark: the next commit writes one even
     /// with no records pending.
-    pub(super) needs_mark: bool,
+    pub(in crate::store) needs_mark: bool,
     dir: PathBuf,
     /// The generation `writer` appends to.
     gen: u64,
@@ -44,7 +44,7 @@ pub(super) struct JournalSide {
 
 impl JournalSide {
     /// Opens the crawl's journal in `dir` (its newest generation) for appending.
-    pub(super) fn open(
+    pub(in crate::store) fn open(
         dir: PathBuf,
         sync_every: Duration,
         keys: Option<StateKeys>,
@@ -79,20 +79,20 @@ impl JournalSide {
     }
 
     /// The crawl's output directory.
-    pub(super) fn out_dir(&self) -> &std::path::Path {
+    pub(in crate::store) fn out_dir(&self) -> &std::path::Path {
         &self.dir
     }
 
     /// Whether the files are due an fsync (and the journal a new generation): every
     /// `sync_every`, and when the generation reaches [`ROTATE_BYTES`].
-    pub(super) fn sync_due(&self) -> bool {
+    pub(in crate::store) fn sync_due(&self) -> bool {
         self.last_sync.elapsed() >= self.sync_every || self.writer.len() >= ROTATE_BYTES
     }
 
     /// After an fsync: later records go to a new generation, and the closed ones are folded
     /// into a checkpoint once they reach half its size (so each byte is rewritten a bounded
     /// number of times) and no compaction is running.
-    pub(super) fn rotate(&mut self) -> io::Result<()> {
+    pub(in crate::store) fn rotate(&mut self) -> io::Result<()> {
         self.reap(false)?;
         if self.writer.is_empty() {
             return Ok(());
@@ -128,7 +128,7 @@ impl JournalSide {
     /// Collects a finished compaction (with `wait`, waits for a running one). Its failure
     /// is the writer's: the journals it would have replaced are still there, but a crawl
     /// that cannot write its state should stop rather than grow a journal it cannot fold.
-    pub(super) fn reap(&mut self, wait: bool) -> io::Result<()> {
+    pub(in crate::store) fn reap(&mut self, wait: bool) -> io::Result<()> {
         if !wait && !self.compactor.as_ref().is_some_and(|h| h.is_finished()) {
             return Ok(());
         }

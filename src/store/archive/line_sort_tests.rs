@@ -4,7 +4,7 @@ use proptest::prelude::*;
 
 /// The reference: the in-memory sort the index was made with before.
 fn naive(text: &[u8]) -> Vec<u8> {
-    crate::store::cdxj::sort_lines(text)
+    crate::store::archive::cdxj::sort_lines(text)
 }
 
 fn sorted(dir: &Path, text: &[u8], run_bytes: usize, fan_in: usize) -> Vec<u8> {

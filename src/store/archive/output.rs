@@ -21,15 +21,16 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use super::compaction::StateKeys;
 use super::crawl_log::{self, CrawlLog, LogLine};
-use super::crawl_state;
-use super::journal_side::JournalSide;
 use super::warc::{self, BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
+pub use super::writer::Written;
 use super::writer::{OwnedExchange, PartWarc, ResponseBytes, ToWriter, WarcThread, WriterSide};
+use crate::codec::{put_bytes, secure_random};
 use crate::crawl::sink::{Hop, Sink, Via};
-use crate::crawl::spill::put_bytes;
 use crate::fetcher::{FetchDone, PayloadDigest};
+use crate::store::state::compaction::StateKeys;
+use crate::store::state::journal_side::JournalSide;
+use crate::store::state::{crawl_state, url_events};
 use crate::ReturnCode;
 
 /// Why the output directory could not be set up.
@@ -119,15 +120,6 @@ impl OutputConfig {
     }
 }
 
-/// What a finished [`Output`] wrote.
-#[derive(Clone, Debug, Default)]
-pub struct Written {
-    /// WARC files, in order.
-    pub warc_files: Vec<PathBuf>,
-    /// Their CDXJ indexes (empty when [`OutputConfig::cdxj`] is off).
-    pub indexes: Vec<PathBuf>,
-}
-
 /// Running totals of what was stored.
 #[derive(Clone, Debug, Default)]
 pub struct Stored {
@@ -140,13 +132,6 @@ pub struct Stored {
     pub log_lines: u64,
 }
 
-/// The URI of the `resource` record holding a WARC file's crawl.log lines (the form wget
-/// uses for its log).
-pub const LOG_RECORD_URI: &str = "metadata://spinneret/crawl.log";
-/// Log lines gathered before they are written as a record mid-file: bounds the writer's
-/// memory (the lines, and their record formatted and compressed) when one file holds very
-/// many records. A file then holds its log in several records, in order.
-pub(super) const MAX_LOG_RECORD_BYTES: usize = 1 << 20;
 /// Payload digests remembered for revisit records. Past this many stored payloads, a
 /// duplicate of a payload not remembered is stored in full: memory stays bounded (about
 /// 150 bytes an entry) and nothing is lost.
@@ -226,7 +211,7 @@ impl Output {
             None => None,
         };
         let mut seed = [0u8; 16];
-        if !crate::fetcher::tls::secure_random(&mut seed) {
+        if !secure_random(&mut seed) {
             // Record IDs need only be unique, not secret: fall back to time and pid.
             let t = SystemTime::now()
                 .duration_since(SystemTime::UNIX_EPOCH)
@@ -437,7 +422,7 @@ impl Output {
         }
         if ends && via.hop != Hop::Prerequisite {
             self.rec.clear();
-            crawl_state::push_done(&mut self.rec, url, digest);
+            url_events::push_done(&mut self.rec, url, digest);
             put_bytes(&mut self.journal, &self.rec);
         }
         let next = self.warc.empty_buffer();
@@ -449,7 +434,7 @@ impl Output {
     pub fn record_admitted(&mut self, url: &str, entry: &[u8]) {
         if self.durable {
             self.rec.clear();
-            crawl_state::push_admitted(&mut self.rec, url, entry);
+            url_events::push_admitted(&mut self.rec, url, entry);
             put_bytes(&mut self.journal, &self.rec);
         }
     }
@@ -459,7 +444,7 @@ impl Output {
     pub fn record_released(&mut self, url: &str) {
         if self.durable {
             self.rec.clear();
-            crawl_state::push_released(&mut self.rec, url);
+            url_events::push_released(&mut self.rec, url);
             put_bytes(&mut self.journal, &self.rec);
         }
     }

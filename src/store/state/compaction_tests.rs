@@ -3,9 +3,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::store::crawl_state::{
-    create, journal_path, push_admitted, push_done, push_released, replay, ReplaySink, Replayed,
-};
+use crate::store::state::crawl_state::{create, journal_path};
+use crate::store::state::replay::{replay, ReplaySink, Replayed};
+use crate::store::state::url_events::{push_admitted, push_done, push_released};
 
 /// Everything a replay hands out, in comparable form.
 #[derive(Default, Debug, PartialEq)]

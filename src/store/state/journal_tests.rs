@@ -326,7 +326,7 @@ fn kill_9_loses_no_flushed_record() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "store::journal::tests::kill_9_child_writer",
+            "store::state::journal::tests::kill_9_child_writer",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

@@ -11,8 +11,8 @@ use super::gzip::{DeflatedBlock, GzMember};
 use super::spooled::{stream_spooled_record, SpooledRecord};
 use super::*;
 use crate::datetime;
-use crate::store::cdxj::{self, IndexEntry};
-use crate::store::line_sort;
+use crate::store::archive::cdxj::{self, IndexEntry};
+use crate::store::archive::line_sort;
 
 use crate::fetcher::spool::SpoolFile;
 

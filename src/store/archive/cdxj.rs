@@ -5,15 +5,15 @@
 //! when the record has no value for it, and spelled as Python's `json.dumps` spells it (`", "`
 //! and `": "` separators, non-ASCII as `\uXXXX`), so our index and cdxj-indexer's agree byte for
 //! byte. Revisit records have `mime` `warc/revisit`. A file is sorted bytewise, as pywb's binary
-//! search expects. The [`WarcWriter`](crate::store::warc::WarcWriter) writes these lines as it
+//! search expects. The [`WarcWriter`](crate::store::archive::warc::WarcWriter) writes these lines as it
 //! writes records (`WriterOptions::cdxj`); this module only formats.
 
 use std::borrow::Cow;
 use std::time::SystemTime;
 
+use crate::codec::push_u64;
 use crate::datetime;
-use crate::store::crawl_log::push_u64;
-use crate::store::warc::{push_sha1_base32, sha1, Digest, RecordType};
+use crate::store::archive::warc::{push_sha1_base32, sha1, Digest, RecordType};
 
 /// Hex digits as Python writes them in `\u` escapes and as `surt` writes `%` escapes.
 const LOWER_HEX: &[u8; 16] = b"0123456789abcdef";
@@ -46,7 +46,7 @@ pub fn format_line(out: &mut Vec<u8>, e: &IndexEntry<'_>) {
     // Escaping keeps UTF-8 valid (it only replaces ASCII bytes), and most URIs need none.
     let uri: Cow<'_, str> = if e.target_uri.bytes().any(|b| b < 0x20 || b == 0x7f) {
         let mut v = Vec::with_capacity(e.target_uri.len() + 8);
-        crate::store::warc::push_field_value(&mut v, e.target_uri);
+        crate::store::archive::warc::push_field_value(&mut v, e.target_uri);
         Cow::Owned(String::from_utf8_lossy(&v).into_owned())
     } else {
         Cow::Borrowed(e.target_uri)

@@ -813,7 +813,11 @@ fn cdxj_lists_every_response_revisit_and_resource_sorted() {
             format!("{}.cdxj", name.strip_suffix(".warc.gz").unwrap())
         );
         let text = fs::read(index).unwrap();
-        assert_eq!(crate::store::cdxj::sort_lines(&text), text, "sorted");
+        assert_eq!(
+            crate::store::archive::cdxj::sort_lines(&text),
+            text,
+            "sorted"
+        );
         let lines = cdxj_lines(index);
         let mut keys: Vec<_> = lines
             .iter()
@@ -832,7 +836,7 @@ fn cdxj_lists_every_response_revisit_and_resource_sorted() {
             let rec = record_at(&dir, &pos);
             let uri = rec.header("WARC-Target-URI").unwrap();
             assert_eq!(json_field(json, "url"), Some(uri));
-            assert_eq!(*key, crate::store::cdxj::surt(uri));
+            assert_eq!(*key, crate::store::archive::cdxj::surt(uri));
             let date = rec.header("WARC-Date").unwrap();
             let digits: String = date.chars().filter(char::is_ascii_digit).collect();
             assert_eq!(*ts, digits);

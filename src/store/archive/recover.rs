@@ -20,6 +20,11 @@
 //! refers to a complete file. A file with no complete record at all is deleted instead.
 //!
 //! One process recovers a directory; nothing may be writing the file meanwhile.
+//!
+//! Before that, a durable crawl's resume cuts its outputs back to the journal's newest
+//! [commit mark](crate::store::state::commit_mark) with [`cut_back`]: files begun after it
+//! deleted, the rest cut to the lengths it records. Cutting is idempotent: a crash during
+//! [`cut_back`] leaves the same mark to cut to, and the journal is cut last.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -27,8 +32,10 @@ use std::path::{Path, PathBuf};
 
 use flate2::bufread::GzDecoder;
 
-use super::journal::sync_parent_dir;
+use super::warc;
 use super::warc::reader::MAX_RECORD_BYTES;
+use crate::store::state::commit_mark::LastMark;
+use crate::store::state::journal::sync_parent_dir;
 
 /// Suffix of a WARC file still being written (or left by a crash).
 pub const OPEN_SUFFIX: &str = ".warc.gz.open";
@@ -300,4 +307,94 @@ pub fn recover_orphan_indexes(dir: &Path) -> io::Result<u64> {
         n += 1;
     }
     Ok(n)
+}
+
+/// What [`cut_back`] removed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// WARC files begun after the mark, deleted.
+    pub files_removed: u64,
+    /// Bytes cut off the end of the marked WARC files, crawl.log and the journal.
+    pub warc_bytes: u64,
+    pub log_bytes: u64,
+    pub journal_bytes: u64,
+}
+
+/// Cuts `out`'s outputs back to `last`: WARC files begun after it are deleted (with their
+/// indexes), each partition's marked file, if still `.open`, is cut to its marked length (it
+/// is then closed as any `.open` file is, by [`recover_open_warc`]), crawl.log is cut to its
+/// marked length, and the journal to the mark (newer generations deleted). Each cut file is
+/// fsynced before the next step.
+pub fn cut_back(out: &Path, last: &LastMark) -> io::Result<Cut> {
+    let mut cut = Cut::default();
+    // Each series' last marked file: its prefix, sequence number, name and length.
+    let marked: Vec<_> = last
+        .mark
+        .warcs
+        .iter()
+        .flatten()
+        .filter_map(|(name, len)| Some((warc::parse_file_name(name)?, name, *len)))
+        .collect();
+    for e in fs::read_dir(out)? {
+        let e = e?;
+        let file_name = e.file_name();
+        let Some((prefix, seq)) = file_name.to_str().and_then(warc::parse_file_name) else {
+            continue;
+        };
+        if marked.iter().any(|((p, s), ..)| *p == prefix && seq > *s) {
+            remove_with_index(&e.path())?;
+            cut.files_removed += 1;
+        }
+    }
+    for (_, name, len) in &marked {
+        cut.warc_bytes += cut_file(&out.join(format!("{name}.open")), *len)?;
+    }
+    cut.log_bytes = cut_file(&out.join("crawl.log"), last.mark.log_len)?;
+    sync_parent_dir(&out.join("crawl.log"))?;
+    cut.journal_bytes = cut_file(&last.journal, last.end)?;
+    for p in &last.newer {
+        remove_if_there(p)?;
+    }
+    sync_parent_dir(&last.journal)?;
+    Ok(cut)
+}
+
+/// Cuts `path` to `len` bytes and fsyncs it; a missing or shorter file is left alone (a
+/// power cut lost its tail: the usual recovery repairs it). Returns the bytes cut.
+fn cut_file(path: &Path, len: u64) -> io::Result<u64> {
+    let file = match OpenOptions::new().write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let have = file.metadata()?.len();
+    if have <= len {
+        return Ok(0);
+    }
+    file.set_len(len)?;
+    file.sync_all()?;
+    Ok(have - len)
+}
+
+/// Removes a WARC file (`NAME.warc.gz` or `NAME.warc.gz.open`) and its CDXJ index files.
+fn remove_with_index(path: &Path) -> io::Result<()> {
+    remove_if_there(path)?;
+    let Some(stem) = path
+        .to_str()
+        .map(|s| s.strip_suffix(".open").unwrap_or(s))
+        .and_then(|s| s.strip_suffix(".warc.gz"))
+    else {
+        return Ok(());
+    };
+    for ext in ["cdxj", "cdxj.open", "cdxj.tmp"] {
+        remove_if_there(Path::new(&format!("{stem}.{ext}")))?;
+    }
+    Ok(())
+}
+
+fn remove_if_there(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }

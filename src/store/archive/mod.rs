@@ -1,0 +1,20 @@
+//! The archive: what a crawl produces. WARC records ([`warc`]: pure formatting, the rotating
+//! file writer and a reader), their CDXJ indexes ([`cdxj`], sorted in bounded memory by
+//! [`line_sort`]), the per-URL log ([`crawl_log`]), `stats.json` ([`stats_json`]), large
+//! bodies spooled to disk while they are fetched ([`spool`]), and [`recover`]y of WARC files
+//! a crash left `.open`.
+//!
+//! [`output::Output`] is the sink the crawl writes through: it formats on the event loop and
+//! hands WARC records, crawl.log lines and journal records to a writer thread (`writer`),
+//! which commits them together. The journal, its commit marks and everything else a resume
+//! reads are [`super::state`]'s; the archive uses them, never the reverse.
+
+pub mod cdxj;
+pub mod crawl_log;
+pub mod line_sort;
+pub mod output;
+pub mod recover;
+pub mod spool;
+pub mod stats_json;
+pub mod warc;
+mod writer;

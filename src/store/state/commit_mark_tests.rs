@@ -1,0 +1,67 @@
+use super::*;
+use crate::store::state::journal::JournalWriter;
+use crate::store::test_dir::TempDir;
+
+fn mark(log_len: u64, warcs: &[Option<(&str, u64)>]) -> CommitMark {
+    CommitMark {
+        log_len,
+        warcs: warcs
+            .iter()
+            .map(|w| w.map(|(n, l)| (n.to_string(), l)))
+            .collect(),
+    }
+}
+
+fn encoded(m: &CommitMark) -> Vec<u8> {
+    let mut v = Vec::new();
+    m.encode(&mut v);
+    v
+}
+
+#[test]
+fn a_mark_round_trips_and_nothing_else_decodes_as_one() {
+    let m = mark(
+        12_345,
+        &[
+            Some(("crawl-p0-20261123101010-00007.warc.gz", 1 << 33)),
+            None,
+        ],
+    );
+    let rec = encoded(&m);
+    assert_eq!(rec[0], TAG);
+    assert_eq!(CommitMark::decode(&rec[1..]), Some(m));
+    let mut longer = rec[1..].to_vec();
+    longer.push(0);
+    assert_eq!(CommitMark::decode(&longer), None, "trailing bytes");
+    assert_eq!(
+        CommitMark::decode(&rec[1..rec.len() - 1]),
+        None,
+        "cut short"
+    );
+    assert_eq!(CommitMark::decode(&[]), None);
+}
+
+#[test]
+fn journals_without_marks_have_none_to_cut_to() {
+    let dir = TempDir::new("commit-mark", "none");
+    let out = &dir.0;
+    assert!(find_last(out).unwrap().is_none(), "no state directory");
+    fs::create_dir_all(crawl_state::state_dir(out)).unwrap();
+    let mut w = JournalWriter::open_append(&crawl_state::journal_path(out, 0)).unwrap();
+    w.append(b"Ahttp://a/").unwrap();
+    w.flush().unwrap();
+    drop(w);
+    assert!(find_last(out).unwrap().is_none());
+}
+
+#[test]
+fn a_damaged_mark_is_an_error_not_a_cut() {
+    let dir = TempDir::new("commit-mark", "bad");
+    let out = &dir.0;
+    fs::create_dir_all(crawl_state::state_dir(out)).unwrap();
+    let mut w = JournalWriter::open_append(&crawl_state::journal_path(out, 0)).unwrap();
+    w.append(&[TAG, 0xff]).unwrap();
+    w.flush().unwrap();
+    drop(w);
+    assert!(matches!(find_last(out), Err(StateError::Damaged(_))));
+}
