@@ -7,7 +7,7 @@
 //! ending the run. A leading UTF-8 byte-order mark is skipped; whitespace around a line
 //! (a Windows `\r` too) is trimmed; blank lines and `#` comments are skipped. What a line
 //! means (a URL, and which outcome a bad one is logged with) is the caller's: `app::fetch`
-//! for the `fetch` list, `app::run` for a crawl's seeds.
+//! for the `fetch` list, `app::config` for a crawl's seeds.
 
 use std::io::{self, Read};
 

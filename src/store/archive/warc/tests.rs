@@ -1067,7 +1067,18 @@ fn a_response_deflated_ahead_makes_the_same_record() {
     let (plain_dir, ahead_dir) = (temp_dir("ahead-plain"), temp_dir("ahead-all"));
     let plain = write_file_with(&plain_dir, &exchanges, Ahead::None);
     let ahead = write_file_with(&ahead_dir, &exchanges, Ahead::All);
-    assert_eq!(gunzip(&plain), gunzip(&ahead));
+    // The warcinfo records differ when the two files are begun in different seconds (their
+    // date and file name): the records after them must be the same.
+    let after_warcinfo = |all: Vec<u8>| {
+        let second = memchr::memmem::find_iter(&all, b"WARC/1.1\r\n")
+            .nth(1)
+            .unwrap();
+        all[second..].to_vec()
+    };
+    assert_eq!(
+        after_warcinfo(gunzip(&plain)),
+        after_warcinfo(gunzip(&ahead))
+    );
     let records = read_dir_checked(&[ahead], &ahead_dir);
     assert_eq!(
         records[0].len(),
