@@ -1,10 +1,10 @@
 use super::*;
 use crate::store::archive::warc::reader::{read_records, Record};
 use crate::store::archive::warc::{Exchange, WarcInfo, WarcWriter};
-use crate::store::state::commit_mark::{find_last, CommitMark};
+use crate::store::state::commit_mark::find_last;
 use crate::store::state::crawl_state;
 use crate::store::state::journal::{JournalReader, JournalWriter};
-use crate::store::test_data::noise;
+use crate::store::test_data::{encoded, mark, noise};
 use crate::store::test_dir::TempDir;
 use std::net::IpAddr;
 use std::process::Command;
@@ -248,22 +248,6 @@ fn an_index_left_unsorted_beside_a_closed_file_is_rebuilt_or_removed() {
 }
 
 // Cutting back to a commit mark.
-
-fn mark(log_len: u64, warcs: &[Option<(&str, u64)>]) -> CommitMark {
-    CommitMark {
-        log_len,
-        warcs: warcs
-            .iter()
-            .map(|w| w.map(|(n, l)| (n.to_string(), l)))
-            .collect(),
-    }
-}
-
-fn encoded(m: &CommitMark) -> Vec<u8> {
-    let mut v = Vec::new();
-    m.encode(&mut v);
-    v
-}
 
 fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)

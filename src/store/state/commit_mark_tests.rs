@@ -1,22 +1,7 @@
 use super::*;
 use crate::store::state::journal::JournalWriter;
+use crate::store::test_data::{encoded, mark};
 use crate::store::test_dir::TempDir;
-
-fn mark(log_len: u64, warcs: &[Option<(&str, u64)>]) -> CommitMark {
-    CommitMark {
-        log_len,
-        warcs: warcs
-            .iter()
-            .map(|w| w.map(|(n, l)| (n.to_string(), l)))
-            .collect(),
-    }
-}
-
-fn encoded(m: &CommitMark) -> Vec<u8> {
-    let mut v = Vec::new();
-    m.encode(&mut v);
-    v
-}
 
 #[test]
 fn a_mark_round_trips_and_nothing_else_decodes_as_one() {
