@@ -1262,6 +1262,7 @@ fn finished_fetch_clears_the_source_wait() {
                         tag: 0,
                         cookie: None,
                         more_for_host: true,
+                        validators: None,
                     })
                 }
                 (false, Some(u)) => {

@@ -722,12 +722,14 @@ fn pushed_requests_go_first_and_each_ends_once() {
         tag: 2,
         cookie: None,
         more_for_host: true,
+        validators: None,
     });
     crawler.fetch_push(spinneret::fetcher::FetchRequest {
         url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
         tag: 1,
         cookie: None,
         more_for_host: true,
+        validators: None,
     });
     common::drive(
         &mut crawler,
@@ -773,6 +775,7 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
         tag: 0,
         cookie: None,
         more_for_host: true,
+        validators: None,
     });
     common::drive(&mut crawler, &mut src, Duration::from_secs(10), "prefetch");
     // No URL of later.test was ever fetched, yet its name went out to the DNS server.
@@ -849,6 +852,7 @@ fn responses_are_received_into_buffers_given_back() {
                 tag: i,
                 cookie: None,
                 more_for_host: true,
+                validators: None,
             })
             .collect(),
         busy: false,

@@ -378,6 +378,7 @@ impl FetchSource for FetchList {
                         tag,
                         cookie,
                         more_for_host,
+                        validators: None,
                     })
                 }
                 Err(_) => {

@@ -74,6 +74,7 @@ impl<S: Sink> Crawl<S> {
                     tag,
                     cookie,
                     more_for_host: true,
+                    validators: None,
                 });
                 return;
             }

@@ -543,6 +543,7 @@ impl<S: Sink> Crawl<S> {
             tag,
             cookie,
             more_for_host,
+            validators: None,
         })
     }
 }

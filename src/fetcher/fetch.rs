@@ -33,6 +33,9 @@ pub struct FetchRequest {
     /// (closed for another host only when no spare one is left) while it waits out its
     /// politeness delay. Sources that cannot tell say `true`.
     pub more_for_host: bool,
+    /// Ask conditionally (`If-None-Match`, `If-Modified-Since`) with an earlier response's
+    /// validators: a re-crawl's request for what it stored before.
+    pub validators: Option<Box<crate::http::Validators>>,
 }
 
 /// Where a fetch connects: the host as written in the URL, its port, and whether it is TLS.
@@ -435,6 +438,7 @@ mod tests {
                 tag: 0,
                 cookie: None,
                 more_for_host: true,
+                validators: None,
             };
             let mut c = Completion::without_response(request, ReturnCode::Success);
             c.decoder = Some(decoder);

@@ -2,8 +2,9 @@
 //!
 //! This module owns the bytes of one exchange: [`write_request`] appends a request to a buffer,
 //! [`ResponseDecoder`] takes whatever the socket produced and finds the response in it (head,
-//! framing, body), [`decode_content`] undoes `Content-Encoding`, and [`retry_after`] reads how
-//! long a 429 or 503 asks us to wait; [`cookies`] is the cookie jar. Every size it handles is
+//! framing, body), [`decode_content`] undoes `Content-Encoding`, [`retry_after`] reads how
+//! long a 429 or 503 asks us to wait, and [`Validators`] are what a conditional request sends
+//! back; [`cookies`] is the cookie jar. Every size it handles is
 //! bounded by [`Limits`], and every failure is an [`HttpError`] that maps onto one
 //! [`ReturnCode`].
 //!
@@ -18,12 +19,14 @@ mod headers;
 mod request;
 mod response;
 mod retry_after;
+mod validators;
 
 pub use content::{decode_content, decode_content_with, DecodeOptions};
 pub use headers::Headers;
 pub use request::{host_and_port, path_and_query, write_request, Method, Request, RequestError};
 pub use response::{ContentCoding, Framing, Progress, ResponseDecoder, ResponseHead};
 pub use retry_after::{parse_retry_after, retry_after};
+pub use validators::{Validators, MAX_VALIDATOR_BYTES};
 
 use crate::ReturnCode;
 

@@ -4,6 +4,8 @@
 //! it was. The caller (`fetch`) builds `host` and `target` from a parsed URL; the checks here are
 //! the last line against header injection, not URL validation.
 
+use super::Validators;
+
 /// The request method: a crawler only ever reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -37,6 +39,9 @@ pub struct Request<'a> {
     pub cookie: Option<&'a str>,
     /// Further `(name, value)` headers, written in order after the standard ones.
     pub extra_headers: &'a [(&'a str, &'a str)],
+    /// A conditional GET: `If-None-Match` and `If-Modified-Since` from an earlier response's
+    /// validators (a `304 Not Modified` then says the stored copy is current).
+    pub validators: Option<&'a Validators>,
 }
 
 /// Why a request was refused, named by the offending field.
@@ -54,6 +59,8 @@ pub enum RequestError {
     HeaderName,
     /// An extra header value contains CR, LF or NUL.
     HeaderValue,
+    /// A validator is too long or contains a control byte.
+    Validator,
 }
 
 /// Appends `req` to `out`. On error nothing is appended.
@@ -69,6 +76,9 @@ pub fn write_request(out: &mut Vec<u8>, req: &Request<'_>) -> Result<(), Request
     }
     if req.cookie.is_some_and(|c| !is_field_value(c)) {
         return Err(RequestError::Cookie);
+    }
+    if req.validators.is_some_and(|v| !v.are_sendable()) {
+        return Err(RequestError::Validator);
     }
     for (name, value) in req.extra_headers {
         if name.is_empty() || !name.bytes().all(is_tchar) {
@@ -103,6 +113,14 @@ pub fn write_request(out: &mut Vec<u8>, req: &Request<'_>) -> Result<(), Request
     ]);
     if let Some(cookie) = req.cookie {
         line(&["Cookie: ", cookie]);
+    }
+    if let Some(v) = req.validators {
+        if let Some(etag) = &v.etag {
+            line(&["If-None-Match: ", etag]);
+        }
+        if let Some(date) = &v.last_modified {
+            line(&["If-Modified-Since: ", date]);
+        }
     }
     for (name, value) in req.extra_headers {
         line(&[name, ": ", value]);
@@ -152,7 +170,40 @@ mod tests {
             keep_alive: true,
             cookie: Some("a=1; b=2"),
             extra_headers: &[("Accept", "*/*"), ("If-None-Match", "\"x\"")],
+            validators: None,
         }
+    }
+
+    #[test]
+    fn a_conditional_get_sends_the_validators_back() {
+        let v = Validators {
+            etag: Some("W/\"v1\"".into()),
+            last_modified: Some("Tue, 03 Nov 2026 10:00:00 GMT".into()),
+        };
+        let req = Request {
+            cookie: None,
+            extra_headers: &[],
+            validators: Some(&v),
+            ..base()
+        };
+        let mut out = Vec::new();
+        write_request(&mut out, &req).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.ends_with(
+            "Connection: keep-alive\r\nIf-None-Match: W/\"v1\"\r\n\
+             If-Modified-Since: Tue, 03 Nov 2026 10:00:00 GMT\r\n\r\n"
+        ));
+        let bad = Validators {
+            etag: Some("\"a\"\r\nX: y".into()),
+            last_modified: None,
+        };
+        let mut out = Vec::new();
+        let req = Request {
+            validators: Some(&bad),
+            ..req
+        };
+        assert_eq!(write_request(&mut out, &req), Err(RequestError::Validator));
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -110,6 +110,7 @@ pub fn run_with_stats(
             tag: i as u64,
             cookie: None,
             more_for_host: true,
+            validators: None,
         });
     }
     let mut driver = Driver::new();

@@ -27,6 +27,7 @@ fn req(url: &str) -> FetchRequest {
         tag: 0,
         cookie: None,
         more_for_host: false,
+        validators: None,
     }
 }
 

@@ -546,6 +546,7 @@ impl Crawler {
                 keep_alive: true,
                 cookie: req.cookie.as_deref(),
                 extra_headers: &extra,
+                validators: req.validators.as_deref(),
             },
         );
         let host = target.host.clone();
