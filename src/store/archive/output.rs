@@ -22,9 +22,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::crawl_log::{self, CrawlLog, LogLine};
-use super::warc::{self, BlockDeflater, WarcInfo, WarcWriter, WriterOptions};
+use super::warc::{self, BlockDeflater, RevisitProfile, WarcInfo, WarcWriter, WriterOptions};
 pub use super::writer::Written;
-use super::writer::{OwnedExchange, PartWarc, ResponseBytes, ToWriter, WarcThread, WriterSide};
+use super::writer::{
+    OwnedExchange, PartWarc, RefersTo, ResponseBytes, ToWriter, WarcThread, WriterSide,
+};
 use crate::codec::{put_bytes, secure_random};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::fetcher::{FetchDone, PayloadDigest};
@@ -456,7 +458,7 @@ impl Output {
         done: &FetchDone<'_>,
         digest: Option<PayloadDigest>,
         date: SystemTime,
-    ) -> Option<(Arc<str>, SystemTime)> {
+    ) -> Option<Box<RefersTo>> {
         let digest = digest?;
         let complete_ok = done.outcome.is_success()
             && (200..300).contains(&done.status())
@@ -465,8 +467,13 @@ impl Output {
         if !complete_ok {
             return None;
         }
-        if let Some(original) = self.stored_payloads.get(&digest) {
-            return Some(original.clone());
+        if let Some((uri, date)) = self.stored_payloads.get(&digest) {
+            return Some(Box::new(RefersTo {
+                profile: RevisitProfile::IdenticalPayload,
+                uri: uri.clone(),
+                date: *date,
+                record: None,
+            }));
         }
         if self.stored_payloads.len() < MAX_REVISIT_DIGESTS {
             self.stored_payloads

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog};
-use super::warc::{DeflatedBlock, Exchange, Revisit, WarcWriter};
+use super::warc::{DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
 use crate::codec::get_bytes;
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
@@ -82,13 +82,23 @@ pub(super) struct OwnedExchange {
     /// A payload too large for memory: the writer streams it from here.
     pub(super) spooled: Option<Arc<dyn SpoolFile>>,
     pub(super) truncated: Option<Truncation>,
-    /// Set for a revisit: `response` is the HTTP head only, and this is the response that
-    /// holds the payload (its URI and date).
-    pub(super) refers_to: Option<(Arc<str>, SystemTime)>,
+    /// Set for a revisit: `response` is the HTTP head only, and this is the record that
+    /// holds the payload.
+    pub(super) refers_to: Option<Box<RefersTo>>,
     /// The exchange's crawl.log line, for the file's log record.
     pub(super) log_line: Vec<u8>,
     /// The response deflated on the loop (the writer was behind): `response` is its head.
     pub(super) deflated: Option<Box<DeflatedBlock>>,
+}
+
+/// The record a revisit refers to, and why it is a revisit.
+#[derive(Clone, Debug)]
+pub(super) struct RefersTo {
+    pub(super) profile: RevisitProfile,
+    /// Its `WARC-Target-URI`, `WARC-Date` and, where known, `WARC-Record-ID`.
+    pub(super) uri: Arc<str>,
+    pub(super) date: SystemTime,
+    pub(super) record: Option<Arc<str>>,
 }
 
 pub(super) enum ToWriter {
@@ -509,15 +519,17 @@ pub(super) fn write_exchange(
             truncated: ex.truncated.map(Into::into),
             deflated: ex.deflated.as_deref(),
         })?,
-        Some((uri, date)) => warc.write_revisit(&Revisit {
+        Some(to) => warc.write_revisit(&Revisit {
+            profile: to.profile,
             target_uri: &ex.target_uri,
             date: ex.date,
             ip: ex.ip,
             request: &ex.request,
             response_head: &ex.response,
             payload_digest: ex.payload_digest.unwrap_or_default(),
-            refers_to_uri: uri,
-            refers_to_date: *date,
+            refers_to_uri: &to.uri,
+            refers_to_date: to.date,
+            refers_to_record: to.record.as_deref(),
         })?,
     };
     if log_records {

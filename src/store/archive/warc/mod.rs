@@ -373,10 +373,34 @@ impl From<crate::fetcher::Truncation> for Truncated {
 pub const REVISIT_PROFILE_IDENTICAL_PAYLOAD: &str =
     "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
 
-/// A fetch whose payload was stored before: written as a `revisit` record (profile
-/// identical-payload-digest) holding the response head only, plus the `request` record.
+/// `WARC-Profile` of a revisit record for a `304 Not Modified` answer to a conditional
+/// request: the server says the copy stored earlier is current.
+pub const REVISIT_PROFILE_SERVER_NOT_MODIFIED: &str =
+    "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
+
+/// Why a fetch is written as a revisit record (WARC 1.1 §6.7.2 and §6.7.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevisitProfile {
+    /// The payload's digest equals one stored before.
+    IdenticalPayload,
+    /// The server answered a conditional request with 304.
+    ServerNotModified,
+}
+
+impl RevisitProfile {
+    pub fn uri(self) -> &'static str {
+        match self {
+            RevisitProfile::IdenticalPayload => REVISIT_PROFILE_IDENTICAL_PAYLOAD,
+            RevisitProfile::ServerNotModified => REVISIT_PROFILE_SERVER_NOT_MODIFIED,
+        }
+    }
+}
+
+/// A fetch whose payload was stored before: written as a `revisit` record holding the
+/// response head only, plus the `request` record.
 #[derive(Clone, Copy, Debug)]
 pub struct Revisit<'a> {
+    pub profile: RevisitProfile,
     pub target_uri: &'a str,
     pub date: SystemTime,
     pub ip: Option<IpAddr>,
@@ -389,6 +413,8 @@ pub struct Revisit<'a> {
     /// `WARC-Target-URI` and `WARC-Date` of the record that holds the payload.
     pub refers_to_uri: &'a str,
     pub refers_to_date: SystemTime,
+    /// `WARC-Refers-To`: that record's `WARC-Record-ID` (`<urn:uuid:…>`), where known.
+    pub refers_to_record: Option<&'a str>,
 }
 
 /// Where one record landed: the file's final name (no directory; the file is `NAME.open`

@@ -683,6 +683,7 @@ fn write_mixed(
         if i % 3 == 0 {
             let revisit = w
                 .write_revisit(&Revisit {
+                    profile: RevisitProfile::IdenticalPayload,
                     target_uri: &format!("{uri}&again"),
                     date: date + Duration::from_secs(60),
                     ip: None,
@@ -691,6 +692,7 @@ fn write_mixed(
                     payload_digest: sha1(&body),
                     refers_to_uri: &uri,
                     refers_to_date: date,
+                    refers_to_record: None,
                 })
                 .unwrap();
             all.push(revisit);
@@ -777,6 +779,55 @@ fn revisit_records_refer_to_the_original() {
         Some(sha1_base32(&sha1(REVISIT_HEAD)).as_str())
     );
     assert_eq!(rv.header("WARC-IP-Address"), None);
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_304_is_a_server_not_modified_revisit_of_the_earlier_record() {
+    let dir = temp_dir("not-modified");
+    let (_, _, all, _) = write_mixed(&dir, 1, 1 << 30);
+    let orig = record_at(&dir, &all[0].response);
+    let orig_id = orig.header("WARC-Record-ID").unwrap().to_string();
+    let head = b"HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n";
+    let opts = WriterOptions {
+        cdxj: true,
+        ..WriterOptions::default()
+    };
+    let mut w = WarcWriter::create_with(&dir, "again", 1 << 30, 6, info(), [7; 16], opts).unwrap();
+    let date = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let digest_text = orig.header("WARC-Payload-Digest").unwrap().to_string();
+    let written = w
+        .write_revisit(&Revisit {
+            profile: RevisitProfile::ServerNotModified,
+            target_uri: orig.header("WARC-Target-URI").unwrap(),
+            date,
+            ip: None,
+            request: b"GET /0 HTTP/1.1\r\nHost: www.A.test\r\nIf-None-Match: \"v1\"\r\n\r\n",
+            response_head: head,
+            payload_digest: sha1(&noise(100, 300)),
+            refers_to_uri: orig.header("WARC-Target-URI").unwrap(),
+            refers_to_date: UNIX_EPOCH + Duration::from_secs(1_700_000_000),
+            refers_to_record: Some(&orig_id),
+        })
+        .unwrap();
+    w.finish().unwrap();
+    let rv = record_at(&dir, &written.response);
+    assert_eq!(rv.header("WARC-Type"), Some("revisit"));
+    assert_eq!(
+        rv.header("WARC-Profile"),
+        Some("http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+    );
+    assert_eq!(rv.header("WARC-Refers-To"), Some(orig_id.as_str()));
+    assert_eq!(
+        rv.header("WARC-Refers-To-Target-URI"),
+        orig.header("WARC-Target-URI")
+    );
+    assert_eq!(
+        rv.header("WARC-Refers-To-Date"),
+        Some("2023-11-14T22:13:20Z")
+    );
+    assert_eq!(rv.header("WARC-Payload-Digest"), Some(digest_text.as_str()));
+    assert_eq!(rv.block, head, "the block is the 304's head");
     let _ = fs::remove_dir_all(&dir);
 }
 

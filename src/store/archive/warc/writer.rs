@@ -534,9 +534,9 @@ impl WarcWriter {
         Ok(written)
     }
 
-    /// Writes a `revisit` record (profile identical-payload-digest: the payload was stored
-    /// before, under `refers_to_uri` at `refers_to_date`) and its `request` record, both in the
-    /// same file; the revisit's block is the response head only.
+    /// Writes a `revisit` record (the payload was stored before, under `refers_to_uri` at
+    /// `refers_to_date`; its profile says how that is known) and its `request` record, both in
+    /// the same file; the revisit's block is the response head only.
     pub fn write_revisit(&mut self, rv: &Revisit<'_>) -> io::Result<Written> {
         let warcinfo_id = self.ready_for_records()?;
         let rv_id = self.ids.next_id();
@@ -553,12 +553,15 @@ impl WarcWriter {
         if rv.ip.is_some() {
             common.push(("WARC-IP-Address", &ip_text));
         }
-        let rv_fields = [
-            ("WARC-Profile", REVISIT_PROFILE_IDENTICAL_PAYLOAD),
+        let mut rv_fields = vec![
+            ("WARC-Profile", rv.profile.uri()),
             ("WARC-Refers-To-Target-URI", rv.refers_to_uri),
             ("WARC-Refers-To-Date", &date_text),
             ("WARC-Payload-Digest", &digest_text),
         ];
+        if let Some(id) = rv.refers_to_record {
+            rv_fields.push(("WARC-Refers-To", id));
+        }
         let written = self.write_pair(
             rv.date,
             rv.request,
