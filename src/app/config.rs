@@ -297,37 +297,35 @@ fn parse_dns_server(s: &str) -> Result<SocketAddr, UsageError> {
 
 /// The cluster a crawl node joins, checked.
 fn cluster_config(args: &CrawlArgs) -> Result<Option<ClusterConfig>, Failure> {
-    {
-        let (Some(url), Some(nodes), Some(node)) =
-            (&args.cluster, args.cluster_nodes, args.cluster_node)
-        else {
-            return Ok(None);
-        };
-        if nodes == 0 || nodes > MAX_PARTITIONS {
-            return Err(usage(format!(
-                "--cluster-nodes {nodes}: give 1 to {MAX_PARTITIONS}"
-            )));
-        }
-        if node >= nodes {
-            return Err(usage(format!(
-                "--cluster-node {node}: nodes are numbered 0 to {}",
-                nodes - 1
-            )));
-        }
-        if args.loops > 1 {
-            return Err(usage("--loops and --cluster: a cluster node runs one loop"));
-        }
-        if !url.starts_with("redis://") {
-            return Err(usage(format!(
-                "--cluster {url}: expected redis://HOST:PORT/"
-            )));
-        }
-        Ok(Some(ClusterConfig {
-            url: url.clone(),
-            nodes,
-            node,
-        }))
+    let (Some(url), Some(nodes), Some(node)) =
+        (&args.cluster, args.cluster_nodes, args.cluster_node)
+    else {
+        return Ok(None);
+    };
+    if nodes == 0 || nodes > MAX_PARTITIONS {
+        return Err(usage(format!(
+            "--cluster-nodes {nodes}: give 1 to {MAX_PARTITIONS}"
+        )));
     }
+    if node >= nodes {
+        return Err(usage(format!(
+            "--cluster-node {node}: nodes are numbered 0 to {}",
+            nodes - 1
+        )));
+    }
+    if args.loops > 1 {
+        return Err(usage("--loops and --cluster: a cluster node runs one loop"));
+    }
+    if !url.starts_with("redis://") {
+        return Err(usage(format!(
+            "--cluster {url}: expected redis://HOST:PORT/"
+        )));
+    }
+    Ok(Some(ClusterConfig {
+        url: url.clone(),
+        nodes,
+        node,
+    }))
 }
 
 /// How a command shows what it does, from `-q` and `-v`.
@@ -380,13 +378,16 @@ pub fn partition_share(
     (fetcher, part)
 }
 
+/// Given lines that are not usable URLs, with the outcome each is logged with.
+pub type BadInputs = Vec<(String, ReturnCode)>;
+
 /// Everything `crawl` runs with, checked: the fetcher's and output's settings, the crawl's,
 /// the seeds, and the given lines that are not URLs (each logged with its outcome).
 pub struct CrawlPlan {
     pub setup: Setup,
     pub config: CrawlConfig,
     pub seeds: Vec<Url>,
-    pub bad_inputs: Vec<(String, ReturnCode)>,
+    pub bad_inputs: BadInputs,
     pub cluster: Option<ClusterConfig>,
     pub loops: usize,
     pub display: Display,
@@ -479,8 +480,7 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
 
 /// The seeds given as arguments and in the `-i` file, and the lines that are not usable
 /// URLs (each reported on stderr and logged with its outcome).
-#[allow(clippy::type_complexity)]
-fn seeds(args: &CrawlArgs) -> Result<(Vec<Url>, Vec<(String, ReturnCode)>), Failure> {
+fn seeds(args: &CrawlArgs) -> Result<(Vec<Url>, BadInputs), Failure> {
     let mut seeds = Vec::new();
     let mut bad_inputs = Vec::new();
     let input = &args.input;
