@@ -52,14 +52,22 @@ fuzz_target!(|input: &[u8]| {
         match reader.next_item() {
             Ok(Some(SitemapItem::Page(page))) => {
                 check_url(&page.url);
-                assert!(allowed(&location, &page.url, sitemap.named_by_robots.as_ref()));
+                assert!(allowed(
+                    &location,
+                    &page.url,
+                    sitemap.named_by_robots.as_ref()
+                ));
                 assert!(page.priority.is_none_or(|p| (0.0..=1.0).contains(&p)));
             }
             Ok(Some(SitemapItem::Sitemap { sitemap: child, .. })) => {
                 check_url(&child.url);
                 assert!(child.depth == sitemap.depth + 1 && child.depth <= MAX_INDEX_DEPTH);
                 assert_eq!(child.named_by_robots, sitemap.named_by_robots);
-                assert!(child_allowed(&location, &child.url, sitemap.named_by_robots.as_ref()));
+                assert!(child_allowed(
+                    &location,
+                    &child.url,
+                    sitemap.named_by_robots.as_ref()
+                ));
             }
             Ok(None) => break Ok(()),
             Err(e) => break Err(e),

@@ -19,7 +19,8 @@ thread_local! {
 }
 
 fn contains_ignore_case(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 fuzz_target!(|html: &[u8]| {
@@ -50,7 +51,10 @@ fuzz_target!(|html: &[u8]| {
         && !contains_ignore_case(html, b"noscript")
         && !contains_ignore_case(html, b"template");
     if comparable {
-        let scanned = links.iter().filter(|(k, _)| *k == LinkKind::A).map(|(_, v)| v);
+        let scanned = links
+            .iter()
+            .filter(|(k, _)| *k == LinkKind::A)
+            .map(|(_, v)| v);
         assert!(fresh.anchors().map(|(h, _)| h).eq(scanned));
     }
 });

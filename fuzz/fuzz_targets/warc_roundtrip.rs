@@ -18,8 +18,8 @@ use flate2::Compression;
 use libfuzzer_sys::fuzz_target;
 use spinneret::store::archive::warc::reader::{parse_record, read_records, Record};
 use spinneret::store::archive::warc::{
-    sha1, sha1_base32, write_record, Exchange, RecordId, RecordType, Revisit, Truncated, WarcInfo,
-    WarcWriter, WriterOptions,
+    sha1, sha1_base32, write_record, Exchange, RecordId, RecordType, Revisit, RevisitProfile,
+    Truncated, WarcInfo, WarcWriter, WriterOptions,
 };
 
 /// What the writer makes of a field value and the reader gives back: controls percent-encoded,
@@ -144,6 +144,12 @@ fuzz_target!(|data: &[u8]| {
             .unwrap();
         let revisit = w
             .write_revisit(&Revisit {
+                // Either profile; the record's framing is what is checked.
+                profile: if flags & 32 != 0 {
+                    RevisitProfile::ServerNotModified
+                } else {
+                    RevisitProfile::IdenticalPayload
+                },
                 target_uri: &uri,
                 date,
                 ip: None,
@@ -152,6 +158,8 @@ fuzz_target!(|data: &[u8]| {
                 payload_digest: [flags; 20],
                 refers_to_uri: &uri,
                 refers_to_date: date,
+                refers_to_record: (flags & 16 != 0)
+                    .then_some("<urn:uuid:00000000-0000-4000-8000-000000000000>"),
             })
             .unwrap();
         let (files, indexes) = w.finish_indexed().unwrap();
