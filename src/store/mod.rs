@@ -11,6 +11,7 @@ pub mod cdxj;
 pub mod checkpoint;
 pub mod commit_mark;
 pub mod compaction;
+pub mod crawl_db;
 pub mod crawl_log;
 pub mod crawl_state;
 pub mod crc32c;
