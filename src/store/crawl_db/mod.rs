@@ -145,7 +145,9 @@ impl CrawlDb {
     }
 
     /// The records due at or before `before` (unix seconds), earliest first, at most
-    /// `limit` of them, read from one snapshot as the iterator is advanced.
+    /// `limit` of them, read from one snapshot as the iterator is advanced. Drain it and
+    /// drop it before long: while a snapshot is held, redb cannot reuse the pages later
+    /// commits free, and the file grows.
     pub fn due(&self, before: u64, limit: usize) -> Result<Due, DbError> {
         let txn = self.db.begin_read()?;
         let urls = txn.open_table(URLS)?;

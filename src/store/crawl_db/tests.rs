@@ -267,3 +267,81 @@ fn an_oversized_record_is_refused_at_put() {
     b.commit().unwrap();
     assert_eq!(db.len().unwrap(), 1);
 }
+
+/// Records per batch in the kill test.
+const KILL_BATCH: u64 = 200;
+
+/// The child half of `a_kill_leaves_every_committed_batch`: commits batches to the database
+/// named by `SPINNERET_CRAWL_DB_KILL_PATH`, each with `KILL_BATCH` new URLs due at the
+/// batch's number and one URL moved to that due time, printing `acked N` after each commit,
+/// until killed. Ignored so it runs only when the parent asks for it.
+#[test]
+#[ignore = "run by a_kill_leaves_every_committed_batch in a child process"]
+fn kill_child_writer() {
+    let Some(path) = std::env::var_os("SPINNERET_CRAWL_DB_KILL_PATH") else {
+        return;
+    };
+    let db = CrawlDb::open(std::path::Path::new(&path)).unwrap();
+    for b in 0..10_000u64 {
+        let mut batch = db.write();
+        for j in 0..KILL_BATCH {
+            batch
+                .put(&record(&format!("http://k.test/{b}/{j}"), b))
+                .unwrap();
+        }
+        batch.put(&record("http://k.test/moving", b)).unwrap();
+        batch.commit().unwrap();
+        println!("acked {b}");
+    }
+}
+
+/// A writer killed with SIGKILL mid-stream: the database opens with every batch it was told
+/// was committed, each batch whole, and the due index agreeing with the records.
+#[test]
+fn a_kill_leaves_every_committed_batch() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let dir = TempDir::new("crawl_db", "kill");
+    let path = dir.0.join("crawl.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "store::crawl_db::tests::kill_child_writer",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("SPINNERET_CRAWL_DB_KILL_PATH", &path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut acked = None;
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        if let Some(n) = line.unwrap().strip_prefix("acked ") {
+            let n: u64 = n.parse().unwrap();
+            acked = Some(n);
+            if n >= 20 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL, while the child keeps committing
+    child.wait().unwrap();
+    let acked = acked.expect("child acknowledged batches");
+    assert!(acked >= 20, "child ended early after {acked} batches");
+    let db = open(&dir);
+    let len = db.len().unwrap();
+    let batches = (len - 1) / KILL_BATCH;
+    assert_eq!((len - 1) % KILL_BATCH, 0, "a batch was cut: {len} records");
+    assert!(batches > acked, "{batches} batches, {acked} acknowledged");
+    let moving = db.get("http://k.test/moving").unwrap().unwrap();
+    assert_eq!(moving.due, batches - 1);
+    let due: Vec<(u64, String)> = due_urls(&db, u64::MAX, usize::MAX);
+    assert_eq!(due.len() as u64, len);
+    let moved: Vec<_> = due.iter().filter(|(_, u)| u.ends_with("/moving")).collect();
+    assert_eq!(moved, [&(batches - 1, "http://k.test/moving".to_string())]);
+    for b in 0..batches {
+        assert!(db.get(&format!("http://k.test/{b}/0")).unwrap().is_some());
+    }
+}
