@@ -17,6 +17,10 @@
 //!   visit (an estimate from a few unchanged visits says "never", which is too sure), while a
 //!   shrink is taken at once (a change seen is evidence).
 //!
+//! With a bounded fetch budget, `budgeted_interval` turns the same rate estimate into the
+//! interval that buys the most freshness per visit (Cho & Garcia-Molina, ICDE 2003): pages
+//! changing too fast to keep fresh get fewer visits. The crawl sets its one price.
+//!
 //! Every interval is clamped to `[min_interval, max_interval]`, and so is every due time's
 //! distance from the visit. The history forgets: past `MAX_HISTORY_VISITS` its counts are
 //! halved, so a page whose habits change is re-learned within a few dozen visits.
@@ -239,6 +243,44 @@ pub fn interval_for_rate(config: &ScheduleConfig, rate: f64) -> u64 {
     } else {
         config.clamp(config.max_interval)
     }
+}
+
+/// Bisection steps in `budgeted_interval`: each halves the bracket [0, `MAX_CATCH_RATIO`],
+/// so 64 steps are far below f64's resolution.
+const BISECTION_STEPS: u32 = 64;
+
+/// The largest changes-per-visit ratio `budgeted_interval` considers: at 64 expected changes
+/// between visits a page is stale at every visit, whatever the budget.
+const MAX_CATCH_RATIO: f64 = 64.0;
+
+/// The interval that spends a bounded visit budget where it buys the most freshness (Cho &
+/// Garcia-Molina, "Effective page refresh policies", ICDE 2003). A page changing at `rate`
+/// (per second) and visited `f` times a second is fresh a fraction
+/// `F = (f/λ)(1 − e^(−λ/f))` of the time; with a budget, every page's `∂F/∂f` is the same
+/// `marginal` (seconds: the freshness one more visit a second buys). With `r = λ/f`,
+/// `∂F/∂f = (1 − (1 + r)e^(−r))/λ`, so `r` solves `1 − (1 + r)e^(−r) = marginal · λ` and the
+/// interval is `r/λ`. A page with `marginal · λ ≥ 1` changes faster than visits can keep
+/// it fresh enough to pay: it gets the maximum interval, fewer visits, not more. The crawl
+/// picks `marginal` (raising it when due pages outrun the fetch budget, lowering it when
+/// fetches are left over); this function is the per-page half.
+pub fn budgeted_interval(config: &ScheduleConfig, rate: f64, marginal: f64) -> u64 {
+    let target = marginal * rate;
+    let catchable = |r: f64| 1.0 - (1.0 + r) * (-r).exp();
+    if !(rate.is_finite() && rate > 0.0 && target.is_finite() && target > 0.0)
+        || target >= catchable(MAX_CATCH_RATIO)
+    {
+        return config.clamp(config.max_interval);
+    }
+    let (mut lo, mut hi) = (0.0f64, MAX_CATCH_RATIO);
+    for _ in 0..BISECTION_STEPS {
+        let mid = (lo + hi) / 2.0;
+        if catchable(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    config.clamp((hi / rate) as u64)
 }
 
 #[cfg(test)]

@@ -286,6 +286,50 @@ fn nutch_sync_moves_the_visit_toward_the_last_change() {
     assert_eq!(due, 98 * DAY + 10 * DAY);
 }
 
+/// The budgeted interval satisfies Cho & Garcia-Molina's condition: one more visit a second
+/// buys `marginal` of freshness (checked by a finite difference of F over the frequency).
+#[test]
+fn the_budgeted_interval_equalizes_the_marginal_freshness() {
+    let c = ScheduleConfig {
+        min_interval: 1,
+        max_interval: 10_000 * DAY,
+        ..ScheduleConfig::default()
+    };
+    let marginal = 86_400.0; // one visit a day more buys a whole unit of freshness
+                             // Pages changing slower than the price's break-even (one change a day here).
+    for mean_days in [1.2f64, 3.0, 10.0, 60.0] {
+        let rate = 1.0 / (mean_days * DAY as f64);
+        let i = budgeted_interval(&c, rate, marginal) as f64;
+        let f = 1.0 / i;
+        let h = f * 1e-4;
+        let dfdf = ((f + h) / rate * (1.0 - (-rate / (f + h)).exp())
+            - (f - h) / rate * (1.0 - (-rate / (f - h)).exp()))
+            / (2.0 * h);
+        assert!(
+            (dfdf / marginal - 1.0).abs() < 1e-3,
+            "{mean_days} d: {dfdf} at {i} s"
+        );
+    }
+}
+
+/// With the same budget price, slow pages get longer intervals as they slow, and pages too
+/// fast to keep fresh get fewer visits, not more: the interval is not monotone in the rate.
+#[test]
+fn the_budget_gives_up_on_pages_too_fast_to_catch() {
+    let c = ScheduleConfig::default();
+    let marginal = 86_400.0;
+    let at = |mean_days: f64| budgeted_interval(&c, 1.0 / (mean_days * DAY as f64), marginal);
+    assert!(at(30.0) > at(10.0) && at(10.0) > at(3.0));
+    // μλ ≥ 1: a page changing every 12 hours is not worth chasing at this price.
+    assert_eq!(at(0.5), c.max_interval);
+    assert_eq!(budgeted_interval(&c, 0.0, marginal), c.max_interval);
+    assert_eq!(budgeted_interval(&c, f64::NAN, marginal), c.max_interval);
+    assert_eq!(budgeted_interval(&c, 1e-3, -1.0), c.max_interval);
+    // A cheaper visit (smaller price) means more visits everywhere.
+    let cheap = budgeted_interval(&c, 1.0 / (3.0 * DAY as f64), marginal / 10.0);
+    assert!(cheap < at(3.0));
+}
+
 fn arb_seen() -> impl Strategy<Value = Observation> {
     prop_oneof![
         Just(Observation::Changed),
