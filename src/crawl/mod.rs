@@ -42,6 +42,7 @@ pub use host_state::{BadHostState, HostsRestored};
 pub use manners::{CookieConfig, MannersConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
 mod partitioned;
 pub use partitioned::partition_key;
+pub mod schedule;
 pub mod sink;
 pub mod spill;
 pub mod splitter;

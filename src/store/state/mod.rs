@@ -4,7 +4,8 @@
 //! ([`crawl_state`]), the [`commit_mark`]s that make the journal the crawl's one commit
 //! point, [`compaction`] of old journal generations into checkpoints, the [`replay`] that
 //! restores a crawl from them, and the frontier's spilled [`segments`]; [`crc32c`] is shared
-//! by their formats.
+//! by their formats. The [`crawl_db`] keeps, per URL, what a revisit needs (validators,
+//! digest, where its record is, its change history and when it is due).
 //!
 //! The archive ([`super::archive`]: WARC, CDXJ, crawl.log) is written beside it and uses it;
 //! the commit marks record how long its files were (their names are opaque here), and the
@@ -13,6 +14,7 @@
 pub mod checkpoint;
 pub mod commit_mark;
 pub mod compaction;
+pub mod crawl_db;
 pub mod crawl_state;
 pub mod crc32c;
 pub mod journal;
