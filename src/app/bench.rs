@@ -372,7 +372,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     };
     drop(web);
     let verdict = verify(&report.out_dir.join("crawl.log"), &expected)?;
-    std::fs::write(report.out_dir.join("stats.json"), report.json().finish())?;
+    crate::store::archive::stats_json::write(&report.out_dir, &report.json().finish())?;
     let conns = Conns {
         opened: report.stats.conns_opened,
         reused: report.stats.conns_reused,

@@ -13,6 +13,7 @@ use crate::crawl::sink::Sink;
 use crate::crawl::Crawl;
 use crate::fetcher::{Crawler, Driver, FetchSource, Turn};
 use crate::store::archive::output::Written;
+use crate::store::archive::stats_json;
 
 // ---- Ctrl-C ----
 
@@ -152,9 +153,12 @@ pub fn conclude(
     written: &Written,
     display: Display,
 ) -> Result<ExitStatus, Failure> {
-    let path = dir.join("stats.json");
-    std::fs::write(&path, json)
-        .map_err(|e| Failure::Output(format!("cannot write {}: {e}", path.display())))?;
+    stats_json::write(dir, &json).map_err(|e| {
+        Failure::Output(format!(
+            "cannot write {}: {e}",
+            dir.join("stats.json").display()
+        ))
+    })?;
     if !display.quiet {
         eprint_line(&summary);
         if let Some(hint) = replay_hint(dir, written) {

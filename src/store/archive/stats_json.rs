@@ -1,7 +1,20 @@
-//! `stats.json`: a flat JSON object writer. Written by hand because the output is a flat object
-//! of numbers and strings and the product carries no serialization crate.
+//! `stats.json`: a flat JSON object writer, and the file written whole or not at all. Written
+//! by hand because the output is a flat object of numbers and strings and the product
+//! carries no serialization crate.
 
 use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Writes `json` as `DIR/stats.json`, replacing any earlier one at once (a temporary file
+/// renamed): a reader, or a crash, never sees half of it. Returns the path.
+pub fn write(dir: &Path, json: &str) -> io::Result<PathBuf> {
+    let path = dir.join("stats.json");
+    let tmp = dir.join("stats.json.tmp");
+    std::fs::write(&tmp, json)?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
 
 /// A flat JSON object writer: keys in insertion order, values numbers, strings or objects.
 #[derive(Default)]
@@ -98,5 +111,20 @@ mod tests {
             "{\n  \"urls\": 3,\n  \"pages_per_sec\": 1.500,\n  \"note\": \"a\\\"b\\\\c\\n\\u0001\",\n  \"failed\": {\"DnsTimeout\": 2, \"HttpConnect\": 1}\n}\n"
         );
         assert_eq!(JsonObject::new().finish(), "{}\n");
+    }
+
+    #[test]
+    fn the_file_is_replaced_whole_and_no_temporary_is_left() {
+        let tmp = crate::store::test_dir::TempDir::new("stats-json", "replace");
+        let dir = tmp.0.as_path();
+        let path = write(dir, "{\"a\": 1}\n").unwrap();
+        assert_eq!(path, dir.join("stats.json"));
+        write(dir, "{\"a\": 2}\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\": 2}\n");
+        let names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["stats.json"], "no temporary file left");
     }
 }
