@@ -31,5 +31,7 @@ pub mod links;
 pub mod return_code;
 pub mod robots;
 pub mod store;
+#[cfg(test)]
+mod test_rng;
 
 pub use return_code::ReturnCode;

@@ -1,27 +1,14 @@
 use super::*;
+use crate::test_rng::Rng;
 use proptest::prelude::*;
 
-/// xorshift64*: deterministic fingerprints without a `rand` dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+/// `fp` with `k` distinct bits flipped.
+fn flip(rng: &mut Rng, fp: u64, k: u32) -> u64 {
+    let mut mask = 0u64;
+    while mask.count_ones() < k {
+        mask |= 1 << (rng.next() % 64);
     }
-
-    /// `fp` with `k` distinct bits flipped.
-    fn flip(&mut self, fp: u64, k: u32) -> u64 {
-        let mut mask = 0u64;
-        while mask.count_ones() < k {
-            mask |= 1 << (self.next() % 64);
-        }
-        fp ^ mask
-    }
+    fp ^ mask
 }
 
 /// Every earlier (fingerprint, id) within distance, the slow way.
@@ -48,7 +35,7 @@ fn planted(seed: u64, n: usize) -> Vec<u64> {
         let fp = if !fps.is_empty() && rng.next() % 3 == 0 {
             let base = fps[(rng.next() % fps.len() as u64) as usize];
             let k = (rng.next() % 5) as u32;
-            rng.flip(base, k)
+            flip(&mut rng, base, k)
         } else {
             rng.next()
         };

@@ -1,30 +1,12 @@
 use super::*;
+use crate::test_rng::Rng;
 use proptest::prelude::*;
 
 const DAY: u64 = 86_400;
 
-/// xorshift64*: a seeded, reproducible source for the simulated pages.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-
-    /// An exponential wait with mean `mean` seconds.
-    fn exp(&mut self, mean: f64) -> u64 {
-        (-self.unit().ln() * mean) as u64
-    }
+/// An exponential wait with mean `mean` seconds.
+fn exp(rng: &mut Rng, mean: f64) -> u64 {
+    (-rng.unit().ln() * mean) as u64
 }
 
 fn config(policy: Policy) -> ScheduleConfig {
@@ -96,12 +78,12 @@ fn a_page_that_never_changes_converges_to_the_maximum() {
 /// days on average, for a year; the mean interval scheduled in the second half-year.
 fn poisson_late_mean(config: &ScheduleConfig, seed: u64, mean: f64) -> f64 {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let mut next_change = rng.exp(mean * DAY as f64);
+    let mut next_change = exp(&mut rng, mean * DAY as f64);
     let got = simulate(config, 365, |_, now| {
         let mut hit = false;
         while next_change <= now {
             hit = true;
-            next_change += rng.exp(mean * DAY as f64).max(1);
+            next_change += exp(&mut rng, mean * DAY as f64).max(1);
         }
         hit
     });
