@@ -1,10 +1,10 @@
 //! `robots::Robots::parse` on arbitrary bytes, then `is_allowed` on paths taken from the input
 //! (the values of its lines, so they often meet the rules): no panic, and `/robots.txt` is always
-//! allowed.
+//! allowed. `sitemap_lines` on the same bytes: within its bounds.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use spinneret::robots::Robots;
+use spinneret::robots::{sitemap_lines, Robots, MAX_SITEMAP_LINES, MAX_SITEMAP_URL_BYTES};
 
 /// Paths tried per input, beyond the fixed ones.
 const MAX_PATHS: usize = 8;
@@ -27,4 +27,10 @@ fuzz_target!(|body: &[u8]| {
     }
     assert!(robots.is_allowed("/robots.txt"));
     assert!(robots.is_allowed("/robots.txt?x=1"));
+
+    let sitemaps = sitemap_lines(body);
+    assert!(sitemaps.len() <= MAX_SITEMAP_LINES);
+    assert!(sitemaps
+        .iter()
+        .all(|u| u.len() <= MAX_SITEMAP_URL_BYTES && u[..4].eq_ignore_ascii_case("http")));
 });

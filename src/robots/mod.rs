@@ -6,8 +6,10 @@
 //! `/robots.txt` through the event loop (following up to 5 redirects itself) and reports back with
 //! [`RobotsCache::fetch_done`]. Time is always passed in as `now`.
 //!
+//! [`sitemap_lines`] reads the `Sitemap:` lines (outside the groups, for every crawler).
+//!
 //! Not here: fetching and redirects (crawl layer over `fetch`), honouring Crawl-delay (the
-//! frontier, §6), and sitemaps (`Sitemap:` lines are ignored).
+//! frontier, §6), and reading the sitemaps themselves (`discovery::sitemap`).
 //!
 //! Bounds: at most [`MAX_ROBOTS_BYTES`] of a body is parsed; at most [`MAX_RULES`] rules are kept
 //! per group set, each pattern at most [`MAX_PATTERN_BYTES`] (16 KiB) after normalization. A
@@ -490,8 +492,10 @@ fn wildcard_match(pattern: &[u8], anchored: bool, path: &[u8]) -> bool {
 
 mod cache;
 mod saved;
+mod sitemap_lines;
 
 pub use cache::{Check, FetchResult, RobotsCache};
+pub use sitemap_lines::{sitemap_lines, MAX_SITEMAP_LINES, MAX_SITEMAP_URL_BYTES};
 
 #[cfg(test)]
 mod tests;
