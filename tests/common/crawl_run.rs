@@ -110,6 +110,16 @@ impl Run {
         assert!(ok, "kill {sig}");
     }
 
+    /// What it printed on stderr (read once it has exited).
+    pub fn stderr(&mut self) -> String {
+        use std::io::Read;
+        let mut text = String::new();
+        if let Some(mut err) = self.0.stderr.take() {
+            let _ = err.read_to_string(&mut text);
+        }
+        text
+    }
+
     /// Waits (bounded) for the exit status.
     pub fn wait(&mut self) -> Option<i32> {
         let start = Instant::now();
@@ -192,10 +202,12 @@ pub fn kill_and_resume_until_done(
         kills += 1;
         run = Run::start(&resume_args(out));
     }
+    let status = run.wait();
     assert_eq!(
-        run.wait(),
+        status,
         Some(0),
-        "the last resume did not finish the crawl"
+        "the last resume did not finish the crawl; it said:\n{}",
+        run.stderr()
     );
     assert!(
         kills >= min_kills,
