@@ -116,8 +116,7 @@ impl<S: Sink> Crawl<S> {
             }
             // The server's own wait, if longer than the back-off: neither robots.txt nor
             // anything else on the host is asked for before it.
-            let cap = self.config.manners.max_retry_after;
-            if let Some(after) = self.manners.retry_after(done, now, cap) {
+            if let Some(after) = self.manners.retry_after(done, now) {
                 self.robots.defer(&origin, now + after);
                 wait = after;
             }
@@ -143,13 +142,7 @@ impl<S: Sink> Crawl<S> {
         }
         self.counters.pages_fetched += 1;
         let origin = origin_key(&entry.url);
-        let (max_retries, cap) = (
-            self.config.manners.max_retries,
-            self.config.manners.max_retry_after,
-        );
-        let later = self
-            .manners
-            .later(done, url_key(&entry.url), now, max_retries, cap);
+        let later = self.manners.later(done, url_key(&entry.url), now);
         let gap = if done.outcome == ReturnCode::PrivateAddressBlocked {
             // No request was made, and none to this host will be.
             self.block_host(&entry.url);

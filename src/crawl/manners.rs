@@ -86,6 +86,10 @@ pub(super) struct Later {
 }
 
 pub(super) struct Manners {
+    /// Retries after a 429 or 503 before its answer stands.
+    max_retries: u8,
+    /// The longest wait a `Retry-After` may impose.
+    max_retry_after: Duration,
     jar: Option<CookieJar>,
     /// The wall clock at an instant of the crawl's clock.
     wall_at: (Instant, SystemTime),
@@ -98,13 +102,20 @@ pub(super) struct Manners {
 
 impl Manners {
     /// `now` on the crawl's clock is `wall` on the wall clock.
-    pub fn new(config: &CookieConfig, now: Instant, wall: SystemTime) -> (Manners, Option<Loaded>) {
-        let mut jar = config.enabled.then(|| CookieJar::new(config.limits));
-        let loaded = match (&mut jar, &config.load) {
+    pub fn new(
+        config: &MannersConfig,
+        now: Instant,
+        wall: SystemTime,
+    ) -> (Manners, Option<Loaded>) {
+        let cookies = &config.cookies;
+        let mut jar = cookies.enabled.then(|| CookieJar::new(cookies.limits));
+        let loaded = match (&mut jar, &cookies.load) {
             (Some(jar), Some(text)) => Some(jar.load_netscape(text, wall)),
             _ => None,
         };
         let manners = Manners {
+            max_retries: config.max_retries,
+            max_retry_after: config.max_retry_after,
             jar,
             wall_at: (now, wall),
             tries: HashMap::new(),
@@ -142,18 +153,12 @@ impl Manners {
     }
 
     /// The answer to the fetch of the URL whose key is `key`: `None` unless it says "later"
-    /// (429 or 503). Then its host waits what `Retry-After` asks (at most `max_wait`; without
-    /// one, [`DEFAULT_RETRY_WAIT`] doubled per try), and the URL is tried again, unless it had
-    /// `max_retries` retries already: then the answer stands and its tries are forgotten. A
-    /// 429 also slows the host down for the rest of the crawl.
-    pub fn later(
-        &mut self,
-        done: &FetchDone<'_>,
-        key: u64,
-        now: Instant,
-        max_retries: u8,
-        max_wait: Duration,
-    ) -> Option<Later> {
+    /// (429 or 503). Then its host waits what `Retry-After` asks (at most `max_retry_after`;
+    /// without one, [`DEFAULT_RETRY_WAIT`] doubled per try), and the URL is tried again,
+    /// unless it had `max_retries` retries already: then the answer stands and its tries are
+    /// forgotten. A 429 also slows the host down for the rest of the crawl.
+    pub fn later(&mut self, done: &FetchDone<'_>, key: u64, now: Instant) -> Option<Later> {
+        let (max_retries, max_wait) = (self.max_retries, self.max_retry_after);
         let status = done.status();
         if !says_later(done) {
             self.tries.remove(&key);
@@ -164,7 +169,7 @@ impl Manners {
         }
         let tries = self.tries.get(&key).copied().unwrap_or(0);
         let wait = self
-            .retry_after(done, now, max_wait)
+            .retry_after(done, now)
             .unwrap_or_else(|| DEFAULT_RETRY_WAIT.saturating_mul(1 << tries.min(16)))
             .min(max_wait);
         let again = tries < max_retries;
@@ -176,14 +181,9 @@ impl Manners {
         Some(Later { wait, again })
     }
 
-    /// The wait a response's `Retry-After` asks for, capped.
-    pub fn retry_after(
-        &self,
-        done: &FetchDone<'_>,
-        now: Instant,
-        cap: Duration,
-    ) -> Option<Duration> {
-        crate::http::retry_after(done.head?, self.wall(now), cap)
+    /// The wait a response's `Retry-After` asks for, at most `max_retry_after`.
+    pub fn retry_after(&self, done: &FetchDone<'_>, now: Instant) -> Option<Duration> {
+        crate::http::retry_after(done.head?, self.wall(now), self.max_retry_after)
     }
 
     /// Forgets the tries of a URL that ended without another fetch.

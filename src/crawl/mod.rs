@@ -256,7 +256,7 @@ impl<S: Sink> Crawl<S> {
             next_hosts_save: config.save_hosts_every.map(|every| now + every),
             hosts_buf: Vec::new(),
             // The one wall-clock reading (cookie expiry, HTTP dates): see `manners`.
-            manners: Manners::new(&config.manners.cookies, now, SystemTime::now()).0,
+            manners: Manners::new(&config.manners, now, SystemTime::now()).0,
             config,
         }
     }
