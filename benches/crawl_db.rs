@@ -3,6 +3,8 @@
 //! after each phase. Target (issue 29): ≤ 128 MB peak RSS at 5 M URLs. A plain `main` that
 //! prints figures (`cargo bench --bench crawl_db`); the database goes to
 //! `$CRAWL_DB_BENCH_DIR` (default `target/crawl-db-bench`) and is removed at the end.
+//! `CRAWL_DB_BENCH_URLS` and `CRAWL_DB_BENCH_BATCH` change the size and the batch (a crawl
+//! commits what it stored every few milliseconds: batches of a few hundred).
 
 mod common;
 
@@ -17,6 +19,15 @@ const URLS: u64 = 5_000_000;
 const BATCH: u64 = 10_000;
 const LOOKUPS: u64 = 1_000_000;
 const SCAN: usize = 1_000_000;
+
+/// `name` from the environment, or `default`.
+fn setting(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(default)
+}
 const HOSTS: u64 = 200_000;
 /// A fixed "now": due times spread over the next 30 days.
 const NOW: u64 = 1_780_000_000;
@@ -128,40 +139,46 @@ fn main() {
     let db = CrawlDb::open(&dir.join("crawl.db")).unwrap();
     println!("before   peak RSS {}", status("VmHWM:"));
 
+    let (urls, batch_size) = (
+        setting("CRAWL_DB_BENCH_URLS", URLS),
+        setting("CRAWL_DB_BENCH_BATCH", BATCH),
+    );
+    let (lookups, scan) = (LOOKUPS.min(urls), SCAN.min(urls as usize));
+    println!("{urls} URLs in batches of {batch_size}");
     let mut rng = Rng::new(29);
     let mut u = String::new();
     let start = Instant::now();
-    for b in 0..URLS / BATCH {
+    for b in 0..urls.div_ceil(batch_size) {
         let mut batch = db.write();
-        for i in b * BATCH..(b + 1) * BATCH {
+        for i in b * batch_size..((b + 1) * batch_size).min(urls) {
             url(i, &mut u);
             batch.put(&record(i, &mut rng, &u)).unwrap();
         }
         batch.commit().unwrap();
     }
-    report("insert", URLS, start, &dir);
-    assert_eq!(db.len().unwrap(), URLS);
+    report("insert", urls, start, &dir);
+    assert_eq!(db.len().unwrap(), urls);
 
     let start = Instant::now();
     let mut found = 0u64;
-    for _ in 0..LOOKUPS {
-        url(rng.below(URLS), &mut u);
+    for _ in 0..lookups {
+        url(rng.below(urls), &mut u);
         found += u64::from(black_box(db.get(&u).unwrap()).is_some());
     }
-    report("lookup", LOOKUPS, start, &dir);
-    assert_eq!(found, LOOKUPS);
+    report("lookup", lookups, start, &dir);
+    assert_eq!(found, lookups);
 
     let start = Instant::now();
     let mut last = 0;
     let mut n = 0u64;
-    for r in db.due(u64::MAX, SCAN).unwrap() {
+    for r in db.due(u64::MAX, scan).unwrap() {
         let r = r.unwrap();
         assert!(r.due >= last);
         last = r.due;
         n += 1;
     }
     report("scan", n, start, &dir);
-    assert_eq!(n, SCAN as u64);
+    assert_eq!(n, scan as u64);
     drop(db);
     let _ = std::fs::remove_dir_all(&dir);
 }
