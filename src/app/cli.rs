@@ -230,11 +230,12 @@ pub struct InputArgs {
 /// When a crawl stops early, for `crawl` and `resume` (which counts from its own start).
 #[derive(Args, Debug, Clone, Default)]
 pub struct LimitArgs {
-    /// Stop after fetching this many pages (URLs still queued stay queued for `resume`).
+    /// Stop after fetching this many pages in this run (`resume`: this many more); URLs
+    /// still queued stay queued for `resume`.
     #[arg(long, value_name = "N")]
     pub max_pages: Option<u64>,
-    /// Stop after this many seconds: fetches in flight end as Interrupted, URLs still queued
-    /// stay queued for `spinneret resume`, and the exit status is 9.
+    /// Stop after this many seconds of this run: fetches in flight end as Interrupted, URLs
+    /// still queued stay queued for `spinneret resume`, and the exit status is 9.
     #[arg(long, value_name = "SECS")]
     pub max_time: Option<u64>,
 }
