@@ -69,7 +69,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// (year, month, day) → days since 1970-01-01.
-pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400); // [0, 399]
@@ -84,7 +84,7 @@ fn is_leap(y: i64) -> bool {
     (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
 }
 
-pub(crate) fn days_in_month(y: i64, m: u32) -> u32 {
+fn days_in_month(y: i64, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
@@ -228,7 +228,7 @@ pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
 
 /// The instant of a civil UTC date and time, or `None` if the date does not exist (Feb 30) or
 /// a field is out of range (leap seconds included).
-fn from_civil(
+pub(crate) fn from_civil(
     year: i64,
     month: u32,
     day: u32,

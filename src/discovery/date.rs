@@ -9,9 +9,9 @@
 //! could mislead the schedule (an impossible day, month or hour is `None`). The calendar
 //! arithmetic is [`crate::datetime`]'s.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use crate::datetime::{days_from_civil, days_in_month};
+use crate::datetime::from_civil;
 
 /// Longest date text looked at; a real one is under 40 bytes.
 const MAX_DATE_BYTES: usize = 64;
@@ -260,7 +260,8 @@ impl Cursor<'_> {
     }
 }
 
-/// A civil UTC-offset time to a `SystemTime`, or `None` if a field is out of range.
+/// A civil time at a UTC offset (seconds east) to a `SystemTime`, or `None` if a field is
+/// out of range. A leap second (`:60`) counts as `:59`; the date checks are `datetime`'s.
 fn civil_to_time(
     year: i64,
     month: u32,
@@ -269,30 +270,23 @@ fn civil_to_time(
     nanos: u32,
     offset: i64,
 ) -> Option<SystemTime> {
-    if !(1..=12).contains(&month)
-        || day == 0
-        || day > days_in_month(year, month)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
+    if second > 60 {
         return None;
     }
-    let second = second.min(59);
-    let secs = days_from_civil(year, month, day) * 86_400
-        + i64::from(hour * 3600 + minute * 60 + second)
-        - offset;
-    let base = if secs >= 0 {
-        UNIX_EPOCH + Duration::from_secs(secs.unsigned_abs())
+    let local = from_civil(year, month, day, hour, minute, second.min(59))?;
+    let offset_by = Duration::from_secs(offset.unsigned_abs());
+    let utc = if offset >= 0 {
+        local.checked_sub(offset_by)?
     } else {
-        UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
+        local.checked_add(offset_by)?
     };
-    Some(base + Duration::from_nanos(u64::from(nanos)))
+    Some(utc + Duration::from_nanos(u64::from(nanos)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     fn at(secs: i64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(secs as u64)
