@@ -219,11 +219,5 @@ const NAMED_REFS: [(&[u8], char); 21] = [
 /// surrogates and values above U+10FFFF become U+FFFD. No reference is shorter than what it
 /// decodes to, so decoded text is never longer than its source.
 pub(super) fn char_ref(s: &[u8]) -> Option<(char, usize)> {
-    let Some(num) = s.strip_prefix(b"#") else {
-        return NAMED_REFS
-            .iter()
-            .find(|(name, _)| s.starts_with(name))
-            .map(|&(name, c)| (c, name.len()));
-    };
-    crate::links::numeric_ref(num)
+    crate::links::char_ref_named(s, &NAMED_REFS)
 }

@@ -23,7 +23,9 @@ use memchr::{memchr, memchr2};
 
 // The link scanner's own readers of tag names, raw text, comments and references: this
 // extractor must see exactly the hrefs the scanner sees.
-use crate::links::{char_ref, decode_value, skip_comment, skip_raw_text, tag_name_end};
+use crate::links::{
+    char_ref, decode_value, parse_attrs, skip_comment, skip_raw_text, tag_name_end, MAX_WANTED,
+};
 
 /// Text kept from one page: the topic of a page shows in its first few thousand words; past
 /// 256 KiB a page is mostly lists, tables or data, and scoring it costs more than it tells.
@@ -205,7 +207,7 @@ pub fn extract(html: &[u8], out: &mut VisibleText) {
                     out.close_anchor();
                 }
                 out.space();
-                tag_end(html, name_end, None)
+                parse_attrs(html, name_end, &[], &mut [None; MAX_WANTED])
             }
             Some(b'!') if html[at + 2..].starts_with(b"--") => skip_comment(html, at + 4),
             Some(b'!' | b'?' | b'/') => memchr(b'>', &html[at + 2..]).map(|o| at + 2 + o + 1),
@@ -233,15 +235,20 @@ fn start_tag(html: &[u8], p: usize, out: &mut VisibleText) -> Option<usize> {
     let end_of_name = tag_name_end(html, p);
     let name = &html[p..end_of_name];
     out.space();
-    if name.eq_ignore_ascii_case(b"a") {
-        let mut href = None;
-        let end = tag_end(html, end_of_name, Some(&mut href))?;
-        if let Some((s, e)) = href {
+    // Attributes are read as the link scanner reads them.
+    let mut found = [None; MAX_WANTED];
+    let want: &[&[u8]] = if name.eq_ignore_ascii_case(b"a") {
+        &[b"href"]
+    } else {
+        &[]
+    };
+    let end = parse_attrs(html, end_of_name, want, &mut found)?;
+    if !want.is_empty() {
+        if let Some((s, e)) = found[0] {
             out.open_anchor(&html[s..e]);
         }
         return Some(end);
     }
-    let end = tag_end(html, end_of_name, None)?;
     if name.eq_ignore_ascii_case(b"title") {
         // Raw text, as the scanner reads it: no tags inside, references decoded.
         let close = skip_raw_text(html, end, b"title");
@@ -255,64 +262,6 @@ fn start_tag(html: &[u8], p: usize, out: &mut VisibleText) -> Option<usize> {
     match skipped {
         Some(s) => skip_raw_text(html, end, s),
         None => Some(end),
-    }
-}
-
-/// Reads attributes from `p` to the tag's `>` as the link scanner does; returns the position
-/// after it (`None` if the input ends first), with the raw value of the first `href` in
-/// `href` when asked.
-fn tag_end(
-    html: &[u8],
-    mut p: usize,
-    mut href: Option<&mut Option<(usize, usize)>>,
-) -> Option<usize> {
-    let len = html.len();
-    // Bound: every turn consumes at least the attribute name's first byte, or returns.
-    loop {
-        while p < len && (is_ws(html[p]) || html[p] == b'/') {
-            p += 1;
-        }
-        if *html.get(p)? == b'>' {
-            return Some(p + 1);
-        }
-        let name_start = p;
-        p += 1;
-        while p < len && !(is_ws(html[p]) || matches!(html[p], b'/' | b'>' | b'=')) {
-            p += 1;
-        }
-        let name = (name_start, p);
-        while p < len && is_ws(html[p]) {
-            p += 1;
-        }
-        let value = if html.get(p) == Some(&b'=') {
-            p += 1;
-            while p < len && is_ws(html[p]) {
-                p += 1;
-            }
-            match *html.get(p)? {
-                q @ (b'"' | b'\'') => {
-                    let close = p + 1 + memchr(q, &html[p + 1..])?;
-                    let v = (p + 1, close);
-                    p = close + 1;
-                    v
-                }
-                b'>' => (p, p),
-                _ => {
-                    let s = p;
-                    while p < len && !(is_ws(html[p]) || html[p] == b'>') {
-                        p += 1;
-                    }
-                    (s, p)
-                }
-            }
-        } else {
-            (p, p)
-        };
-        if let Some(slot) = href.as_deref_mut() {
-            if slot.is_none() && html[name.0..name.1].eq_ignore_ascii_case(b"href") {
-                *slot = Some(value);
-            }
-        }
     }
 }
 

@@ -405,7 +405,7 @@ enum El {
 }
 
 /// Attributes wanted from one tag at most: the element's own (three at most) and `style`.
-const MAX_WANTED: usize = 4;
+pub(crate) const MAX_WANTED: usize = 4;
 
 impl El {
     fn classify(name: &[u8]) -> El {
@@ -561,8 +561,9 @@ pub(crate) fn tag_name_end(html: &[u8], mut p: usize) -> usize {
 
 /// Parses attributes from `p` (just after the tag name) to the closing `>`. Returns the position
 /// after `>`, with `found[i]` the raw value span of the first attribute named `want[i]` (empty
-/// if it has no value), or `None` if the input ends inside the tag.
-fn parse_attrs(
+/// if it has no value), or `None` if the input ends inside the tag. (`discovery::visible_text`
+/// reads tags with it too, so both see the same attributes.)
+pub(crate) fn parse_attrs(
     html: &[u8],
     mut p: usize,
     want: &[&[u8]],
@@ -711,8 +712,14 @@ const NAMED_REFS: [(&[u8], char); 6] = [
 
 /// Decodes the character reference after a `&`: the character and the bytes it used.
 pub(crate) fn char_ref(s: &[u8]) -> Option<(char, usize)> {
+    char_ref_named(s, &NAMED_REFS)
+}
+
+/// [`char_ref`] with another table of named references (each name with its `;`): a reader
+/// of running text knows more names than the scanner needs for URLs.
+pub(crate) fn char_ref_named(s: &[u8], names: &[(&[u8], char)]) -> Option<(char, usize)> {
     let Some(num) = s.strip_prefix(b"#") else {
-        return NAMED_REFS
+        return names
             .iter()
             .find(|(name, _)| s.starts_with(name))
             .map(|&(name, c)| (c, name.len()));
@@ -723,7 +730,7 @@ pub(crate) fn char_ref(s: &[u8]) -> Option<(char, usize)> {
 /// Decodes a numeric character reference after its `&#` (decimal, or hex after `x`/`X`;
 /// `;` optional): the character and the bytes it used, the `#` included. NUL, surrogates and
 /// values past U+10FFFF become U+FFFD.
-pub(crate) fn numeric_ref(num: &[u8]) -> Option<(char, usize)> {
+fn numeric_ref(num: &[u8]) -> Option<(char, usize)> {
     let (radix, prefix) = match num.first() {
         Some(b'x' | b'X') => (16, 1),
         _ => (10, 0),
