@@ -553,22 +553,22 @@ impl WarcWriter {
         if rv.ip.is_some() {
             common.push(("WARC-IP-Address", &ip_text));
         }
-        let mut rv_fields = vec![
+        let all_fields = [
             ("WARC-Profile", rv.profile.uri()),
             ("WARC-Refers-To-Target-URI", rv.refers_to_uri),
             ("WARC-Refers-To-Date", &date_text),
             ("WARC-Payload-Digest", &digest_text),
+            ("WARC-Refers-To", rv.refers_to_record.unwrap_or_default()),
         ];
-        if let Some(id) = rv.refers_to_record {
-            rv_fields.push(("WARC-Refers-To", id));
-        }
+        // No allocation per revisit: the last field only when the record ID is known.
+        let rv_fields = &all_fields[..4 + usize::from(rv.refers_to_record.is_some())];
         let written = self.write_pair(
             rv.date,
             rv.request,
             &common,
             &rv_id,
             RecordType::Revisit,
-            &rv_fields,
+            rv_fields,
             rv.response_head,
             None,
             None,
