@@ -1257,13 +1257,7 @@ fn finished_fetch_clears_the_source_wait() {
             match (self.ready, self.urls.pop()) {
                 (true, Some(u)) => {
                     self.ready = false;
-                    Next::Fetch(FetchRequest {
-                        url: url::Url::parse(&u).unwrap(),
-                        tag: 0,
-                        cookie: None,
-                        more_for_host: true,
-                        validators: None,
-                    })
+                    Next::Fetch(FetchRequest::new(url::Url::parse(&u).unwrap(), 0))
                 }
                 (false, Some(u)) => {
                     self.urls.push(u);

@@ -717,20 +717,14 @@ fn pushed_requests_go_first_and_each_ends_once() {
     let (server, url) = serve(Script::Respond(Response::ok("x", "text/plain")));
     let mut crawler = spinneret::fetcher::Crawler::new(config(None)).unwrap();
     let mut src = common::Collect::default();
-    src.queue.push_back(spinneret::fetcher::FetchRequest {
-        url: url::Url::parse(&url).unwrap(),
-        tag: 2,
-        cookie: None,
-        more_for_host: true,
-        validators: None,
-    });
-    crawler.fetch_push(spinneret::fetcher::FetchRequest {
-        url: url::Url::parse(&format!("{url}?pushed")).unwrap(),
-        tag: 1,
-        cookie: None,
-        more_for_host: true,
-        validators: None,
-    });
+    src.queue.push_back(spinneret::fetcher::FetchRequest::new(
+        url::Url::parse(&url).unwrap(),
+        2,
+    ));
+    crawler.fetch_push(spinneret::fetcher::FetchRequest::new(
+        url::Url::parse(&format!("{url}?pushed")).unwrap(),
+        1,
+    ));
     common::drive(
         &mut crawler,
         &mut src,
@@ -770,13 +764,12 @@ fn prefetched_names_are_resolved_before_any_url_needs_them() {
         inner: common::Collect::default(),
         prefetch: Some("later.test".into()),
     };
-    src.inner.queue.push_back(spinneret::fetcher::FetchRequest {
-        url: url::Url::parse(&url).unwrap(),
-        tag: 0,
-        cookie: None,
-        more_for_host: true,
-        validators: None,
-    });
+    src.inner
+        .queue
+        .push_back(spinneret::fetcher::FetchRequest::new(
+            url::Url::parse(&url).unwrap(),
+            0,
+        ));
     common::drive(&mut crawler, &mut src, Duration::from_secs(10), "prefetch");
     // No URL of later.test was ever fetched, yet its name went out to the DNS server.
     assert_eq!(src.inner.done.len(), 1);
@@ -847,12 +840,11 @@ fn responses_are_received_into_buffers_given_back() {
     let server = http_server(routes);
     let mut src = HoldsBuffers {
         queue: (0..6)
-            .map(|i| spinneret::fetcher::FetchRequest {
-                url: url::Url::parse(&format!("http://127.0.0.1:{}/{i}", server.port())).unwrap(),
-                tag: i,
-                cookie: None,
-                more_for_host: true,
-                validators: None,
+            .map(|i| {
+                spinneret::fetcher::FetchRequest::new(
+                    url::Url::parse(&format!("http://127.0.0.1:{}/{i}", server.port())).unwrap(),
+                    i,
+                )
             })
             .collect(),
         busy: false,

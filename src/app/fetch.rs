@@ -374,11 +374,9 @@ impl FetchSource for FetchList {
                     // A host with more URLs queued keeps its connection through its delay.
                     let more_for_host = self.frontier.has_queued(queue);
                     Next::Fetch(FetchRequest {
-                        url,
-                        tag,
                         cookie,
                         more_for_host,
-                        validators: None,
+                        ..FetchRequest::new(url, tag)
                     })
                 }
                 Err(_) => {

@@ -70,11 +70,8 @@ impl<S: Sink> Crawl<S> {
                 let tag = self.inflight.insert(job) as u64;
                 let cookie = self.manners.cookie_for(&target, now);
                 self.ready.push_back(FetchRequest {
-                    url: target,
-                    tag,
                     cookie,
-                    more_for_host: true,
-                    validators: None,
+                    ..FetchRequest::new(target, tag)
                 });
                 return;
             }

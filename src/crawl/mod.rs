@@ -540,11 +540,9 @@ impl<S: Sink> Crawl<S> {
         let tag = self.inflight.insert(job) as u64;
         let cookie = self.manners.cookie_for(&url, self.last_now);
         Next::Fetch(FetchRequest {
-            url,
-            tag,
             cookie,
             more_for_host,
-            validators: None,
+            ..FetchRequest::new(url, tag)
         })
     }
 }

@@ -38,6 +38,20 @@ pub struct FetchRequest {
     pub validators: Option<Box<crate::http::Validators>>,
 }
 
+impl FetchRequest {
+    /// A plain request for `url`: no cookie, no validators, and `more_for_host` set (what a
+    /// source that cannot tell says). Sources set the rest with struct update syntax.
+    pub fn new(url: Url, tag: u64) -> FetchRequest {
+        FetchRequest {
+            url,
+            tag,
+            cookie: None,
+            more_for_host: true,
+            validators: None,
+        }
+    }
+}
+
 /// Where a fetch connects: the host as written in the URL, its port, and whether it is TLS.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
@@ -433,13 +447,7 @@ mod tests {
             decoder.reset(false);
             decoder.process(&input).unwrap();
             let at = decoder.raw().as_ptr();
-            let request = FetchRequest {
-                url: Url::parse("http://127.0.0.1/").unwrap(),
-                tag: 0,
-                cookie: None,
-                more_for_host: true,
-                validators: None,
-            };
+            let request = FetchRequest::new(Url::parse("http://127.0.0.1/").unwrap(), 0);
             let mut c = Completion::without_response(request, ReturnCode::Success);
             c.decoder = Some(decoder);
             let view = |c: &Completion| {

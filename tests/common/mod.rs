@@ -105,13 +105,10 @@ pub fn run_with_stats(
     let mut crawler = Crawler::new(config).expect("crawler");
     let mut src = Collect::default();
     for (i, u) in urls.iter().enumerate() {
-        src.queue.push_back(FetchRequest {
-            url: url::Url::parse(u).expect("test URL"),
-            tag: i as u64,
-            cookie: None,
-            more_for_host: true,
-            validators: None,
-        });
+        src.queue.push_back(FetchRequest::new(
+            url::Url::parse(u).expect("test URL"),
+            i as u64,
+        ));
     }
     let mut driver = Driver::new();
     let start = Instant::now();

@@ -23,11 +23,8 @@ fn ms(n: u64) -> Duration {
 
 fn req(url: &str) -> FetchRequest {
     FetchRequest {
-        url: Url::parse(url).expect("test URL"),
-        tag: 0,
-        cookie: None,
         more_for_host: false,
-        validators: None,
+        ..FetchRequest::new(Url::parse(url).expect("test URL"), 0)
     }
 }
 
