@@ -2,15 +2,20 @@
 //! with virtual hosts (`http_server`), a misbehaving DNS server (`dns_server`), test
 //! certificates (`tls`), a TCP black hole (`blackhole`), a generated site (`sites`), a
 //! synthetic web at scale served by one `mio` loop (`testweb`), and a web that never ends
-//! (`fanout`) for frontiers of millions of URLs.
+//! (`fanout`) for frontiers of millions of URLs, and a web that changes while it is crawled
+//! (`freshweb`) for continuous crawls. `conditional` and `http_date` answer conditional GETs
+//! for the servers that send validators.
 //!
 //! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler
 //! (except `testweb`, which must outrun the crawler it benchmarks).
 //! Every socket here binds to a loopback address; nothing ever talks to the outside world.
 
 pub mod blackhole;
+pub mod conditional;
 pub mod dns_server;
 pub mod fanout;
+pub mod freshweb;
+pub mod http_date;
 pub mod http_server;
 pub mod manners_web;
 pub mod sites;

@@ -11,6 +11,11 @@
 //!   serve over HTTP or (`--https`) HTTPS on `--port`; writes the expected URLs to
 //!   `--urls-out`; prints `files=N pages=M`.
 //! - `load`: measures a running `web` server (`testweb::load`) and prints requests/s and MB/s.
+//! - `fresh`: serves the web that changes while it is crawled (`freshweb`) on 127.0.0.1;
+//!   prints `http_port=PORT seed=http://127.0.0.1:PORT/`, appends every request to `--log`
+//!   (`freshweb`'s log format, flushed every `LOG_FLUSH`), serves until `--lifetime`.
+//! - `fresh-report`: reads a `fresh` log and prints `freshweb::analyze`'s figures, one
+//!   `key=value` per line; it needs the content flags the server ran with.
 
 use std::io::Write;
 use std::net::Ipv4Addr;
@@ -18,6 +23,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
+use spinneret_tools::freshweb::{self, FreshConfig, FreshWeb};
 use spinneret_tools::http_server::{HttpServer, HttpServerConfig};
 use spinneret_tools::sites::simple_site;
 use spinneret_tools::testweb::load::{self, LoadConfig};
@@ -29,7 +35,15 @@ const USAGE: &str = "usage: spinneret-testserver [--hosts N] [--pages P] [--life
                      [--page-kb K] [--seed S] [--port P] [--lifetime SECS] [--urls-out FILE]\n\
        spinneret-testserver files --dir DIR --port P [--https] [--shape clustered|linked] \
                      [--hosts N] [--pages P] [--page-kb K] [--seed S] [--urls-out FILE]\n\
-       spinneret-testserver load --port P [--hosts N] [--pages P] [--conns C] [--seconds S]";
+       spinneret-testserver load --port P [--hosts N] [--pages P] [--conns C] [--seconds S]\n\
+       spinneret-testserver fresh [--pages N] [--seed S] [--mean-change-secs 0,10,40,160] \
+                     [--article-secs A] [--lifetime SECS] [--port P] [--log FILE]\n\
+       spinneret-testserver fresh-report --log FILE [--pages N] [--seed S] \
+                     [--mean-change-secs LIST] [--article-secs A] [--lifetime SECS] \
+                     [--from T0] [--to T1]";
+
+/// How often `fresh` appends the new log entries to `--log`.
+const LOG_FLUSH: Duration = Duration::from_millis(200);
 
 struct Args {
     hosts: usize,
@@ -260,6 +274,145 @@ fn load_main(cfg: LoadConfig) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+struct FreshArgs {
+    cfg: FreshConfig,
+    log: Option<String>,
+    /// `fresh-report` only: the window's ends.
+    from: Option<f64>,
+    to: Option<f64>,
+}
+
+/// The arguments of `fresh` and (`report`) `fresh-report`: the content flags they share, the
+/// server's port, and the report's log and window.
+fn parse_fresh_args(
+    mut it: impl Iterator<Item = String>,
+    report: bool,
+) -> Result<FreshArgs, String> {
+    let mut args = FreshArgs {
+        cfg: FreshConfig::default(),
+        log: None,
+        from: None,
+        to: None,
+    };
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--pages" => args.cfg.pages = num(&flag, it.next())?,
+            "--seed" => args.cfg.seed = num(&flag, it.next())?,
+            "--mean-change-secs" => {
+                let v = it.next().ok_or("--mean-change-secs needs a value")?;
+                args.cfg.mean_change_secs = v
+                    .split(',')
+                    .map(|m| m.trim().parse::<f64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("--mean-change-secs {v}: {e}"))?;
+            }
+            "--article-secs" => args.cfg.article_secs = num(&flag, it.next())?,
+            "--lifetime" => {
+                let secs: f64 = num(&flag, it.next())?;
+                args.cfg.lifetime = Duration::try_from_secs_f64(secs)
+                    .map_err(|e| format!("--lifetime {secs}: {e}"))?;
+            }
+            "--log" => args.log = Some(it.next().ok_or("--log needs a value")?),
+            "--port" if !report => args.cfg.port = num(&flag, it.next())?,
+            "--from" if report => args.from = Some(num(&flag, it.next())?),
+            "--to" if report => args.to = Some(num(&flag, it.next())?),
+            "--help" | "-h" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown flag {other}\n{USAGE}")),
+        }
+    }
+    args.cfg.check()?;
+    if report && args.log.is_none() {
+        return Err(format!("fresh-report needs --log\n{USAGE}"));
+    }
+    Ok(args)
+}
+
+/// Appends `entries` to the log file.
+fn append_log(file: &mut std::fs::File, entries: &[freshweb::LogEntry]) -> std::io::Result<()> {
+    let mut text = String::new();
+    freshweb::format_log(entries, &mut text);
+    file.write_all(text.as_bytes())
+}
+
+fn fresh_main(args: FreshArgs) -> ExitCode {
+    let mut log_file = match &args.log {
+        Some(path) => match std::fs::File::create(path)
+            .and_then(|mut f| writeln!(f, "{}", freshweb::LOG_HEADER).map(|()| f))
+        {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!("{path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
+    let web = match FreshWeb::start(args.cfg) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("fresh server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "http_port={} seed={}", web.port(), web.url("/"));
+    let _ = out.flush();
+    drop(out);
+    let mut written = 0;
+    // Bounded by the server's lifetime; one more turn writes what came last.
+    loop {
+        let stopped = web.is_stopped();
+        if let Some(f) = log_file.as_mut() {
+            let new = web.log_from(written);
+            if let Err(e) = append_log(f, &new) {
+                eprintln!("log: {e}");
+                return ExitCode::FAILURE;
+            }
+            written += new.len();
+        }
+        if stopped {
+            break;
+        }
+        std::thread::sleep(LOG_FLUSH);
+    }
+    let dropped = web.log_dropped();
+    web.stop();
+    if let Some(f) = log_file.as_mut() {
+        if dropped > 0 && writeln!(f, "# dropped {dropped}").is_err() {
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn fresh_report_main(args: FreshArgs) -> ExitCode {
+    let path = args.log.unwrap_or_default();
+    let parsed = std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| freshweb::parse_log(&text));
+    let (log, dropped) = match parsed {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // One end given: the other is the log's.
+    let window = (args.from.is_some() || args.to.is_some()).then(|| {
+        let ts = log.iter().map(|e| e.t);
+        let first = ts.clone().fold(f64::INFINITY, f64::min);
+        let last = ts.fold(f64::NEG_INFINITY, f64::max);
+        (args.from.unwrap_or(first), args.to.unwrap_or(last))
+    });
+    let report = freshweb::analyze(&args.cfg, &log, window);
+    let mut out = std::io::stdout().lock();
+    for (k, v) in report.key_values() {
+        let _ = writeln!(out, "{k}={v}");
+    }
+    let _ = writeln!(out, "log_dropped={dropped}");
+    ExitCode::SUCCESS
+}
+
 fn fail(msg: String) -> ExitCode {
     eprintln!("{msg}");
     ExitCode::from(2)
@@ -279,6 +432,14 @@ fn main() -> ExitCode {
         Some("load") => {
             argv.next();
             return parse_load_args(argv).map_or_else(fail, load_main);
+        }
+        Some("fresh") => {
+            argv.next();
+            return parse_fresh_args(argv, false).map_or_else(fail, fresh_main);
+        }
+        Some("fresh-report") => {
+            argv.next();
+            return parse_fresh_args(argv, true).map_or_else(fail, fresh_report_main);
         }
         _ => {}
     }

@@ -11,6 +11,11 @@
 //! must fetch. Names for the hosts are served by `dns_server` from [`TestWeb::dns_records`];
 //! `load` measures the server.
 //!
+//! Every page, list page, private page and stylesheet is served with validators: an `ETag`
+//! ([`etag`]: a hash of the host, the target and every generator setting, so the same flags
+//! give the same tags on every run and port) and one fixed `Last-Modified` ([`LAST_MODIFIED`]).
+//! The web never changes, so a conditional GET carrying them is answered `304 Not Modified`.
+//!
 //! [`Shape`] decides how pages link: hosts as clusters a crawl finds whole after a few fetches,
 //! or (`Linked`) pages linking mostly to random pages of other hosts, as on the real web.
 //!
@@ -23,7 +28,7 @@
 pub mod files;
 pub mod load;
 mod server;
-mod words;
+pub(crate) mod words;
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
@@ -47,6 +52,30 @@ pub const LIST_PAGES: usize = 2;
 pub const DECOY_PATH: &str = "/not-a-link";
 /// robots.txt of every host.
 pub const ROBOTS_TXT: &str = "User-agent: *\nDisallow: /private/\n";
+
+/// `Last-Modified` of every resource with validators (Unix seconds): the web never changes,
+/// so one fixed date in the past, 2024-01-01T00:00:00Z.
+pub const LAST_MODIFIED: i64 = 1_704_067_200;
+
+/// The `ETag` of `target` on host `host` (quoted, strong): a hash of what its body follows
+/// from, the host, the target and every `cfg` setting. The port is left out (it changes the
+/// absolute links' bytes but is in every URL anyway), so a restart with the same flags
+/// serves the same tags.
+pub fn etag(cfg: &WebConfig, host: usize, target: &str) -> String {
+    let num = |n: usize| (n as u64).to_le_bytes();
+    crate::conditional::strong_etag(&[
+        b"testweb",
+        &num(host),
+        target.as_bytes(),
+        &cfg.seed.to_le_bytes(),
+        &num(cfg.hosts),
+        &num(cfg.pages),
+        &num(cfg.page_kb),
+        &num(cfg.same_host_links),
+        &num(cfg.cross_host_links),
+        cfg.shape.name().as_bytes(),
+    ])
+}
 
 const STYLE_CSS: &str = "body { font-family: sans-serif; margin: 0 auto; max-width: 50em; }\n\
 nav a { margin-right: 1em; }\nfooter { color: #666; font-size: small; }\n\
@@ -201,19 +230,20 @@ fn memrchr_colon(v: &[u8]) -> Option<usize> {
     v.iter().rposition(|&b| b == b':')
 }
 
-/// splitmix64: tiny, fast, and good enough to vary text and links.
+/// splitmix64: tiny, fast, and good enough to vary text and links (`freshweb` draws its
+/// change times and text from it too).
 #[derive(Clone, Debug)]
-struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    fn new(seed: u64, host: usize, page: usize) -> Rng {
+    pub(crate) fn new(seed: u64, host: usize, page: usize) -> Rng {
         let mut r = Rng(seed ^ (host as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         r.0 ^= (page as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
         r.next();
         r
     }
 
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -222,7 +252,7 @@ impl Rng {
     }
 
     /// Uniform-enough in `0..n` (n > 0).
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 }
@@ -288,6 +318,12 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// Whether it is served with validators: everything but robots.txt, which a crawler
+    /// fetches unconditionally.
+    pub(crate) fn has_validators(self) -> bool {
+        self != Kind::Robots
+    }
+
     pub(crate) fn content_type(self) -> &'static str {
         match self {
             Kind::Page | Kind::Private => "text/html; charset=utf-8",

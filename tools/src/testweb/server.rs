@@ -3,6 +3,11 @@
 //! rendered once at start (head + body, `Content-Length`), partial writes resumed from a
 //! per-connection offset. What is served comes from `testweb`'s generator.
 //!
+//! A resource with validators has two pre-rendered answers: its 200 (with `ETag` and
+//! `Last-Modified`) and its `304 Not Modified` (the same validators, no body and so no
+//! `Content-Length`: a 304 ends at its head, and the connection stays open). Only a request
+//! carrying `If-None-Match` or `If-Modified-Since` pays for the check (`conditional`).
+//!
 //! With a latency (`WebServer::start_with_latency`), each connection is answered as if the
 //! client were that far away: nothing is read from a new connection until the latency has
 //! passed (the connect answer), and each response is written the latency after its request
@@ -45,6 +50,11 @@ const NOT_FOUND_BODY: &str = "<!DOCTYPE html>\n<html><head><title>Not found</tit
 struct Served {
     bytes: Vec<u8>,
     head_len: usize,
+    /// The `ETag` sent (quoted) and the index of the 304 to answer a matching conditional
+    /// request with; None: sent without validators (and the 304s themselves).
+    validator: Option<(Box<[u8]>, u32)>,
+    /// A `304 Not Modified` (counted apart).
+    not_modified: bool,
 }
 
 /// Everything the loop serves, rendered for one port.
@@ -55,10 +65,11 @@ struct Site {
     not_found: u32,
 }
 
-fn served(status: &str, content_type: &str, body: &[u8]) -> Served {
+/// `extra`: header lines, each ending in CRLF.
+fn served(status: &str, content_type: &str, extra: &str, body: &[u8]) -> Served {
     let head = format!(
         "HTTP/1.1 {status}\r\nServer: spinneret-testweb\r\nContent-Type: {content_type}\r\n\
-         Content-Length: {}\r\nConnection: keep-alive\r\n\r\n",
+         {extra}Content-Length: {}\r\nConnection: keep-alive\r\n\r\n",
         body.len()
     );
     let mut bytes = Vec::with_capacity(head.len() + body.len());
@@ -67,6 +78,23 @@ fn served(status: &str, content_type: &str, body: &[u8]) -> Served {
     Served {
         bytes,
         head_len: head.len(),
+        validator: None,
+        not_modified: false,
+    }
+}
+
+/// The 304 for a resource with validators `extra`: no body, so no `Content-Length` at all
+/// (a 304's length is its head's, whatever the header would say).
+fn not_modified(extra: &str) -> Served {
+    let head = format!(
+        "HTTP/1.1 304 Not Modified\r\nServer: spinneret-testweb\r\n{extra}\
+         Connection: keep-alive\r\n\r\n"
+    );
+    Served {
+        head_len: head.len(),
+        bytes: head.into_bytes(),
+        validator: None,
+        not_modified: true,
     }
 }
 
@@ -75,17 +103,28 @@ fn render(web: &TestWeb, port: u16) -> Site {
     let mut responses = Vec::with_capacity(web.resources.len() + 1);
     let mut routes: Vec<HashMap<Box<[u8]>, u32>> = vec![HashMap::new(); hosts];
     let mut body = Vec::new();
+    let last_modified = crate::http_date::format(super::LAST_MODIFIED);
     for r in &web.resources {
         body.clear();
         r.body.render(Scheme::Http, port, &mut body);
         let idx = responses.len() as u32;
-        responses.push(served("200 OK", r.kind.content_type(), &body));
         routes[r.host].insert(r.target.as_bytes().into(), idx);
+        if !r.kind.has_validators() {
+            responses.push(served("200 OK", r.kind.content_type(), "", &body));
+            continue;
+        }
+        let etag = super::etag(web.config(), r.host, &r.target);
+        let extra = format!("ETag: {etag}\r\nLast-Modified: {last_modified}\r\n");
+        let mut ok = served("200 OK", r.kind.content_type(), &extra, &body);
+        ok.validator = Some((etag.into_bytes().into(), idx + 1));
+        responses.push(ok);
+        responses.push(not_modified(&extra));
     }
     let not_found = responses.len() as u32;
     responses.push(served(
         "404 Not Found",
         "text/html; charset=utf-8",
+        "",
         NOT_FOUND_BODY.as_bytes(),
     ));
     Site {
@@ -98,6 +137,8 @@ fn render(web: &TestWeb, port: u16) -> Site {
 struct Shared {
     stop: AtomicBool,
     requests: AtomicU64,
+    /// Of `requests`, those answered 304.
+    not_modified: AtomicU64,
 }
 
 /// Serves a [`TestWeb`] on loopback until stopped, dropped, or its lifetime has passed.
@@ -141,6 +182,7 @@ impl WebServer {
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             requests: AtomicU64::new(0),
+            not_modified: AtomicU64::new(0),
         });
         let deadline = Instant::now().checked_add(lifetime);
         let loop_shared = shared.clone();
@@ -175,6 +217,11 @@ impl WebServer {
     /// Requests parsed so far (every response, 404s included).
     pub fn requests(&self) -> u64 {
         self.shared.requests.load(Ordering::Relaxed)
+    }
+
+    /// Of [`WebServer::requests`], those answered `304 Not Modified`.
+    pub fn not_modified(&self) -> u64 {
+        self.shared.not_modified.load(Ordering::Relaxed)
     }
 
     /// True once stopped (by `stop`, drop or lifetime).
@@ -266,6 +313,7 @@ fn parse_request(data: &[u8], conn_host: usize, site: &Site) -> Parsed {
     };
     let mut host = Some(conn_host);
     let mut close = req.version == Some(0);
+    let mut conditional = false;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("host") {
             host = parse_host(h.value).filter(|&i| i < site.routes.len());
@@ -281,6 +329,8 @@ fn parse_request(data: &[u8], conn_host: usize, site: &Site) -> Parsed {
         {
             // Request bodies are never expected here; not reading them keeps the loop simple.
             return Parsed::Bad;
+        } else if crate::conditional::is_conditional_header(h.name) {
+            conditional = true;
         }
     }
     let head_only = req.method == Some("HEAD");
@@ -290,10 +340,18 @@ fn parse_request(data: &[u8], conn_host: usize, site: &Site) -> Parsed {
     // Absolute-form targets (`GET http://h0001.test:8080/p1.html`, as sent to a proxy) are
     // served like their path: tools/compare_wget.py points wget at us as its HTTP proxy,
     // since wget cannot use the test web's DNS server.
-    let resp = host
+    let mut resp = host
         .zip(req.path.map(origin_form))
         .and_then(|(h, p)| site.routes[h].get(p.as_bytes()).copied())
         .unwrap_or(site.not_found);
+    if conditional && (head_only || req.method == Some("GET")) {
+        if let Some((etag, not_modified)) = &site.responses[resp as usize].validator {
+            let lm = Some(super::LAST_MODIFIED);
+            if crate::conditional::is_not_modified(req.headers, etag, lm) {
+                resp = *not_modified;
+            }
+        }
+    }
     let served = &site.responses[resp as usize];
     let end = if head_only {
         served.head_len
@@ -320,7 +378,7 @@ fn origin_form(target: &str) -> &str {
 }
 
 impl Conn {
-    fn drive(&mut self, site: &Site, requests: &AtomicU64, latency: Duration) -> Drive {
+    fn drive(&mut self, site: &Site, shared: &Shared, latency: Duration) -> Drive {
         let now = Instant::now();
         self.wake_at = None;
         for _ in 0..MAX_STEPS {
@@ -336,7 +394,10 @@ impl Conn {
                         p.due = now + latency;
                         self.queue.push_back(p);
                         self.start += n;
-                        requests.fetch_add(1, Ordering::Relaxed);
+                        shared.requests.fetch_add(1, Ordering::Relaxed);
+                        if site.responses[p.resp as usize].not_modified {
+                            shared.not_modified.fetch_add(1, Ordering::Relaxed);
+                        }
                         progress = true;
                     }
                     Parsed::Partial => break,
@@ -511,7 +572,7 @@ impl Loop {
         let Some(c) = self.conns.get_mut(key) else {
             return;
         };
-        let drive = c.drive(&self.site, &self.shared.requests, self.latency);
+        let drive = c.drive(&self.site, &self.shared, self.latency);
         if let Some(at) = c.wake_at {
             if c.scheduled.is_none_or(|s| s > at) {
                 c.scheduled = Some(at);

@@ -1,7 +1,7 @@
 //! The words the test web's text is drawn from: the commonest English words and a few of
 //! the crawler's own, so page text has realistic word lengths and spacing.
 
-pub(super) const WORDS: &[&str] = &[
+pub(crate) const WORDS: &[&str] = &[
     "the",
     "of",
     "and",

@@ -36,7 +36,7 @@ impl Resp {
     }
 }
 
-/// Reads one response (Content-Length, chunked or close-delimited) from `s`.
+/// Reads one response to a GET (Content-Length, chunked, close-delimited or none) from `s`.
 pub fn read_response<S: Read>(s: &mut S, buf: &mut Vec<u8>) -> io::Result<Resp> {
     let mut tmp = [0u8; 16384];
     let (status, headers, head_len) = loop {
@@ -68,7 +68,10 @@ pub fn read_response<S: Read>(s: &mut S, buf: &mut Vec<u8>) -> io::Result<Resp> 
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     };
-    let body = if let Some(len) = find("content-length") {
+    // A 204 or 304 ends at its head, whatever its headers say (RFC 9112 §6.3).
+    let body = if status == 204 || status == 304 {
+        Vec::new()
+    } else if let Some(len) = find("content-length") {
         let len: usize = len.trim().parse().unwrap();
         while buf.len() < len {
             let n = s.read(&mut tmp)?;
