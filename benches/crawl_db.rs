@@ -9,8 +9,11 @@
 mod common;
 
 use common::Rng;
+use spinneret::crawl::revisit::{LastFetch, StoredCopy};
 use spinneret::crawl::schedule::PageHistory;
-use spinneret::store::state::crawl_db::{CrawlDb, UrlRecord, WarcLocation};
+use spinneret::crawl::sink::Hop;
+use spinneret::http::Validators;
+use spinneret::store::state::crawl_db::{CrawlDb, UrlRecord};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
@@ -72,23 +75,33 @@ fn record(i: u64, rng: &mut Rng, url: &str) -> UrlRecord {
     }
     UrlRecord {
         url: url.to_string(),
-        fetched_at: NOW - rng.below(86_400),
-        status: 200,
-        etag: Some(format!("\"{:x}-{:x}\"", rng.next_u64(), i).into_bytes()),
-        last_modified: Some(b"Wed, 21 Oct 2026 07:28:00 GMT".to_vec()),
-        digest: Some(digest),
-        location: Some(WarcLocation {
-            file: format!("spinneret-20261125-{:05}.warc.gz", i / 20_000),
-            offset: rng.below(1 << 30),
-        }),
-        history: PageHistory {
-            visits: rng.below(64) as u32,
-            changes: rng.below(16) as u32,
-            observed_secs: rng.below(1 << 24),
-            last_change: Some(NOW - rng.below(1 << 22)),
-            interval: rng.below(30 * 86_400),
+        depth: rng.below(8) as u32,
+        hop: Hop::Link,
+        last: LastFetch {
+            fetched_at: NOW - rng.below(86_400),
+            status: 200,
+            payload_len: rng.below(200_000),
+            validators: Some(Validators {
+                etag: Some(format!("\"{:x}-{:x}\"", rng.next_u64(), i)),
+                last_modified: Some("Wed, 21 Oct 2026 07:28:00 GMT".to_string()),
+            }),
+            digest: Some(digest),
+            copy: Some(StoredCopy {
+                uri: None,
+                date: NOW - rng.below(86_400),
+                record_id: Some([i as u8; 16]),
+                file: format!("spinneret-20261125-{:05}.warc.gz", i / 20_000),
+                offset: rng.below(1 << 30),
+            }),
+            history: PageHistory {
+                visits: rng.below(64) as u32,
+                changes: rng.below(16) as u32,
+                observed_secs: rng.below(1 << 24),
+                last_change: Some(NOW - rng.below(1 << 22)),
+                interval: rng.below(30 * 86_400),
+            },
+            due: NOW + rng.below(30 * 86_400),
         },
-        due: NOW + rng.below(30 * 86_400),
     }
 }
 
@@ -173,8 +186,8 @@ fn main() {
     let mut n = 0u64;
     for r in db.due(u64::MAX, scan).unwrap() {
         let r = r.unwrap();
-        assert!(r.due >= last);
-        last = r.due;
+        assert!(r.due() >= last);
+        last = r.due();
         n += 1;
     }
     report("scan", n, start, &dir);

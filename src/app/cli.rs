@@ -50,6 +50,7 @@ Exit status (when several apply, the first listed wins):
      (robots.txt, --scope and other filters, --max-pages)
   2  usage error: bad flags or input (nothing was started)
   1  the crawler itself failed (e.g. no sockets)
+  5  `stop`: no crawl was running in DIR (nothing was signalled)
 Every URL's outcome is in OUT/crawl.log; `spinneret help outcomes` lists them.";
 
 #[derive(Parser, Debug)]
@@ -75,6 +76,14 @@ pub enum Command {
     Crawl(CrawlArgs),
     /// Continue a crawl stopped by Ctrl-C, --max-time, a kill or a power cut.
     Resume(ResumeArgs),
+    /// Say whether the crawl in DIR is running, stopped or finished, with its latest figures
+    /// (read from DIR alone).
+    Status(StatusArgs),
+    /// Stop the crawl running in DIR as Ctrl-C does (resumably) and wait until it has ended.
+    Stop(StopArgs),
+    /// Add seeds to a crawl: a running one takes them within a second, a stopped one when
+    /// it is resumed. Scope and robots.txt rules apply as for seeds.
+    Add(AddArgs),
     /// Print the progress of a crawl spread over nodes (`crawl --cluster`): pages, pages/s
     /// and queue per node.
     ClusterStatus(ClusterStatusArgs),
@@ -92,6 +101,38 @@ pub struct ClusterStatusArgs {
     /// The cluster's Redis, as given to `crawl --cluster`.
     #[arg(long, value_name = "URL")]
     pub cluster: String,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// The crawl's output directory (its `--out`).
+    pub dir: PathBuf,
+    /// One JSON object instead of lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 the crawl stopped (or had just finished); 5 no crawl \
+was running in DIR; 2 DIR holds no crawl; 1 it could not be signalled or did not stop \
+within 60 s."
+)]
+pub struct StopArgs {
+    /// The crawl's output directory (its `--out`).
+    pub dir: PathBuf,
+}
+
+/// `spinneret add DIR URL… | -i FILE`.
+#[derive(Args, Debug)]
+pub struct AddArgs {
+    /// The crawl's output directory (its `--out`).
+    pub dir: PathBuf,
+    /// URLs to add.
+    pub urls: Vec<String>,
+    /// Also add the URLs in FILE, one per line.
+    #[arg(short = 'i', long = "input-file", value_name = "FILE")]
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -186,7 +227,50 @@ pub struct CrawlArgs {
     #[arg(long, value_name = "K", requires = "cluster")]
     pub cluster_node: Option<u32>,
     #[command(flatten)]
+    pub fresh: FreshArgs,
+    #[command(flatten)]
+    pub discovery: DiscoveryArgs,
+    #[command(flatten)]
     pub common: CommonArgs,
+}
+
+/// Discovery beyond links (README, "Sitemaps and feeds").
+#[derive(Args, Debug, Clone, Default)]
+pub struct DiscoveryArgs {
+    /// Fetch this sitemap (or sitemap index, plain or gzipped) and crawl what it lists;
+    /// its host joins the scope (repeatable; may stand in for seeds).
+    #[arg(long = "sitemap", value_name = "URL")]
+    pub sitemaps: Vec<String>,
+    /// Do not fetch the sitemaps robots.txt files name.
+    #[arg(long)]
+    pub no_sitemaps: bool,
+    /// Focused crawl: FILE is a text on the topic (a description, or example pages' text);
+    /// every page is scored against it and its links are followed best first.
+    #[arg(long, value_name = "FILE")]
+    pub focus: Option<PathBuf>,
+}
+
+/// Keeping a collection fresh: re-crawls and continuous crawling (README, "Keeping a
+/// collection fresh").
+#[derive(Args, Debug, Clone, Default)]
+pub struct FreshArgs {
+    /// Re-crawl what the crawl in OLD (its --out) holds: each of its URLs is fetched again
+    /// with its validators (If-None-Match, If-Modified-Since); a 304, or the same payload,
+    /// is stored as a revisit record referring to OLD's. OLD's seeds define the scope too,
+    /// so seeds may be left out.
+    #[arg(long, value_name = "OLD")]
+    pub previous: Option<PathBuf>,
+    /// Never run out of work: every fetched URL is due again on its own learned schedule
+    /// (its change rate, estimated from what its revisits saw), and new links are fetched in
+    /// between; runs until --max-time, Ctrl-C or a kill (`resume` continues it).
+    #[arg(long)]
+    pub continuous: bool,
+    /// Shortest time between two fetches of one URL.
+    #[arg(long, value_name = "SECS", default_value_t = crate::crawl::schedule::DEFAULT_MIN_INTERVAL)]
+    pub revisit_min: u64,
+    /// Longest time between two fetches of one URL (a page never seen to change).
+    #[arg(long, value_name = "SECS", default_value_t = crate::crawl::schedule::DEFAULT_MAX_INTERVAL)]
+    pub revisit_max: u64,
 }
 
 /// `spinneret resume DIR`: the crawl recorded in DIR, with a few settings changed.

@@ -8,17 +8,18 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use url::Url;
 
-use crate::app::cli::{CommonArgs, CrawlArgs, DelayArgs, ScopeArg};
+use crate::app::cli::{CommonArgs, CrawlArgs, DelayArgs, FreshArgs, ScopeArg};
 use crate::app::exit::{usage, Failure, UsageError};
 use crate::app::fd_limit;
 use crate::app::report::{abbrev, eprint_line, Display, EchoLines, ProgressMode, URL_IN_MESSAGES};
 use crate::app::url_lines::{Line, UrlLines};
+use crate::crawl::schedule::ScheduleConfig;
 use crate::crawl::splitter::MAX_PARTITIONS;
 use crate::crawl::url_filter::{FilterConfig, Scope};
 use crate::crawl::{CookieConfig, CrawlConfig, MannersConfig};
@@ -28,6 +29,7 @@ use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
 use crate::store::archive::output::{Echo, OutputConfig};
 use crate::store::archive::spool::FileSpool;
+use crate::store::state::crawl_db;
 use crate::ReturnCode;
 
 /// Where the cluster is and which node this is (`crawl --cluster`).
@@ -387,6 +389,10 @@ pub struct CrawlPlan {
     pub setup: Setup,
     pub config: CrawlConfig,
     pub seeds: Vec<Url>,
+    /// `--previous OLD`: the crawl whose URLs are fetched again.
+    pub previous: Option<PathBuf>,
+    /// `--sitemap URL`s.
+    pub sitemaps: Vec<Url>,
     pub bad_inputs: BadInputs,
     pub cluster: Option<ClusterConfig>,
     pub loops: usize,
@@ -431,6 +437,8 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         reject_ext: extensions(&args.reject_ext)?,
         ..FilterConfig::default()
     };
+    let schedule = schedule(&args.fresh)?;
+    let focus = focus_topic(args.discovery.focus.as_deref())?;
     let checkpoint_every = Duration::from_secs(args.checkpoint_secs.max(1));
     setup.output.durable = Some(checkpoint_every);
     let defaults = CrawlConfig::new(filter, setup.crawler.max_sockets);
@@ -452,12 +460,36 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
             max_retries: args.max_retries,
             max_retry_after: Duration::from_secs(args.max_retry_after),
         },
+        schedule,
+        continuous: args.fresh.continuous,
+        sitemaps: !args.discovery.no_sitemaps,
+        focus,
         ..defaults
     };
     let (seeds, bad_inputs) = seeds(args)?;
     let cluster = cluster_config(args)?;
-    // A cluster node may start with no seeds: the others send it URLs.
-    if seeds.is_empty() && cluster.is_none() {
+    let previous = args.fresh.previous.clone();
+    if let Some(old) = &previous {
+        if !old.join(crawl_db::FILE_NAME).is_file() {
+            return Err(usage(format!(
+                "--previous {}: no crawl database there ({} is written by `spinneret crawl`)",
+                old.display(),
+                crawl_db::FILE_NAME
+            )));
+        }
+    }
+    let mut sitemaps = Vec::new();
+    for text in &args.discovery.sitemaps {
+        match Url::parse(text) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => {
+                sitemaps.push(u)
+            }
+            _ => return Err(usage(format!("--sitemap {text}: not an http(s) URL"))),
+        }
+    }
+    // A cluster node may start with no seeds: the others send it URLs; a re-crawl has the
+    // previous crawl's, and sitemaps list their own.
+    if seeds.is_empty() && cluster.is_none() && previous.is_none() && sitemaps.is_empty() {
         return Err(usage(
             "no usable seed URLs (pass URLs or -i/--input-file FILE)",
         ));
@@ -471,6 +503,8 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         setup,
         config,
         seeds,
+        previous,
+        sitemaps,
         bad_inputs,
         cluster,
         loops: args.loops,
@@ -559,6 +593,45 @@ fn regex_flag(flag: &str, pattern: Option<&str>) -> Result<Option<regex::Regex>,
 }
 
 /// The crawl's own settings, for the warcinfo record.
+/// `--focus FILE`'s topic text, checked to hold words a page can be scored against.
+fn focus_topic(file: Option<&Path>) -> Result<Option<Arc<[u8]>>, Failure> {
+    use crate::crawl::focus::{TopicModel, MAX_TOPIC_BYTES};
+    use std::io::Read;
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    let mut text = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_TOPIC_BYTES as u64).read_to_end(&mut text))
+        .map_err(|e| usage(format!("--focus {}: {e}", file.display())))?;
+    if TopicModel::new(&text).is_none() {
+        return Err(usage(format!(
+            "--focus {}: no words to score pages against",
+            file.display()
+        )));
+    }
+    Ok(Some(Arc::from(text)))
+}
+
+/// The revisit schedule from `--revisit-min`/`--revisit-max`. A page's first revisit comes
+/// after the geometric mean of the two (a day at the defaults, as before any flag), and the
+/// schedule learns from there.
+fn schedule(args: &FreshArgs) -> Result<ScheduleConfig, Failure> {
+    if args.revisit_min == 0 {
+        return Err(usage("--revisit-min must be at least 1 second"));
+    }
+    if args.revisit_max < args.revisit_min {
+        return Err(usage("--revisit-max must be at least --revisit-min"));
+    }
+    let mean = ((args.revisit_min as f64) * (args.revisit_max as f64)).sqrt() as u64;
+    Ok(ScheduleConfig {
+        min_interval: args.revisit_min,
+        max_interval: args.revisit_max,
+        initial_interval: mean.clamp(args.revisit_min, args.revisit_max),
+        ..ScheduleConfig::default()
+    })
+}
+
 fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "none".into());
     let mut o: Vec<(String, String)> = vec![
@@ -593,7 +666,22 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
             args.max_links_per_page.to_string(),
         ),
         ("max-url-length".into(), args.max_url_length.to_string()),
+        ("continuous".into(), args.fresh.continuous.to_string()),
+        ("sitemaps".into(), (!args.discovery.no_sitemaps).to_string()),
+        (
+            "focus".into(),
+            opt(args
+                .discovery
+                .focus
+                .as_ref()
+                .map(|p| p.display().to_string())),
+        ),
+        ("revisit-min".into(), args.fresh.revisit_min.to_string()),
+        ("revisit-max".into(), args.fresh.revisit_max.to_string()),
     ];
+    if let Some(old) = &args.fresh.previous {
+        o.push(("previous".into(), old.display().to_string()));
+    }
     if let Some(s) = args.delay.delay_secs {
         o.push(("delay".into(), format!("{s}s")));
     } else if let Some(ms) = args.delay.delay_ms {

@@ -6,8 +6,9 @@ use crate::app::cli::CrawlArgs;
 use crate::app::config::{self, CrawlPlan};
 use crate::app::drive::conclude;
 use crate::app::exit::{usage, ExitStatus, Failure, RunEnd};
-use crate::app::loops::{self, Partitions};
+use crate::app::loops::{self, Inputs, Partitions};
 use crate::app::report::CrawlReport;
+use crate::app::run_files::RunningMark;
 use crate::crawl::sink::Hop;
 use crate::crawl::LineTally;
 use crate::store::archive::output::Written;
@@ -32,6 +33,8 @@ pub fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure
         mut setup,
         config,
         seeds,
+        previous,
+        sitemaps,
         bad_inputs,
         cluster,
         loops,
@@ -62,11 +65,27 @@ pub fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure
             true
         }
     };
+    // Until this run returns, `spinneret status` and `stop` find it by its pid.
+    let _running = RunningMark::write(&out).map_err(|e| {
+        Failure::Output(format!(
+            "cannot write {}: {e}",
+            crate::app::run_files::running_path(&out).display()
+        ))
+    })?;
+    // From here a SIGINT (Ctrl-C, `spinneret stop`) stops the run resumably even while it
+    // is still being set up (a resume's replay can take a while): the drive loop sees it
+    // at its first turn. Before, it would kill the process and leave the mark stale.
+    crate::app::drive::install_interrupt_handler();
+    let inputs = Inputs {
+        seeds,
+        bad_inputs,
+        previous,
+        sitemaps,
+    };
     let mut report = loops::execute(
         setup,
         config,
-        seeds,
-        bad_inputs,
+        inputs,
         display,
         resume,
         Partitions { loops, cluster },

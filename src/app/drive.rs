@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::app::exit::{ExitStatus, Failure};
 use crate::app::report::{abbrev, eprint_line, Display, Figures, Progress, URL_IN_MESSAGES};
 use crate::crawl::sink::Sink;
-use crate::crawl::Crawl;
+use crate::crawl::{Crawl, RevisitCounters};
 use crate::fetcher::{Crawler, Driver, FetchSource, Turn};
 use crate::store::archive::output::Written;
 use crate::store::archive::stats_json;
@@ -57,6 +57,10 @@ pub trait StoringSource: FetchSource {
     fn has_news(&mut self) -> bool {
         false
     }
+    /// What revisits found so far (for the progress line).
+    fn revisits(&self) -> RevisitCounters {
+        RevisitCounters::default()
+    }
 }
 
 /// Why [`drive`] returned.
@@ -100,7 +104,8 @@ pub fn drive<S: StoringSource>(
             eprint_line(&notice);
         }
         let queued = source.queued();
-        if progress.tick(|| Figures::of(&crawler.stats(), queued)) {
+        let figures = || Figures::of(&crawler.stats(), queued).with_revisits(&source.revisits());
+        if progress.tick(figures) {
             source.flush().map_err(Failure::output)?;
         }
     };
@@ -129,6 +134,10 @@ impl<S: Sink> StoringSource for Crawl<S> {
 
     fn take_notice(&mut self) -> Option<String> {
         self.take_blocked_notice().map(|h| blocked_notice(&h))
+    }
+
+    fn revisits(&self) -> RevisitCounters {
+        self.counters().revisits.clone()
     }
 }
 

@@ -50,6 +50,8 @@ pub enum ExitStatus {
     HttpErrors,
     /// Ctrl-C or `--max-time` stopped the run before its work was done.
     Stopped,
+    /// `stop`: no crawl was running in the directory.
+    NotRunning,
 }
 
 impl ExitStatus {
@@ -62,6 +64,7 @@ impl ExitStatus {
             ExitStatus::Failures => 4,
             ExitStatus::HttpErrors => 8,
             ExitStatus::Stopped => 9,
+            ExitStatus::NotRunning => 5,
         }
     }
 
@@ -128,7 +131,7 @@ impl ExitStatus {
                 "{} responses could not be spooled to disk (SpoolFailed: see crawl.log)",
                 urls.outcomes.get(ReturnCode::SpoolFailed)
             ),
-            ExitStatus::Runtime | ExitStatus::Usage => String::new(),
+            ExitStatus::Runtime | ExitStatus::Usage | ExitStatus::NotRunning => String::new(),
         };
         format!("exit {}: {what}", self.code())
     }
@@ -240,11 +243,12 @@ mod tests {
             ExitStatus::Failures,
             ExitStatus::HttpErrors,
             ExitStatus::Stopped,
+            ExitStatus::NotRunning,
         ]
         .iter()
         .map(|s| s.code())
         .collect();
-        assert_eq!(codes, vec![0, 1, 2, 3, 4, 8, 9]);
+        assert_eq!(codes, vec![0, 1, 2, 3, 4, 8, 9, 5]);
         // Our own disk failing is an output error, whatever else happened.
         assert_eq!(
             ExitStatus::decide(

@@ -216,7 +216,7 @@ struct FetchList {
 impl FetchList {
     fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) {
         self.lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome) {
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, None) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -416,6 +416,7 @@ impl FetchSource for FetchList {
             fetch_via(hops, referrer.as_deref()),
             done.outcome,
             done.payload_digest(),
+            None,
         ) {
             self.io_error.get_or_insert(e);
         }
@@ -481,6 +482,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
             priorities: PRIORITY_LISTED + 1,
             back_queues: setup.crawler.max_sockets,
             ram_items,
+            rank_within_hosts: false,
         },
         Box::new(LazySpill {
             dir: spill_dir.clone(),

@@ -14,17 +14,20 @@ use crate::app::cluster;
 use crate::app::config::{partition_share, with_spool, ClusterConfig, Setup};
 use crate::app::drive::{drive, Stop};
 use crate::app::exit::{Failure, RunEnd};
+use crate::app::inbox::{self, Inbox};
 use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
 use crate::app::report::{
     abbrev, eprint_line, CrawlReport, Display, Figures, Progress, ProgressMode, URL_IN_MESSAGES,
 };
+use crate::app::run_files::SnapshotWriter;
 use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
 use crate::crawl::{self, Crawl, CrawlConfig, CrawlCounters};
 use crate::fetcher::stats::LoopStats;
 use crate::fetcher::{Crawler, CrawlerConfig, PayloadDigest};
 use crate::store::archive::output::{Output, Written};
 use crate::store::state::compaction::StateKeys;
-use crate::store::state::crawl_state;
+use crate::store::state::crawl_db::{self, CrawlDb, DueCursor};
+use crate::store::state::crawl_state::{self, StateError};
 use crate::store::state::replay::{replay, ReplaySink};
 use crate::store::state::segments::SegmentSpill;
 use crate::ReturnCode;
@@ -38,6 +41,27 @@ struct Restore<'a> {
     crawls: &'a mut [Crawl<Output>],
     /// Queued entries that did not decode.
     bad: u64,
+    /// The crawl database and the journal's copies of its records, put again in batches.
+    db: Option<&'a CrawlDb>,
+    records: Vec<(String, Vec<u8>)>,
+}
+
+/// Journal copies of database records put again per batch on resume.
+const RESTORE_DB_BATCH: usize = 4096;
+
+impl Restore<'_> {
+    /// Puts the records gathered so far (durably with `last`).
+    fn put_records(&mut self, last: bool) -> Result<(), StateError> {
+        let Some(db) = self.db else {
+            return Ok(());
+        };
+        let damaged = |e: crawl_db::DbError| StateError::Damaged(e.to_string());
+        let mut batch = db.write();
+        for (url, value) in self.records.drain(..) {
+            batch.put_value(&url, &value).map_err(damaged)?;
+        }
+        batch.commit_with(last).map_err(damaged)
+    }
 }
 
 impl Restore<'_> {
@@ -82,6 +106,81 @@ impl ReplaySink for Restore<'_> {
             c.restore_digest(digest);
         }
     }
+
+    fn record(&mut self, url: &str, value: &[u8]) -> Result<(), StateError> {
+        if self.db.is_some() {
+            self.records.push((url.to_string(), value.to_vec()));
+            if self.records.len() >= RESTORE_DB_BATCH {
+                self.put_records(false)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Logs the input lines that are not URLs, then gives every seed to partition 0, which
+/// forwards those of hosts it does not own.
+fn add_seeds(crawls: &mut [Crawl<Output>], seeds: Vec<Url>, bad_inputs: &[(String, ReturnCode)]) {
+    let Some(first) = crawls.first_mut() else {
+        return;
+    };
+    for (text, outcome) in bad_inputs {
+        first.log_rejected_input(text, *outcome);
+    }
+    for seed in seeds {
+        let text = abbrev(seed.as_str(), URL_IN_MESSAGES);
+        if let Err(code) = first.add_seed(seed) {
+            eprint_line(&format!(
+                "spinneret: seed {text} not crawled: {code} ({})",
+                code.meaning()
+            ));
+        }
+    }
+}
+
+/// Opens (or creates) the crawl database in `out`.
+fn open_db(path: &std::path::Path) -> Result<Arc<CrawlDb>, Failure> {
+    CrawlDb::open(path)
+        .map(Arc::new)
+        .map_err(|e| Failure::Output(format!("{}: {e}", path.display())))
+}
+
+/// Queues every URL the crawl in `old` holds, with what its last fetch left, and gives its
+/// seeds to every partition's scope. Returns how many URLs were read.
+fn load_previous(old: &std::path::Path, crawls: &mut [Crawl<Output>]) -> Result<u64, Failure> {
+    let path = old.join(crawl_db::FILE_NAME);
+    let db = open_db(&path)?;
+    let bad = |e: crawl_db::DbError| Failure::Output(format!("{}: {e}", path.display()));
+    let mut n = 0;
+    // Earliest due first: what the old crawl's schedule says is stalest goes first.
+    for record in db.due(u64::MAX, usize::MAX).map_err(bad)? {
+        let record = record.map_err(bad)?;
+        let Ok(url) = Url::parse(&record.url) else {
+            continue;
+        };
+        if record.hop == crawl::sink::Hop::Seed {
+            for c in crawls.iter_mut() {
+                c.add_scope_seed(&url);
+            }
+        }
+        if let Some(first) = crawls.first_mut() {
+            // Partition 0 forwards what it does not own, as with seeds.
+            first.add_previous(url, record.depth, record.hop, record.last);
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// What a crawl starts from: its seeds, the input lines that are not URLs (each logged with
+/// its outcome), and `--previous`'s crawl directory, whose URLs are fetched again.
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub seeds: Vec<Url>,
+    pub bad_inputs: Vec<(String, ReturnCode)>,
+    pub previous: Option<std::path::PathBuf>,
+    /// `--sitemap` URLs: fetched as sitemaps, their hosts in the scope.
+    pub sitemaps: Vec<Url>,
 }
 
 /// How a crawl is partitioned: event loops in this process, or one node of a cluster.
@@ -120,6 +219,7 @@ fn run_partition<E: Exchange>(
     mut exchange: E,
     config: CrawlerConfig,
     mut progress: Progress,
+    inbox: Option<Inbox>,
 ) -> Result<PartEnd, Failure> {
     let mut crawler = match Crawler::new(config).and_then(|c| c.waker().map(|w| (c, w))) {
         Ok((c, waker)) => {
@@ -132,6 +232,7 @@ fn run_partition<E: Exchange>(
         }
     };
     let mut source = PartitionSource::new(crawl, exchange);
+    source.inbox = inbox;
     let deadline = source.crawl.deadline();
     let stop = drive(&mut crawler, &mut source, &mut progress, deadline);
     match stop {
@@ -148,25 +249,27 @@ fn run_partition<E: Exchange>(
 }
 
 /// Runs every partition to its end: one inline, several on a thread each.
+/// `inbox`: the seeds added while the crawl runs, which the first partition takes.
 fn run_all<E: Exchange + Send>(
     crawls: Vec<Crawl<Output>>,
     exchanges: Vec<E>,
     config: &CrawlerConfig,
     progress_of: &(dyn Fn(usize) -> Progress + Sync),
+    mut inbox: Option<Inbox>,
 ) -> Vec<Result<PartEnd, Failure>> {
     let parts = crawls.into_iter().zip(exchanges).enumerate();
     if parts.len() == 1 {
         return parts
-            .map(|(k, (c, x))| run_partition(c, x, config.clone(), progress_of(k)))
+            .map(|(k, (c, x))| run_partition(c, x, config.clone(), progress_of(k), inbox.take()))
             .collect();
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = parts
             .map(|(k, (c, x))| {
-                let (cfg, progress) = (config.clone(), progress_of(k));
+                let (cfg, progress, inbox) = (config.clone(), progress_of(k), inbox.take());
                 std::thread::Builder::new()
                     .name(format!("loop-{k}"))
-                    .spawn_scoped(scope, move || run_partition(c, x, cfg, progress))
+                    .spawn_scoped(scope, move || run_partition(c, x, cfg, progress, inbox))
             })
             .collect();
         handles
@@ -189,12 +292,18 @@ fn run_all<E: Exchange + Send>(
 pub fn execute(
     setup: Setup,
     config: CrawlConfig,
-    seeds: Vec<Url>,
-    bad_inputs: Vec<(String, ReturnCode)>,
+    inputs: Inputs,
     display: Display,
     resume: bool,
     parts: Partitions,
 ) -> Result<CrawlReport, Failure> {
+    let Inputs {
+        seeds,
+        bad_inputs,
+        previous,
+        sitemaps,
+    } = inputs;
+    let previous = previous.as_deref();
     let Partitions { loops, cluster } = parts;
     let n = if cluster.is_some() {
         1
@@ -227,6 +336,17 @@ pub fn execute(
             crawl::partition_key(url, parts)
         })));
     }
+    // A durable crawl keeps its crawl database (ARCHITECTURE §9c): what a re-crawl or the
+    // next revisit of each URL needs.
+    let db = if durable {
+        std::fs::create_dir_all(&setup.output.dir).map_err(Failure::output)?;
+        Some(open_db(&setup.output.dir.join(crawl_db::FILE_NAME))?)
+    } else {
+        None
+    };
+    setup.output.crawl_db = db.clone();
+    // Revisits refer to its records (a resumed re-crawl has its URLs in the journal already).
+    setup.output.previous = previous.map(std::path::Path::to_path_buf);
     let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
     let out_dir = setup.output.dir.clone();
     let crawler_config = with_spool(partition_share(&setup.crawler, &config, n, 0).0, &out_dir)
@@ -256,9 +376,12 @@ pub fn execute(
             crawl.partition(SplitterConfig::new(n as u32, k as u32));
         }
         if resume || k > 0 {
-            for seed in &seeds {
+            for seed in seeds.iter().chain(&sitemaps) {
                 crawl.add_scope_seed(seed);
             }
+        }
+        if let (true, Some(db)) = (config.continuous, &db) {
+            crawl.set_due_urls(Box::new(DueCursor::new(db.clone())));
         }
         crawls.push(crawl);
     }
@@ -266,12 +389,23 @@ pub fn execute(
         let mut restore = Restore {
             crawls: &mut crawls,
             bad: 0,
+            db: db.as_deref(),
+            records: Vec::new(),
         };
-        let r =
-            replay(&out_dir, &mut restore, n as u32).map_err(|e| Failure::Output(e.to_string()))?;
+        let state_failure = |e: StateError| Failure::Output(e.to_string());
+        let r = replay(&out_dir, &mut restore, n as u32).map_err(state_failure)?;
+        restore.put_records(true).map_err(state_failure)?;
         let bad = restore.bad;
         if let Some(x) = node.as_mut() {
             x.done_before = r.done;
+        }
+        // Seeds added while it ran are in the scope too.
+        for text in inbox::added(&out_dir) {
+            if let Ok(url) = crate::crawl::urlnorm::parse_seed(&text) {
+                for c in crawls.iter_mut() {
+                    c.add_scope_seed(&url);
+                }
+            }
         }
         let mut robots_known = 0;
         for (k, c) in crawls.iter_mut().enumerate() {
@@ -304,18 +438,22 @@ pub fn execute(
                 r.queued
             ));
         }
-    } else if let Some(first) = crawls.first_mut() {
-        for (text, outcome) in &bad_inputs {
-            first.log_rejected_input(text, *outcome);
-        }
-        // Partition 0 takes every seed and forwards those of hosts it does not own.
-        for seed in seeds {
-            let text = abbrev(seed.as_str(), URL_IN_MESSAGES);
-            if let Err(code) = first.add_seed(seed) {
+    } else {
+        // The previous crawl's URLs first, with what their last fetch left: a seed among
+        // them is then queued once, as a revisit.
+        if let Some(old) = previous {
+            let n = load_previous(old, &mut crawls)?;
+            if !display.quiet {
                 eprint_line(&format!(
-                    "spinneret: seed {text} not crawled: {code} ({})",
-                    code.meaning()
+                    "spinneret: re-crawling {n} URLs of the crawl in {}",
+                    old.display()
                 ));
+            }
+        }
+        add_seeds(&mut crawls, seeds, &bad_inputs);
+        if let Some(first) = crawls.first_mut() {
+            for sitemap in sitemaps {
+                first.add_sitemap(sitemap);
             }
         }
     }
@@ -328,17 +466,23 @@ pub fn execute(
         } else {
             ProgressMode::Off
         };
-        let p = Progress::new(started, mode, max_pages);
+        let mut p = Progress::new(started, mode, max_pages);
         if n > 1 {
-            p.with_board(board.clone(), k)
-        } else {
-            p
+            p = p.with_board(board.clone(), k);
         }
+        if k == 0 {
+            // `spinneret status` reads the whole crawl's figures from here.
+            let mut snapshots = SnapshotWriter::new(&out_dir, started);
+            p = p.with_flush_hook(Box::new(move |now, f| snapshots.write(now, f)));
+        }
+        p
     };
     let cfg = &crawler_config;
+    // Seeds added with `spinneret add` (a durable crawl's: the inbox is in its state).
+    let inbox = durable.then(|| Inbox::new(&out_dir, started));
     let results = match node.take() {
-        Some(node) => run_all(crawls, vec![node], cfg, &progress_of),
-        None => run_all(crawls, LocalExchange::group(n), cfg, &progress_of),
+        Some(node) => run_all(crawls, vec![node], cfg, &progress_of, inbox),
+        None => run_all(crawls, LocalExchange::group(n), cfg, &progress_of, inbox),
     };
     conclude(results, durable, started, out_dir)
 }
@@ -424,6 +568,10 @@ fn conclude(
     if let Some(f) = first_failure {
         return Err(f);
     }
+    if durable {
+        // The journal is final and holds what the added seeds became.
+        inbox::clean(&out_dir);
+    }
     Ok(CrawlReport {
         stats,
         counters,
@@ -456,5 +604,11 @@ pub fn execute_crawl(
         loops,
         cluster: None,
     };
-    execute(setup, config, seeds, bad_inputs, display, false, parts)
+    let inputs = Inputs {
+        seeds,
+        bad_inputs,
+        previous: None,
+        sitemaps: Vec::new(),
+    };
+    execute(setup, config, inputs, display, false, parts)
 }

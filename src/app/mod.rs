@@ -1,13 +1,15 @@
 //! The command line, the only layer that prints to people. Its files import one way, each
 //! only those above it in this list:
 //! - [`line_class`], [`exit`] (exit statuses, usage errors), [`report`] (progress, summary, stats.json,
-//!   messages), [`url_lines`], [`fd_limit`]: leaves;
+//!   messages), [`url_lines`], [`fd_limit`], [`inbox`] (seeds added to a crawl): leaves;
+//! - [`run_files`]: the `running` mark and `progress.json` snapshot of a run under way (uses
+//!   `report`'s figures);
 //! - [`cli`]: the flags, declared once each;
 //! - [`config`]: flags become checked configuration, per event loop shares included;
 //! - [`drive`]: turning the loop over a source, signals, the end of a run;
 //! - [`partition`], [`cluster`], [`loops`]: a crawl as partitions, in-process or over Redis;
 //! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
-//!   [`cluster_status`]; and `main` here.
+//!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`); and `main` here.
 
 pub mod bench;
 pub mod cli;
@@ -19,11 +21,14 @@ pub mod drive;
 pub mod exit;
 pub mod fd_limit;
 pub mod fetch;
+pub mod inbox;
 pub mod line_class;
 pub mod loops;
+pub mod operate;
 pub mod partition;
 pub mod report;
 pub mod resume;
+pub mod run_files;
 pub mod url_lines;
 
 use std::process::ExitCode;
@@ -40,6 +45,9 @@ pub fn main() -> ExitCode {
         Command::Fetch(args) => fetch::run_fetch(args).map_err(Into::into),
         Command::Crawl(args) => crawl_command::run_crawl(args).map_err(Into::into),
         Command::Resume(args) => resume::run(args).map_err(Into::into),
+        Command::Status(args) => operate::status(args).map_err(Into::into),
+        Command::Stop(args) => operate::stop(args).map_err(Into::into),
+        Command::Add(args) => operate::add(args).map_err(Into::into),
         Command::ClusterStatus(args) => cluster_status::status(&args.cluster)
             .map(|text| {
                 print!("{text}");
@@ -80,7 +88,7 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
-                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, bench)"
+                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, bench)"
                 ))))
             }
         },

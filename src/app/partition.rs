@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::app::drive::StoringSource;
 use crate::crawl::splitter::Batch;
-use crate::crawl::Crawl;
+use crate::crawl::{Crawl, RevisitCounters};
 use crate::fetcher::{FetchDone, FetchSource, Next};
 use crate::store::archive::output::Output;
 
@@ -87,6 +87,8 @@ pub struct PartitionSource<E: Exchange> {
     pub bytes_out: u64,
     /// The exchange's first error: the run stops and reports it.
     io_error: Option<io::Error>,
+    /// Seeds added while the crawl runs (`spinneret add`): the first partition's.
+    pub inbox: Option<crate::app::inbox::Inbox>,
 }
 
 impl<E: Exchange> PartitionSource<E> {
@@ -99,6 +101,32 @@ impl<E: Exchange> PartitionSource<E> {
             batches_out: 0,
             bytes_out: 0,
             io_error: None,
+            inbox: None,
+        }
+    }
+
+    /// Adds the seeds `spinneret add` left in the inbox, when a look is due.
+    fn take_added(&mut self, now: Instant) {
+        let Some(inbox) = self.inbox.as_mut() else {
+            return;
+        };
+        let urls = match inbox.take(now) {
+            Ok(urls) => urls,
+            Err(e) => {
+                self.io_error.get_or_insert(e);
+                return;
+            }
+        };
+        for text in urls {
+            match crate::crawl::urlnorm::parse_seed(&text) {
+                // A refused seed gets its crawl.log line from the crawl.
+                Ok(url) => {
+                    let _ = self.crawl.add_seed(url);
+                }
+                Err(_) => self
+                    .crawl
+                    .log_rejected_input(&text, crate::ReturnCode::HttpBadUrlSyntax),
+            }
         }
     }
 
@@ -174,6 +202,7 @@ impl<E: Exchange> PartitionSource<E> {
 
 impl<E: Exchange> FetchSource for PartitionSource<E> {
     fn next_fetch(&mut self, now: Instant) -> Next {
+        self.take_added(now);
         self.pump(now, false);
         match self.crawl.next_fetch(now) {
             Next::Fetch(req) => {
@@ -239,6 +268,10 @@ impl<E: Exchange> StoringSource for PartitionSource<E> {
 
     fn has_news(&mut self) -> bool {
         self.exchange.has_news()
+    }
+
+    fn revisits(&self) -> RevisitCounters {
+        self.crawl.counters().revisits.clone()
     }
 }
 

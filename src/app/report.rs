@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::app::line_class::{ClassCounts, LineClass};
-use crate::crawl::LineTally;
+use crate::crawl::{LineTally, RevisitCounters};
 use crate::fetcher::stats::LoopStats;
 use crate::store::archive::stats_json::JsonObject;
 use crate::ReturnCode;
@@ -128,6 +128,10 @@ pub struct Figures {
     /// Response bytes held in memory, and in the spool, by live fetches.
     pub buffered: u64,
     pub spooled: u64,
+    /// Revisits, and of them 304s and changes found.
+    pub revisits: u64,
+    pub not_modified: u64,
+    pub changed: u64,
 }
 
 impl Figures {
@@ -140,6 +144,17 @@ impl Figures {
         self.live += o.live;
         self.buffered += o.buffered;
         self.spooled += o.spooled;
+        self.revisits += o.revisits;
+        self.not_modified += o.not_modified;
+        self.changed += o.changed;
+    }
+
+    /// With what revisits found so far.
+    pub fn with_revisits(mut self, r: &RevisitCounters) -> Figures {
+        self.revisits = r.fetched;
+        self.not_modified = r.not_modified;
+        self.changed = r.changed;
+        self
     }
 
     pub fn of(stats: &LoopStats, queued: u64) -> Figures {
@@ -151,6 +166,7 @@ impl Figures {
             live: stats.live as u64,
             buffered: stats.buffered_bytes as u64,
             spooled: stats.spooled_bytes,
+            ..Figures::default()
         }
     }
 }
@@ -169,7 +185,13 @@ pub struct Progress {
     /// With `--loops`: every loop's latest figures, and this loop's slot. The loop that
     /// shows the line shows their sum; the others only post theirs.
     board: Option<(Arc<Mutex<Vec<Figures>>>, usize)>,
+    /// Called with the whole crawl's figures at every flush (`crawl` writes its progress
+    /// snapshot with it: `app::run_files`). Only the loop that shows the line has one.
+    on_flush: Option<FlushHook>,
 }
+
+/// What [`Progress::with_flush_hook`] calls: the time and the whole crawl's figures.
+pub type FlushHook = Box<dyn FnMut(Instant, &Figures) + Send>;
 
 impl Progress {
     pub fn new(started: Instant, mode: ProgressMode, max_pages: Option<u64>) -> Progress {
@@ -185,6 +207,7 @@ impl Progress {
             samples: VecDeque::from([(started, 0, 0)]),
             max_pages,
             board: None,
+            on_flush: None,
         }
     }
 
@@ -194,10 +217,17 @@ impl Progress {
         self
     }
 
+    /// `hook` gets the whole crawl's figures each time the output is to be flushed (every
+    /// few seconds), whatever the display mode.
+    pub fn with_flush_hook(mut self, hook: FlushHook) -> Progress {
+        self.on_flush = Some(hook);
+        self
+    }
+
     /// Draws or prints the line when it is due; returns whether the output should be flushed
     /// now (every few seconds, so `tail -f crawl.log` follows the run and a crash loses little).
     ///
-    /// `figures` is called only when a line is due: collecting the loop's stats walks every
+    /// `figures` is called only when a line (or the flush hook) is due: collecting the loop's stats walks every
     /// live fetch, which is too much to do on every loop turn.
     pub fn tick(&mut self, figures: impl FnOnce() -> Figures) -> bool {
         let now = Instant::now();
@@ -206,27 +236,38 @@ impl Progress {
             self.next_flush = now + FLUSH_INTERVAL;
         }
         let posts = self.board.is_some();
-        if (self.mode == ProgressMode::Off && !posts) || now < self.next_draw {
+        let draw = (self.mode != ProgressMode::Off || posts) && now >= self.next_draw;
+        let hook = flush && self.on_flush.is_some();
+        if !draw && !hook {
             return flush;
         }
-        self.next_draw = now
-            + match self.mode {
-                ProgressMode::Redraw | ProgressMode::Off => REDRAW_INTERVAL,
-                _ => FLUSH_INTERVAL,
-            };
+        if draw {
+            self.next_draw = now
+                + match self.mode {
+                    ProgressMode::Redraw | ProgressMode::Off => REDRAW_INTERVAL,
+                    _ => FLUSH_INTERVAL,
+                };
+        }
         let mut f = figures();
         if let Some((board, slot)) = &self.board {
             let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(mine) = b.get_mut(*slot) {
                 *mine = f;
             }
-            if self.mode == ProgressMode::Off {
+            if self.mode == ProgressMode::Off && !hook {
                 return flush;
             }
             f = Figures::default();
             for other in b.iter() {
                 f.add(other);
             }
+            // The lock is let go here, before the hook writes its file.
+        }
+        if let (true, Some(on_flush)) = (hook, self.on_flush.as_mut()) {
+            on_flush(now, &f);
+        }
+        if !draw || self.mode == ProgressMode::Off {
+            return flush;
         }
         let line = self.line(now, &f);
         let mut err = io::stderr().lock();
@@ -269,8 +310,15 @@ impl Progress {
             Some(_) => " | ETA -".to_string(),
             None => String::new(),
         };
+        let revisits = match f.revisits {
+            0 => String::new(),
+            n => format!(
+                " | revisits {n} ({} not modified, {} changed)",
+                f.not_modified, f.changed
+            ),
+        };
         format!(
-            "[{:>6.1}s] {} fetched | {:.0} pages/s | {:.1} MB/s | queue {} | live {} | errors {}{eta} | buffered {:.1} MB, spooled {:.1} MB",
+            "[{:>6.1}s] {} fetched | {:.0} pages/s | {:.1} MB/s | queue {} | live {} | errors {}{eta}{revisits} | buffered {:.1} MB, spooled {:.1} MB",
             now.duration_since(self.started).as_secs_f64(),
             f.fetched,
             rate,
@@ -491,9 +539,35 @@ impl CrawlReport {
                 "trap_guard_rejections",
                 self.rejections.iter().map(|&(_, n)| n).sum(),
             ),
+            ("sitemaps_read", c.discovery.sitemaps_read),
+            ("sitemap_urls", c.discovery.sitemap_urls),
+            ("sitemaps_over_budget", c.discovery.sitemaps_over_budget),
+            ("sitemap_urls_over_budget", c.discovery.urls_over_budget),
+            ("feeds_read", c.discovery.feeds_read),
+            ("feed_items", c.discovery.feed_items),
+            ("discovery_unreadable", c.discovery.unreadable),
+            ("revisits", c.revisits.fetched),
+            ("revisits_not_modified", c.revisits.not_modified),
+            ("revisits_unchanged", c.revisits.unchanged),
+            ("revisits_changed", c.revisits.changed),
+            ("revisit_bytes_saved", c.revisits.bytes_saved),
+            ("revisits_taken_due", c.revisits.taken_due),
         ]);
         json.counts("rejected", &self.rejections)
             .float("seen_bytes_per_url", self.seen_bytes_per_url);
+        let f = &c.focus;
+        if let Some(rate) = f.harvest_rate() {
+            // (pages scored, relevant among them) along the crawl.
+            json.uint("focus_pages_scored", f.scored)
+                .uint("focus_pages_relevant", f.relevant)
+                .float("harvest_rate", rate)
+                .pairs("harvest_curve", &f.curve);
+        }
+        let r = &c.revisits;
+        if let (Some(fresh), Some(age)) = (r.freshness(), r.mean_age_secs()) {
+            json.float("estimated_freshness", fresh)
+                .float("estimated_mean_age_secs", age);
+        }
         json
     }
 

@@ -5,6 +5,7 @@ use crate::app::cli::{Cli, Command, ResumeArgs};
 use crate::app::crawl_command::{run_crawl_as, Start};
 use crate::app::exit::{usage, ExitStatus, Failure};
 use crate::app::report::eprint_line;
+use crate::app::run_files;
 use crate::store::state::crawl_state;
 use clap::Parser;
 
@@ -16,6 +17,15 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
             "{} holds no crawl to resume (no {} directory)",
             r.dir.display(),
             crawl_state::STATE_DIR
+        )));
+    }
+    // Two runs on one directory would cut each other's files back.
+    if let Some(live) = run_files::live_run(&r.dir) {
+        return Err(usage(format!(
+            "{} is being crawled by process {} now: `spinneret stop {}` stops it",
+            r.dir.display(),
+            live.pid,
+            r.dir.display()
         )));
     }
     let recorded = crawl_state::load_args(&r.dir).map_err(|e| Failure::Output(e.to_string()))?;

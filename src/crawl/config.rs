@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::manners::MannersConfig;
+use super::schedule::ScheduleConfig;
 use super::url_filter::FilterConfig;
 
 #[derive(Clone, Debug)]
@@ -42,6 +43,17 @@ pub struct CrawlConfig {
     pub save_hosts_every: Option<Duration>,
     /// Cookies and "come back later" (`crawl::manners`).
     pub manners: MannersConfig,
+    /// When a fetched URL is due again (`crawl::schedule`): told to the sink for the crawl
+    /// database with every URL's end.
+    pub schedule: ScheduleConfig,
+    /// Never run out of work: URLs due again come back from the crawl database
+    /// (`Crawl::set_due_urls`) and are fetched again, between new links.
+    pub continuous: bool,
+    /// Fetch and read the sitemaps robots.txt names (`--no-sitemaps` turns it off).
+    pub sitemaps: bool,
+    /// A focused crawl's topic (`--focus FILE`'s text): pages are scored against it and
+    /// their links queued by the score (`crawl::focus`).
+    pub focus: Option<std::sync::Arc<[u8]>>,
 }
 
 /// Redirect hops followed from the URL first queued, by default (`--max-redirect`).
@@ -80,6 +92,10 @@ impl CrawlConfig {
             resumable: false,
             save_hosts_every: None,
             manners: MannersConfig::default(),
+            schedule: ScheduleConfig::default(),
+            continuous: false,
+            sitemaps: true,
+            focus: None,
         }
     }
 }

@@ -67,6 +67,26 @@ impl CrawlCounters {
             (&mut self.urls_forwarded, o.urls_forwarded),
             (&mut self.urls_received, o.urls_received),
             (&mut self.received_duplicates, o.received_duplicates),
+            (&mut self.revisits.fetched, o.revisits.fetched),
+            (&mut self.revisits.not_modified, o.revisits.not_modified),
+            (&mut self.revisits.unchanged, o.revisits.unchanged),
+            (&mut self.revisits.changed, o.revisits.changed),
+            (&mut self.revisits.bytes_saved, o.revisits.bytes_saved),
+            (&mut self.revisits.taken_due, o.revisits.taken_due),
+        ] {
+            *a += b;
+        }
+        self.revisits.age_secs += o.revisits.age_secs;
+        self.focus.merge(&o.focus);
+        let (d, e) = (&mut self.discovery, &o.discovery);
+        for (a, b) in [
+            (&mut d.sitemaps_read, e.sitemaps_read),
+            (&mut d.sitemap_urls, e.sitemap_urls),
+            (&mut d.sitemaps_over_budget, e.sitemaps_over_budget),
+            (&mut d.urls_over_budget, e.urls_over_budget),
+            (&mut d.feeds_read, e.feeds_read),
+            (&mut d.feed_items, e.feed_items),
+            (&mut d.unreadable, e.unreadable),
         ] {
             *a += b;
         }
@@ -123,9 +143,121 @@ pub struct CrawlCounters {
     pub urls_received: u64,
     /// Received URLs this partition had seen already.
     pub received_duplicates: u64,
+    /// What revisits found (a URL fetched again with what its last fetch left).
+    pub revisits: RevisitCounters,
+    /// Sitemaps and feeds read, and what they brought.
+    pub discovery: DiscoveryCounters,
+    /// A focused crawl's relevance scores.
+    pub focus: FocusCounters,
     /// Per-stage time, summed over fetches: latency of each network stage (stages of
     /// different fetches overlap), and loop time spent scanning and storing.
     pub stages: StageTimes,
+}
+
+/// A focused crawl's pages, and the harvest rate over the crawl (ARCHITECTURE §7a).
+#[derive(Clone, Debug, Default)]
+pub struct FocusCounters {
+    /// Pages scored, and of them those at or above [`FocusCounters::RELEVANT`].
+    pub scored: u64,
+    pub relevant: u64,
+    /// (pages scored, relevant among them) every [`FocusCounters::STEP`] pages scored:
+    /// the harvest rate over time. Past [`FocusCounters::MAX_POINTS`] points every other one
+    /// is dropped and the step doubles, so the curve stays bounded however long the crawl.
+    pub curve: Vec<(u64, u64)>,
+    step: u64,
+}
+
+impl FocusCounters {
+    /// The score from which a page counts as on the topic.
+    pub const RELEVANT: f32 = 0.2;
+    pub const STEP: u64 = 100;
+    pub const MAX_POINTS: usize = 200;
+
+    pub fn add(&mut self, score: f32) {
+        self.scored += 1;
+        self.relevant += u64::from(score >= Self::RELEVANT);
+        let step = self.step.max(Self::STEP);
+        if self.scored % step == 0 {
+            self.curve.push((self.scored, self.relevant));
+            if self.curve.len() > Self::MAX_POINTS {
+                let kept: Vec<_> = self.curve.iter().copied().skip(1).step_by(2).collect();
+                self.curve = kept;
+                self.step = step * 2;
+            }
+        }
+    }
+
+    /// The share of scored pages on the topic.
+    pub fn harvest_rate(&self) -> Option<f64> {
+        (self.scored > 0).then(|| self.relevant as f64 / self.scored as f64)
+    }
+
+    /// Another partition's: totals add, the curve is this partition's (one loop's view).
+    fn merge(&mut self, o: &FocusCounters) {
+        self.scored += o.scored;
+        self.relevant += o.relevant;
+        if self.curve.is_empty() {
+            self.curve = o.curve.clone();
+        }
+    }
+}
+
+/// What discovery beyond links read and brought (ARCHITECTURE §7a).
+#[derive(Clone, Debug, Default)]
+pub struct DiscoveryCounters {
+    /// Sitemap files read, and the page URLs they listed that were offered for admission.
+    pub sitemaps_read: u64,
+    pub sitemap_urls: u64,
+    /// Sitemaps not fetched and listed URLs dropped: their host's budget was spent.
+    pub sitemaps_over_budget: u64,
+    pub urls_over_budget: u64,
+    /// Feeds read, and their items offered for admission.
+    pub feeds_read: u64,
+    pub feed_items: u64,
+    /// Sitemaps and feeds whose reading ended in an error (malformed, too large, a bomb):
+    /// what was read before stands.
+    pub unreadable: u64,
+}
+
+/// What the revisits of a crawl found (ARCHITECTURE §9c).
+#[derive(Clone, Debug, Default)]
+pub struct RevisitCounters {
+    /// URLs fetched again with what their last fetch left (a previous crawl's, or this
+    /// one's in continuous mode).
+    pub fetched: u64,
+    /// Of those: `304 Not Modified`, the same payload in full, another payload.
+    pub not_modified: u64,
+    pub unchanged: u64,
+    pub changed: u64,
+    /// Payload bytes the 304s did not transfer (the last stored payload's length).
+    pub bytes_saved: u64,
+    /// URLs a continuous crawl took from the crawl database as due.
+    pub taken_due: u64,
+    /// The estimated age of the changed pages when revisited, summed (seconds): for a page
+    /// that changes at rate λ (its estimate) and was last seen `t` ago, the expected time
+    /// since its first unseen change, `t − (1 − e^(−λt))/λ` (Cho & Garcia-Molina's age).
+    pub age_secs: f64,
+}
+
+impl RevisitCounters {
+    /// Revisits that compared (a 304, or a full payload against the last one's digest).
+    pub fn compared(&self) -> u64 {
+        self.not_modified + self.unchanged + self.changed
+    }
+
+    /// The estimated collection freshness (Croft et al. §3.2.4): the share of compared
+    /// revisits that found the page as last stored, i.e. the share of pages fresh at the
+    /// moment the crawl looked. `None` before any.
+    pub fn freshness(&self) -> Option<f64> {
+        let n = self.compared();
+        (n > 0).then(|| (self.not_modified + self.unchanged) as f64 / n as f64)
+    }
+
+    /// The estimated mean age of the revisited pages, seconds (fresh pages count 0).
+    pub fn mean_age_secs(&self) -> Option<f64> {
+        let n = self.compared();
+        (n > 0).then(|| self.age_secs / n as f64)
+    }
 }
 
 /// Where a crawl's time goes (ARCHITECTURE §9, measured).

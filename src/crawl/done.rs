@@ -10,13 +10,22 @@ use url::Url;
 use super::frontier::BackQueueId;
 use super::link_key::LinkKeys;
 use super::manners::says_later;
-use super::sink::{Hop, Sink, Via};
+use super::revisit::{self, Seen};
+use super::schedule::{change_rate, PageHistory, Visit};
+use super::sink::{Hop, Scheduled, Sink, Via};
 use super::url_seen::url_key;
 use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_FAILURES, MAX_ROBOTS_REDIRECTS};
 use crate::fetcher::{FetchDone, FetchRequest};
+use crate::http::ResponseHead;
 use crate::links::{self, LinkKind, Links};
 use crate::robots::FetchResult;
 use crate::ReturnCode;
+
+/// `budgeted_interval`'s marginal value at which a page is visited once per expected change
+/// (`r = 1`: `1 − 2/e`, times the page's mean change interval).
+pub(super) const PRICE_AT_ONE_VISIT_PER_CHANGE: f64 = 0.264;
+/// The price's step, at most once a second, while revisits come late (or on time).
+const PRICE_STEP: f64 = 1.03;
 
 impl<S: Sink> Crawl<S> {
     pub(super) fn robots_done(
@@ -39,7 +48,7 @@ impl<S: Sink> Crawl<S> {
         self.counters.robots_lines.add(outcome, done.status());
         let digest = done.payload_digest();
         let via = Via::new(None, Hop::Prerequisite);
-        if let Err(e) = self.sink.store(done, via, outcome, digest) {
+        if let Err(e) = self.sink.store(done, via, outcome, digest, None) {
             self.io_error.get_or_insert(e);
         }
         if done.outcome == ReturnCode::Interrupted {
@@ -95,6 +104,11 @@ impl<S: Sink> Crawl<S> {
             } else {
                 FetchResult::Unreachable
             };
+        if let FetchResult::Status { status, body } = &result {
+            if (200..300).contains(status) {
+                self.sitemaps_from_robots(&origin, body);
+            }
+        }
         let failed = match &result {
             FetchResult::Status { status, .. } => *status == 429 || *status >= 500,
             FetchResult::Unreachable => true,
@@ -158,7 +172,7 @@ impl<S: Sink> Crawl<S> {
             let digest = done.payload_digest();
             if let Err(e) = self
                 .sink
-                .store(done, entry.via(), ReturnCode::RetryLater, digest)
+                .store(done, entry.via(), ReturnCode::RetryLater, digest, None)
             {
                 self.io_error.get_or_insert(e);
             }
@@ -169,6 +183,12 @@ impl<S: Sink> Crawl<S> {
         self.frontier.done(queue, now, gap);
         let store_started = Instant::now();
         let md5 = done.payload_digest();
+        // A revisit: compared with what the last fetch left. A 304's payload is the last one.
+        let seen = revisit::compare(done, entry.last.as_deref(), md5.as_ref());
+        let md5 = match seen {
+            Seen::NotModified => entry.last.as_ref().and_then(|l| l.digest),
+            _ => md5,
+        };
         // Content seen: an exact duplicate of an earlier 2xx page is stored and logged as
         // such, and its links are not scanned again.
         let ok_html = done.outcome.is_success()
@@ -186,18 +206,121 @@ impl<S: Sink> Crawl<S> {
         let scan_started = Instant::now();
         self.counters.stages.store += scan_started - store_started;
         // The page's links enter the frontier before its end is reported: a durable sink
-        // then never counts a page done whose links it has not recorded.
-        self.follow(done, &entry, ok_html, duplicate, cookies_set);
+        // then never counts a page done whose links it has not recorded. An unchanged page's
+        // links are the ones found before.
+        let unchanged = seen == Seen::Unchanged;
+        let admitted_before = self.counters.urls_admitted;
+        let relevance = self.follow(done, &entry, ok_html, duplicate || unchanged, cookies_set);
+        // A page that led to new URLs is a hub: its visits buy discovery, not only
+        // freshness, and are not rationed by the budget's price.
+        let hub = self.counters.urls_admitted > admitted_before;
         self.counters.stages.scan += scan_started.elapsed();
         let store_started = Instant::now();
-        if let Err(e) = self.sink.store(done, entry.via(), outcome, md5) {
+        let scheduled = Scheduled {
+            relevance,
+            ..self.scheduled(&entry, seen, done.head, now, hub)
+        };
+        if let Err(e) = self
+            .sink
+            .store(done, entry.via(), outcome, md5, Some(&scheduled))
+        {
             self.io_error.get_or_insert(e);
         }
         self.counters.stages.store += store_started.elapsed();
     }
 
+    /// A URL's end as the crawl database keeps it: the revisit counted, the schedule told
+    /// what this fetch saw (`head`: its response, if any), the next due time decided.
+    pub(super) fn scheduled<'e>(
+        &mut self,
+        entry: &'e Entry,
+        seen: Seen,
+        head: Option<&ResponseHead>,
+        now: Instant,
+        hub: bool,
+    ) -> Scheduled<'e> {
+        let at = revisit::unix_secs(self.manners.wall(now));
+        let last = entry.last.as_deref();
+        // A sitemap's or feed's priors are no fetch: not a revisit.
+        if let Some(last) = last.filter(|l| head.is_some() && l.fetched_at > 0) {
+            self.count_revisit(last, seen, at);
+        }
+        let mut history = last.map_or_else(PageHistory::default, |l| l.history);
+        let last_modified = head
+            .and_then(|h| h.header("last-modified"))
+            .and_then(crate::datetime::parse_http_date)
+            .map(revisit::unix_secs);
+        let visit = Visit {
+            at,
+            seen: seen.observation(),
+            last_modified,
+        };
+        let due = self.config.schedule.schedule_priced(
+            &mut history,
+            last.map(|l| l.fetched_at),
+            visit,
+            if hub { 0.0 } else { self.price },
+        );
+        Scheduled {
+            last,
+            seen,
+            at,
+            history,
+            due,
+            depth: entry.depth,
+            hop: entry.hop,
+            relevance: None,
+        }
+    }
+
+    /// Counts what a revisit found, and adjusts the revisit budget's price by how late it
+    /// came: fetched later than due means more is due than politeness lets the crawl fetch.
+    fn count_revisit(&mut self, last: &revisit::LastFetch, seen: Seen, at: u64) {
+        let r = &mut self.counters.revisits;
+        r.fetched += 1;
+        match seen {
+            Seen::NotModified => {
+                r.not_modified += 1;
+                r.bytes_saved += last.payload_len;
+            }
+            Seen::Unchanged => r.unchanged += 1,
+            Seen::Changed => {
+                r.changed += 1;
+                let t = at.saturating_sub(last.fetched_at) as f64;
+                if let Some(rate) = change_rate(&last.history).filter(|&x| x > 0.0) {
+                    r.age_secs += (t - (1.0 - (-rate * t).exp()) / rate).max(0.0);
+                }
+            }
+            Seen::Unknown => {}
+        }
+        if !self.config.continuous || last.due == 0 {
+            return;
+        }
+        // The budget's price follows how late revisits come (Cho & Garcia-Molina's one
+        // price for all pages): late means more is due than politeness lets the crawl fetch.
+        // It moves at most once a second, so a step has time to show before the next.
+        // Not counting the second a continuous crawl takes due URLs behind the clock.
+        let late = at.saturating_sub(last.due.saturating_add(super::refresh::DUE_LAG_SECS)) as f64;
+        self.lateness = 0.9 * self.lateness + 0.1 * late;
+        if at <= self.price_moved_at {
+            return;
+        }
+        self.price_moved_at = at;
+        let schedule = &self.config.schedule;
+        let min = schedule.min_interval.max(1) as f64;
+        // Where a page changing once per interval I keeps that interval.
+        let price_for = |interval: u64| PRICE_AT_ONE_VISIT_PER_CHANGE * interval as f64;
+        if self.lateness > min / 2.0 {
+            self.price = (self.price * PRICE_STEP).min(price_for(schedule.max_interval));
+        } else if self.lateness < min / 8.0 {
+            // On time: politeness leaves fetches over, which buy freshness when spent.
+            self.price = (self.price / PRICE_STEP).max(price_for(schedule.min_interval) / 4.0);
+        }
+    }
+
     /// A finished page's redirect target, links or (for a stylesheet) requisites, admitted.
-    /// `cookies_set`: the response changed the cookie jar.
+    /// `cookies_set`: the response changed the cookie jar. Returns a focused crawl's
+    /// relevance score of the page, if it scanned one.
     fn follow(
         &mut self,
         done: &FetchDone<'_>,
@@ -205,13 +328,11 @@ impl<S: Sink> Crawl<S> {
         ok_html: bool,
         duplicate: bool,
         cookies_set: bool,
-    ) {
+    ) -> Option<f32> {
         if !done.outcome.is_success() {
-            return;
+            return None;
         }
-        let Some(head) = done.head else {
-            return;
-        };
+        let head = done.head?;
         if (300..400).contains(&head.status) {
             if let Some(loc) = head.location() {
                 match urlnorm::normalize(&entry.url, loc) {
@@ -221,6 +342,7 @@ impl<S: Sink> Crawl<S> {
                             target.as_str(),
                             Via::new(Some(entry.url.as_str()), Hop::Redirect),
                             ReturnCode::TooManyRedirects,
+                            None,
                         );
                     }
                     Ok(target) => {
@@ -228,10 +350,10 @@ impl<S: Sink> Crawl<S> {
                         let from: Arc<str> = Arc::from(entry.url.as_str());
                         // An embed that redirects is still an embed (its target is what the
                         // page needs), and so still exempt from the scope.
-                        let hop = if entry.hop == Hop::Embed {
-                            Hop::Embed
-                        } else {
-                            Hop::Redirect
+                        // A sitemap's redirect leads to the sitemap, still read as one.
+                        let hop = match entry.hop {
+                            Hop::Embed | Hop::Sitemap => entry.hop,
+                            _ => Hop::Redirect,
                         };
                         let back = cookies_set
                             && target.host_str() == entry.url.host_str()
@@ -248,7 +370,17 @@ impl<S: Sink> Crawl<S> {
                     Err(_) => self.counters.bad_links += 1,
                 }
             }
-            return;
+            return None;
+        }
+        if (200..300).contains(&head.status) {
+            if entry.hop == Hop::Sitemap {
+                self.read_sitemap(done, entry);
+                return None;
+            }
+            if is_xml(head.content_type()) {
+                self.read_feed(done, entry);
+                return None;
+            }
         }
         // A stylesheet's url()s and @imports are what the pages using it need.
         let ok_css = self.config.page_requisites
@@ -258,29 +390,30 @@ impl<S: Sink> Crawl<S> {
         // Embeds are not scanned for more links (only stylesheets, above).
         let scan = ok_html && !duplicate && entry.hop != Hop::Embed;
         if !scan && !ok_css {
-            return;
+            return None;
         }
         if !done.content_complete {
             self.counters.pages_scan_truncated += 1;
         }
         if scan {
+            let relevance = self.focus.as_mut().map(|f| f.score(done.content));
+            if let Some(score) = relevance {
+                self.counters.focus.add(score);
+            }
             self.scan_links(done.content, entry);
+            relevance
         } else {
             let mut found = std::mem::take(&mut self.links);
             links::scan_css(done.content, &mut found);
             self.admit_found(&found, entry, &entry.url);
             self.links = found;
+            None
         }
     }
 
     /// Queues again a URL already seen (the filter still applies).
     fn readmit(&mut self, url: Url, depth: u32, referrer: Arc<str>, hops: u8, hop: Hop) {
-        let verdict = if hop == Hop::Embed {
-            self.filter.check_embed(&url)
-        } else {
-            self.filter.check(&url, depth)
-        };
-        if verdict.is_ok() {
+        if self.passes_filter(&url, depth, hop) {
             self.counters.urls_readmitted += 1;
             self.enqueue(Entry {
                 url,
@@ -288,6 +421,8 @@ impl<S: Sink> Crawl<S> {
                 referrer: Some(referrer),
                 hops,
                 hop,
+                last: None,
+                priority: None,
             });
         }
     }
@@ -335,12 +470,35 @@ impl<S: Sink> Crawl<S> {
                     let referrer = referrer
                         .get_or_insert_with(|| Arc::from(entry.url.as_str()))
                         .clone();
-                    self.admit(url, entry.depth + 1, Some(referrer), 0, hop);
+                    // A focused crawl queues the link by its page's and anchor's relevance.
+                    self.admit_entry(Entry {
+                        url,
+                        depth: entry.depth + 1,
+                        referrer: Some(referrer),
+                        hops: 0,
+                        hop,
+                        last: None,
+                        priority: self.focus.as_ref().map(|f| f.priority(href)),
+                    });
                 }
                 Err(_) => self.counters.bad_links += 1,
             }
         }
     }
+}
+
+/// A feed's or other XML's media type (`application/rss+xml`, `text/xml`, …): read as a feed
+/// if it is one.
+fn is_xml(content_type: Option<&[u8]>) -> bool {
+    content_type.is_some_and(|ct| {
+        let essence = ct
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or_default()
+            .trim_ascii();
+        crate::discovery::feed::FeedFormat::of_media_type(essence).is_some()
+            || essence.len() >= 3 && essence[essence.len() - 3..].eq_ignore_ascii_case(b"xml")
+    })
 }
 
 fn is_css(content_type: Option<&[u8]>) -> bool {

@@ -51,6 +51,8 @@ pub struct FrontierConfig {
     pub back_queues: usize,
     /// URLs kept in memory before the queues' middles spill to the store.
     pub ram_items: usize,
+    /// Within a host, serve URLs by priority (focused crawling), not in the order they came.
+    pub rank_within_hosts: bool,
 }
 
 /// What the frontier offers.
@@ -93,20 +95,42 @@ impl<T: Spillable> Spillable for Queued<T> {
 struct BackQueue<T> {
     /// The host this queue serves; `None` while the queue is free.
     host: Option<String>,
-    urls: SpillQueue<T>,
+    /// The host's URLs, a lane per priority when the frontier ranks within hosts
+    /// (`FrontierConfig::rank_within_hosts`), else one: the first non-empty lane goes first.
+    lanes: Vec<SpillQueue<T>>,
+    /// Revisits (`Frontier::push_later`): served once `urls` is empty, in the order they
+    /// came, which is their due order. Not spilled: a continuous crawl takes due URLs only
+    /// while the frontier is short.
+    later: VecDeque<T>,
     /// Fetches reported done in this turn.
     turn: u32,
 }
 
 impl<T> BackQueue<T> {
-    fn new() -> BackQueue<T> {
+    fn new(lanes: usize) -> BackQueue<T> {
         BackQueue {
             host: None,
-            urls: SpillQueue::default(),
+            lanes: (0..lanes.max(1)).map(|_| SpillQueue::default()).collect(),
+            later: VecDeque::new(),
             turn: 0,
         }
     }
 }
+
+impl<T: Spillable> BackQueue<T> {
+    fn is_empty(&self) -> bool {
+        self.lanes.iter().all(|l| l.is_empty()) && self.later.is_empty()
+    }
+
+    /// The first lane holding URLs.
+    fn first_lane(&self) -> Option<usize> {
+        self.lanes.iter().position(|l| !l.is_empty())
+    }
+}
+
+/// Of every this many refill draws, one takes a revisit of a host without a back queue
+/// first, so revisits are not starved while new URLs keep coming.
+const LATER_DRAW_EVERY: u64 = 16;
 
 /// The store used when none is given: nothing spills, so it is never asked.
 struct NoSpill;
@@ -123,6 +147,13 @@ impl SpillStore for NoSpill {
 
 pub struct Frontier<T> {
     front: Vec<SpillQueue<Queued<T>>>,
+    /// Lanes per back queue: one, or one per priority.
+    lanes: usize,
+    /// Revisits of hosts without a back queue, in due order (`push_later`).
+    later_front: VecDeque<Queued<T>>,
+    later_tick: u64,
+    /// Revisits waiting, in `later_front` and the back queues' `later` lanes.
+    later_len: usize,
     /// Every back queue: active, parked or free (grows to the most ever in use at once).
     back: Vec<BackQueue<T>>,
     free: Vec<usize>,
@@ -165,6 +196,14 @@ impl<T: Spillable> Frontier<T> {
         let b = config.back_queues.max(1);
         Frontier {
             front: (0..priorities).map(|_| SpillQueue::default()).collect(),
+            lanes: if config.rank_within_hosts {
+                priorities
+            } else {
+                1
+            },
+            later_front: VecDeque::new(),
+            later_tick: 0,
+            later_len: 0,
             back: Vec::new(),
             free: Vec::new(),
             active: 0,
@@ -202,30 +241,28 @@ impl<T: Spillable> Frontier<T> {
         }
         let target = self.ram_items / 4 * 3;
         let keep_head = BATCH_ITEMS / 4;
-        let mut order: Vec<(usize, bool, usize)> = self
+        // (in memory, front queue or back queue's lane, index)
+        let mut order: Vec<(usize, Option<usize>, usize)> = self
             .front
             .iter()
             .enumerate()
-            .map(|(i, q)| (q.in_ram(), true, i))
-            .chain(
-                self.back
+            .map(|(i, q)| (q.in_ram(), None, i))
+            .chain(self.back.iter().enumerate().flat_map(|(i, q)| {
+                q.lanes
                     .iter()
                     .enumerate()
-                    .map(|(i, q)| (q.urls.in_ram(), false, i)),
-            )
+                    .map(move |(l, lane)| (lane.in_ram(), Some(l), i))
+            }))
             .filter(|&(n, _, _)| n > keep_head + BATCH_ITEMS)
             .collect();
         order.sort_unstable_by_key(|&(n, _, _)| std::cmp::Reverse(n));
-        for (_, front, i) in order {
+        for (_, lane, i) in order {
             if self.in_ram() <= target {
                 break;
             }
-            let res = if front {
-                self.front[i].spill(&mut *self.store, keep_head, &mut self.buf)
-            } else {
-                self.back[i]
-                    .urls
-                    .spill(&mut *self.store, keep_head, &mut self.buf)
+            let res = match lane {
+                None => self.front[i].spill(&mut *self.store, keep_head, &mut self.buf),
+                Some(l) => self.back[i].lanes[l].spill(&mut *self.store, keep_head, &mut self.buf),
             };
             match res {
                 Ok(n) => self.spilled += n,
@@ -246,6 +283,11 @@ impl<T: Spillable> Frontier<T> {
         self.len == 0
     }
 
+    /// Revisits waiting (`push_later`), of [`Frontier::len`].
+    pub fn later_len(&self) -> usize {
+        self.later_len
+    }
+
     /// Hosts that currently hold a back queue (active or parked).
     pub fn active_hosts(&self) -> usize {
         self.host_table.len()
@@ -254,7 +296,7 @@ impl<T: Spillable> Frontier<T> {
     /// Whether the busy host of `queue` has more URLs queued (its connection is worth
     /// keeping for them).
     pub fn has_queued(&self, queue: BackQueueId) -> bool {
-        !self.back[queue.0].urls.is_empty()
+        !self.back[queue.0].is_empty()
     }
 
     /// Adds a URL of `host` at `priority` (0 highest; clamped to the lowest queue).
@@ -262,7 +304,8 @@ impl<T: Spillable> Frontier<T> {
         self.len += 1;
         if let Some(&q) = self.host_table.get(host) {
             // The host already has a back queue: Mercator's refill would route it there.
-            self.back[q].urls.push_back(item);
+            let lane = self.lane(priority);
+            self.back[q].lanes[lane].push_back(item);
         } else {
             let p = priority.min(self.front.len() - 1);
             self.front[p].push_back(Queued {
@@ -273,20 +316,43 @@ impl<T: Spillable> Frontier<T> {
         self.spill_if_over();
     }
 
-    /// Takes the oldest item of a back queue, reading a spilled batch back if needed.
+    /// The lane of a back queue for priority `p`.
+    fn lane(&self, p: usize) -> usize {
+        p.min(self.lanes - 1)
+    }
+
+    /// Adds a revisit of `host`: after every new URL of its host, in the order given (a
+    /// continuous crawl gives them in due order). Within a host, what is new goes first,
+    /// then what is due soonest.
+    pub fn push_later(&mut self, host: &str, item: T) {
+        self.len += 1;
+        self.later_len += 1;
+        match self.host_table.get(host) {
+            Some(&q) => self.back[q].later.push_back(item),
+            None => self.later_front.push_back(Queued {
+                host: host.to_string(),
+                item,
+            }),
+        }
+    }
+
+    /// Takes the oldest item of a back queue, reading a spilled batch back if needed; its
+    /// revisits once its new URLs are all taken.
     fn take_back(&mut self, q: usize) -> Option<T> {
-        let before = self.back[q].urls.in_ram();
-        let len_before = self.back[q].urls.len();
-        match self.back[q].urls.pop_front(&mut *self.store, &mut self.buf) {
+        let Some(l) = self.back[q].first_lane() else {
+            let item = self.back[q].later.pop_front();
+            self.later_len -= usize::from(item.is_some());
+            return item;
+        };
+        let lane = &mut self.back[q].lanes[l];
+        let before = lane.in_ram();
+        let len_before = lane.len();
+        match lane.pop_front(&mut *self.store, &mut self.buf) {
             Ok(item) => {
                 // A batch read back moved items from the store to memory.
-                let loaded = (self.back[q].urls.in_ram() + usize::from(item.is_some()))
-                    .saturating_sub(before);
+                let loaded = (lane.in_ram() + usize::from(item.is_some())).saturating_sub(before);
+                debug_assert_eq!(len_before - usize::from(item.is_some()), lane.len());
                 self.spilled -= loaded.min(self.spilled);
-                debug_assert_eq!(
-                    len_before - usize::from(item.is_some()),
-                    self.back[q].urls.len()
-                );
                 item
             }
             Err(e) => {
@@ -327,7 +393,7 @@ impl<T: Spillable> Frontier<T> {
     /// Puts an item back at the head of a busy host's queue (e.g. robots.txt must come first).
     pub fn push_front(&mut self, queue: BackQueueId, item: T) {
         self.len += 1;
-        self.back[queue.0].urls.push_front(item);
+        self.back[queue.0].lanes[0].push_front(item);
     }
 
     /// The host of `queue` finished its fetch at `now` and may be contacted again after `gap`.
@@ -335,7 +401,7 @@ impl<T: Spillable> Frontier<T> {
         let q = queue.0;
         let next = now + gap;
         self.back[q].turn = self.back[q].turn.saturating_add(1);
-        if !self.back[q].urls.is_empty() {
+        if !self.back[q].is_empty() {
             if self.back[q].turn < TURN_PAGES || !self.others_wait() {
                 self.heap.push(Reverse((next, q)));
                 return;
@@ -358,7 +424,9 @@ impl<T: Spillable> Frontier<T> {
 
     /// Whether some host waits for a place among the active ones.
     fn others_wait(&self) -> bool {
-        !self.parked.is_empty() || self.front.iter().any(|f| !f.is_empty())
+        !self.parked.is_empty()
+            || !self.later_front.is_empty()
+            || self.front.iter().any(|f| !f.is_empty())
     }
 
     /// Hosts that may not be contacted yet at `now`, with how long they must still wait (busy
@@ -401,31 +469,48 @@ impl<T: Spillable> Frontier<T> {
             if self.active < self.max_active {
                 if let Some(&(q, at)) = self.parked.front() {
                     let turned_over = self.activations - at >= self.max_active as u64;
-                    if turned_over || self.front.iter().all(|f| f.is_empty()) {
+                    let none_new = self.front.iter().all(|f| f.is_empty());
+                    if turned_over || (none_new && self.later_front.is_empty()) {
                         self.parked.pop_front();
                         self.activate(q, now);
                         continue;
                     }
                 }
             }
-            let Some((p, Queued { host, item })) = self.pop_front_biased() else {
+            let Some((p, Queued { host, item })) = self.draw() else {
                 return;
             };
             // Moving between queues keeps an item in memory; it may push the total over.
             self.spill_if_over();
             if let Some(&owner) = self.host_table.get(&host) {
-                self.back[owner].urls.push_back(item);
+                match p {
+                    None => self.back[owner].later.push_back(item),
+                    Some(p) => {
+                        let lane = self.lane(p);
+                        self.back[owner].lanes[lane].push_back(item)
+                    }
+                }
                 continue;
             }
             if self.active >= self.max_active {
-                self.front[p].push_front(Queued { host, item });
+                match p {
+                    Some(p) => self.front[p].push_front(Queued { host, item }),
+                    None => self.later_front.push_front(Queued { host, item }),
+                }
                 return;
             }
+            let lanes = self.lanes;
             let q = self.free.pop().unwrap_or_else(|| {
-                self.back.push(BackQueue::new());
+                self.back.push(BackQueue::new(lanes));
                 self.back.len() - 1
             });
-            self.back[q].urls.push_back(item);
+            match p {
+                None => self.back[q].later.push_back(item),
+                Some(p) => {
+                    let lane = self.lane(p);
+                    self.back[q].lanes[lane].push_back(item)
+                }
+            }
             self.back[q].host = Some(host.clone());
             self.host_table.insert(host, q);
             self.activate(q, now);
@@ -444,6 +529,22 @@ impl<T: Spillable> Frontier<T> {
         self.active += 1;
         self.activations += 1;
         self.heap.push(Reverse((t, q)));
+    }
+
+    /// The next URL for a back queue, with its priority (`None`: a revisit): by the biased
+    /// selector, with a revisit first one draw in [`LATER_DRAW_EVERY`] and whenever no new
+    /// URL waits.
+    fn draw(&mut self) -> Option<(Option<usize>, Queued<T>)> {
+        if self.later_front.is_empty() {
+            return self.pop_front_biased().map(|(p, x)| (Some(p), x));
+        }
+        self.later_tick = self.later_tick.wrapping_add(1);
+        if self.later_tick % LATER_DRAW_EVERY != 0 {
+            if let Some((p, x)) = self.pop_front_biased() {
+                return Some((Some(p), x));
+            }
+        }
+        self.later_front.pop_front().map(|x| (None, x))
     }
 
     /// The next front-queue URL by the biased selector, with its priority.
@@ -494,6 +595,7 @@ mod tests {
             priorities: 3,
             back_queues: b,
             ram_items: usize::MAX,
+            rank_within_hosts: false,
         }
     }
 
@@ -535,6 +637,43 @@ mod tests {
     }
 
     /// Pops everything (done at once, no gaps), recording the order.
+    /// A continuous crawl's order within a host: its new URLs first, then its revisits in
+    /// the order they came (their due order), whether the host had a back queue when they
+    /// came or not; and a host with revisits only gets a queue too.
+    #[test]
+    fn new_urls_go_before_revisits_and_revisits_keep_their_order() {
+        let t0 = Instant::now();
+        let mut f: Frontier<i32> = Frontier::new(&cfg(4));
+        f.push_later("a", 100);
+        f.push_later("b", 200);
+        f.push("a", 0, 1);
+        f.push_later("a", 101);
+        f.push("a", 2, 2);
+        assert_eq!((f.len(), f.later_len()), (5, 3));
+        let mut got = Vec::new();
+        let mut now = t0;
+        // Bounded: five items, each popped then done.
+        for _ in 0..20 {
+            match f.pop(now) {
+                Pop::Ready { queue, host, item } => {
+                    got.push((host, item));
+                    f.done(queue, now, Duration::from_millis(10));
+                }
+                Pop::Wait(t) => now = t,
+                Pop::Busy | Pop::Empty => break,
+            }
+        }
+        let of = |h: &str| -> Vec<i32> {
+            got.iter()
+                .filter(|(x, _)| x == h)
+                .map(|(_, i)| *i)
+                .collect()
+        };
+        assert_eq!(of("a"), [1, 2, 100, 101]);
+        assert_eq!(of("b"), [200]);
+        assert_eq!((f.len(), f.later_len()), (0, 0));
+    }
+
     fn drain(f: &mut Frontier<(i32, i32)>, t0: Instant) -> Vec<(i32, i32)> {
         let mut got = Vec::new();
         for _ in 0..1_000_000 {

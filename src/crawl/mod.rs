@@ -31,16 +31,23 @@ pub use config::{
     DEFAULT_MAX_CRAWL_DELAY, DEFAULT_MAX_LINKS_PER_PAGE, MAX_REDIRECTS,
 };
 mod counters;
-pub use counters::{CrawlCounters, LineTally, StageTimes};
+pub use counters::{
+    CrawlCounters, DiscoveryCounters, FocusCounters, LineTally, RevisitCounters, StageTimes,
+};
+mod discover;
 mod done;
+pub mod due;
 pub mod focus;
+mod focused;
 pub mod frontier;
 mod host_state;
 pub mod link_key;
 mod manners;
+pub mod revisit;
 pub use host_state::{BadHostState, HostsRestored};
 pub use manners::{CookieConfig, MannersConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
 mod partitioned;
+mod refresh;
 pub use partitioned::partition_key;
 pub mod schedule;
 pub mod sink;
@@ -62,9 +69,11 @@ use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, PayloadDigest};
 use crate::links::Links;
 use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
+use due::{DueUrl, DueUrls};
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use manners::Manners;
-use sink::{Hop, Sink, Via};
+use revisit::{LastFetch, Seen};
+use sink::{Hop, Scheduled, Sink, Via};
 use spill::{SpillStore, Spillable};
 use splitter::Splitter;
 use url_filter::{Reject, UrlFilter};
@@ -104,7 +113,17 @@ struct Entry {
     referrer: Option<Arc<str>>,
     hops: u8,
     hop: Hop,
+    /// A revisit: what the URL's last fetch left (validators to send, the payload to compare).
+    last: Option<Box<LastFetch>>,
+    /// A focused crawl's frontier priority for it (0 first), from its page's relevance;
+    /// `None`: by depth.
+    priority: Option<u8>,
 }
+
+/// After an entry's hop letter, a byte of flags saying what follows: a last fetch, a
+/// priority. An entry journaled before either existed ends at the letter.
+const WITH_LAST: u8 = 1;
+const WITH_PRIORITY: u8 = 2;
 
 impl Spillable for Entry {
     fn encode(&self, out: &mut Vec<u8>) {
@@ -113,6 +132,19 @@ impl Spillable for Entry {
         put_bytes(out, self.referrer.as_deref().unwrap_or("").as_bytes());
         out.push(self.hops);
         out.push(self.hop.letter() as u8);
+        let flags = if self.last.is_some() { WITH_LAST } else { 0 }
+            | if self.priority.is_some() {
+                WITH_PRIORITY
+            } else {
+                0
+            };
+        out.push(flags);
+        if let Some(last) = &self.last {
+            last.encode(out);
+        }
+        if let Some(p) = self.priority {
+            out.push(p);
+        }
     }
 
     fn decode(input: &mut &[u8]) -> Option<Entry> {
@@ -123,12 +155,35 @@ impl Spillable for Entry {
         let (&hop, rest) = rest.split_first()?;
         *input = rest;
         let hop = Hop::from_letter(hop)?;
+        // An entry of an older journal ends at the letter.
+        let flags = match input.split_first() {
+            None => 0,
+            Some((&f, rest)) if f & !(WITH_LAST | WITH_PRIORITY) == 0 => {
+                *input = rest;
+                f
+            }
+            Some(_) => return None,
+        };
+        let last = match flags & WITH_LAST {
+            0 => None,
+            _ => Some(Box::new(LastFetch::decode(input)?)),
+        };
+        let priority = match flags & WITH_PRIORITY {
+            0 => None,
+            _ => {
+                let (&p, rest) = input.split_first()?;
+                *input = rest;
+                Some(p)
+            }
+        };
         Some(Entry {
             url,
             depth,
             referrer: (!referrer.is_empty()).then(|| Arc::from(referrer)),
             hops,
             hop,
+            last,
+            priority,
         })
     }
 }
@@ -190,6 +245,24 @@ pub struct Crawl<S: Sink> {
     hosts_buf: Vec<u8>,
     /// Cookies, and what servers that say "later" asked for (`manners`).
     manners: Manners,
+    /// A continuous crawl's source of URLs due again, and when it is next asked.
+    due_urls: Option<Box<dyn DueUrls>>,
+    next_due_check: Instant,
+    /// Reused: what one ask returned.
+    due_buf: Vec<DueUrl>,
+    /// A continuous crawl's revisit budget price (`schedule::budgeted_interval`'s
+    /// `marginal`, seconds; 0 otherwise, and the schedule is unpriced): raised while
+    /// revisits come late, so the pages that change too fast to catch get fewer visits,
+    /// and lowered while they come on time, so the fetches politeness leaves are spent.
+    price: f64,
+    /// How late revisits are fetched, seconds, a moving average.
+    lateness: f64,
+    /// When the price last moved (unix seconds).
+    price_moved_at: u64,
+    /// What each host's sitemaps may still bring (`discover`).
+    sitemap_budgets: HashMap<String, crate::discovery::sitemap::HostBudget>,
+    /// A focused crawl's topic, and its reused buffers (`focused`).
+    focus: Option<focused::Focus>,
 }
 
 impl<S: Sink> Crawl<S> {
@@ -213,9 +286,16 @@ impl<S: Sink> Crawl<S> {
 
     fn frontier_config(config: &CrawlConfig) -> FrontierConfig {
         FrontierConfig {
-            priorities: PRIORITIES,
+            // A focused crawl ranks links finer than depth does.
+            priorities: if config.focus.is_some() {
+                focused::FOCUS_PRIORITIES
+            } else {
+                PRIORITIES
+            },
             back_queues: config.back_queues,
             ram_items: config.frontier_ram / ENTRY_RAM_ESTIMATE,
+            // A focused crawl's priorities hold within a host too.
+            rank_within_hosts: config.focus.is_some(),
         }
     }
 
@@ -257,6 +337,19 @@ impl<S: Sink> Crawl<S> {
             hosts_buf: Vec::new(),
             // The one wall-clock reading (cookie expiry, HTTP dates): see `manners`.
             manners: Manners::new(&config.manners, now, SystemTime::now()).0,
+            due_urls: None,
+            next_due_check: now,
+            due_buf: Vec::new(),
+            // Where a page changing once per initial interval keeps that interval.
+            price: if config.continuous {
+                done::PRICE_AT_ONE_VISIT_PER_CHANGE * config.schedule.initial_interval as f64
+            } else {
+                0.0
+            },
+            lateness: 0.0,
+            price_moved_at: 0,
+            sitemap_budgets: HashMap::new(),
+            focus: config.focus.as_deref().and_then(focused::Focus::new),
             config,
         }
     }
@@ -279,7 +372,7 @@ impl<S: Sink> Crawl<S> {
         }
         if let Err(reason) = self.filter.check_seed(&url) {
             let code = reason.return_code();
-            self.log_unfetched(url.as_str(), Via::seed(), code);
+            self.log_unfetched(url.as_str(), Via::seed(), code, None);
             return Err(code);
         }
         self.queue(url, 0, None, 0, Hop::Seed);
@@ -288,7 +381,7 @@ impl<S: Sink> Crawl<S> {
 
     /// Logs a line for a URL the user gave that could not be used (e.g. does not parse).
     pub fn log_rejected_input(&mut self, text: &str, outcome: ReturnCode) {
-        self.log_unfetched(text, Via::seed(), outcome);
+        self.log_unfetched(text, Via::seed(), outcome, None);
     }
 
     /// The instant `max_time` ends, if set.
@@ -344,7 +437,9 @@ impl<S: Sink> Crawl<S> {
                     } else {
                         outcome
                     };
-                    self.log_unfetched(item.url.as_str(), item.via(), outcome);
+                    let scheduled =
+                        self.scheduled(&item, Seen::Unknown, None, self.last_now, false);
+                    self.log_unfetched(item.url.as_str(), item.via(), outcome, Some(&scheduled));
                     self.frontier.done(queue, far, Duration::ZERO);
                 }
                 Pop::Wait(_) | Pop::Busy | Pop::Empty => break,
@@ -353,9 +448,15 @@ impl<S: Sink> Crawl<S> {
     }
 
     /// Logs a line for a URL (not robots.txt) that ended without a fetch.
-    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) {
+    fn log_unfetched(
+        &mut self,
+        url: &str,
+        via: Via<'_>,
+        outcome: ReturnCode,
+        scheduled: Option<&Scheduled<'_>>,
+    ) {
         self.counters.url_lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome) {
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, scheduled) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -363,7 +464,7 @@ impl<S: Sink> Crawl<S> {
     fn log_robots_unfetched(&mut self, url: &str, outcome: ReturnCode) {
         self.counters.robots_lines.add(outcome, 0);
         let via = Via::new(None, Hop::Prerequisite);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome) {
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, None) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -436,15 +537,34 @@ impl<S: Sink> Crawl<S> {
     /// is fetched even outside the scope and past the depth limit (wget -p, Heritrix's embed
     /// hops); the other filters still apply.
     fn admit(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) {
-        let verdict = if hop == Hop::Embed {
-            self.filter.check_embed(&url)
-        } else {
-            self.filter.check(&url, depth)
-        };
-        if verdict.is_err() {
-            return; // counted by the filter, by reason
+        self.admit_entry(Entry {
+            url,
+            depth,
+            referrer,
+            hops,
+            hop,
+            last: None,
+            priority: None,
+        });
+    }
+
+    /// [`Crawl::admit`] for an entry made by its finder: a focused crawl's link with its
+    /// priority, a sitemap's or feed's URL with its dates as the schedule's priors.
+    fn admit_entry(&mut self, entry: Entry) {
+        if self.passes_filter(&entry.url, entry.depth, entry.hop) {
+            self.queue_new(entry);
         }
-        self.queue(url, depth, referrer, hops, hop);
+    }
+
+    /// The filter's verdict on a URL found at `depth` by `hop` (an embed's is wider);
+    /// a refusal is counted by the filter, by reason.
+    fn passes_filter(&mut self, url: &Url, depth: u32, hop: Hop) -> bool {
+        let verdict = if hop == Hop::Embed {
+            self.filter.check_embed(url)
+        } else {
+            self.filter.check(url, depth)
+        };
+        verdict.is_ok()
     }
 
     /// De-duplicates and queues a URL the filter passed, or (a partitioned crawl) forwards it
@@ -452,17 +572,24 @@ impl<S: Sink> Crawl<S> {
     /// also holds the other partitions' URLs it forwarded (Mercator's cache of them), so each
     /// is sent at most once from here; the owner's set decides.
     fn queue(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) {
-        if !self.seen.insert(url_key(&url)) {
-            self.counters.duplicate_urls += 1;
-            return;
-        }
-        self.enqueue(Entry {
+        self.queue_new(Entry {
             url,
             depth,
             referrer,
             hops,
             hop,
+            last: None,
+            priority: None,
         });
+    }
+
+    /// Queues (or forwards) an entry whose URL the URL-seen set does not hold yet.
+    fn queue_new(&mut self, entry: Entry) {
+        if !self.seen.insert(url_key(&entry.url)) {
+            self.counters.duplicate_urls += 1;
+            return;
+        }
+        self.enqueue(entry);
     }
 
     /// Queues (or forwards) a URL past the URL-seen test: a new one, or one fetched again.
@@ -481,12 +608,21 @@ impl<S: Sink> Crawl<S> {
     }
 
     fn push_entry(&mut self, entry: Entry) {
+        let priority = entry.priority.map_or(entry.depth as usize, usize::from);
+        self.push_entry_at(entry, Some(priority));
+    }
+
+    /// Queues an entry in front queue `priority` (its depth), or, `None`, as a revisit: after
+    /// its host's new URLs.
+    fn push_entry_at(&mut self, entry: Entry, priority: Option<usize>) {
         let host = entry.url.host_str().unwrap_or_default().to_string();
         if self.hosts_seen.insert(host.clone()) && self.prefetch.len() < MAX_PREFETCH_QUEUE {
             self.prefetch.push_back(host.clone());
         }
-        let priority = entry.depth as usize;
-        self.frontier.push(&host, priority, entry);
+        match priority {
+            Some(p) => self.frontier.push(&host, p, entry),
+            None => self.frontier.push_later(&host, entry),
+        }
     }
 
     /// No request before `until`. A resumed crawl does not know when it last contacted each
@@ -528,7 +664,8 @@ impl<S: Sink> Crawl<S> {
             _ => {}
         }
         self.manners.forget(url_key(&entry.url));
-        self.log_unfetched(entry.url.as_str(), entry.via(), outcome);
+        let scheduled = self.scheduled(entry, Seen::Unknown, None, self.last_now, false);
+        self.log_unfetched(entry.url.as_str(), entry.via(), outcome, Some(&scheduled));
     }
 
     fn issue(&mut self, job: Job, url: Url) -> Next {
@@ -537,11 +674,23 @@ impl<S: Sink> Crawl<S> {
         };
         // A host with more URLs queued keeps its connection while it waits out its delay.
         let more_for_host = self.frontier.has_queued(queue);
+        // A revisit asks whether the page changed, when a 304 could be stored: the payload
+        // it would refer to is known.
+        let validators = match &job {
+            Job::Page { entry, .. } => entry
+                .last
+                .as_ref()
+                .filter(|l| l.digest.is_some() && l.copy.is_some())
+                .and_then(|l| l.validators.clone())
+                .map(Box::new),
+            Job::Robots { .. } => None,
+        };
         let tag = self.inflight.insert(job) as u64;
         let cookie = self.manners.cookie_for(&url, self.last_now);
         Next::Fetch(FetchRequest {
             cookie,
             more_for_host,
+            validators,
             ..FetchRequest::new(url, tag)
         })
     }
@@ -565,6 +714,9 @@ impl<S: Sink> FetchSource for Crawl<S> {
         if self.io_error.is_some() || self.limits_reached(now) {
             return Next::Done;
         }
+        if self.config.continuous {
+            self.take_due(now);
+        }
         for _ in 0..MAX_POPS_PER_CALL {
             let (queue, entry) = match self.frontier.pop(now) {
                 Pop::Ready { queue, item, .. } => (queue, item),
@@ -572,6 +724,11 @@ impl<S: Sink> FetchSource for Crawl<S> {
                 // must not keep the run past --max-time.
                 Pop::Wait(t) => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
                 Pop::Busy => return Next::Idle,
+                // A continuous crawl never runs out: the next due URLs are asked for then.
+                Pop::Empty if self.config.continuous => {
+                    let t = self.next_due_check.max(now + Duration::from_millis(1));
+                    return Next::Wait(self.deadline.map_or(t, |d| t.min(d)));
+                }
                 Pop::Empty if self.inflight.is_empty() => return Next::Done,
                 Pop::Empty => return Next::Idle,
             };

@@ -105,7 +105,7 @@ impl<S: Sink> Crawl<S> {
             if let Err(reason) = verdict {
                 if entry.hop == Hop::Seed {
                     let code = reason.return_code();
-                    self.log_unfetched(entry.url.as_str(), Via::seed(), code);
+                    self.log_unfetched(entry.url.as_str(), Via::seed(), code, None);
                 } else {
                     self.sink.released(entry.url.as_str());
                 }

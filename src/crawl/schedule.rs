@@ -14,8 +14,9 @@
 //!   with Cho & Garcia-Molina's estimator for a Poisson process ("Estimating frequency of
 //!   change", ACM TOIT 2003, the bias-reduced `λ̂ = −ln((n − X + 0.5)/(n + 0.5)) / I`), and
 //!   the interval aims at one visit per expected change. Growth is damped by `inc_rate` per
-//!   visit (an estimate from a few unchanged visits says "never", which is too sure), while a
-//!   shrink is taken at once (a change seen is evidence).
+//!   visit (an estimate from a few unchanged visits says "never", which is too sure), or
+//!   doubles per visit for a page never seen changing, while a shrink is taken at once (a
+//!   change seen is evidence).
 //!
 //! With a bounded fetch budget, `budgeted_interval` turns the same rate estimate into the
 //! interval that buys the most freshness per visit (Cho & Garcia-Molina, ICDE 2003): pages
@@ -125,6 +126,19 @@ impl ScheduleConfig {
         last_fetch: Option<u64>,
         visit: Visit,
     ) -> u64 {
+        self.schedule_priced(history, last_fetch, visit, 0.0)
+    }
+
+    /// As [`ScheduleConfig::schedule`], with a bounded revisit budget: `price` > 0 is
+    /// [`budgeted_interval`]'s `marginal` (the crawl raises it while revisits come late), and
+    /// the `Estimated` policy then spends visits where they buy the most freshness.
+    pub fn schedule_priced(
+        &self,
+        history: &mut PageHistory,
+        last_fetch: Option<u64>,
+        visit: Visit,
+        price: f64,
+    ) -> u64 {
         let now = visit.at;
         let compared = match last_fetch {
             Some(prev) if prev < now && visit.seen != Observation::Unknown => Some(now - prev),
@@ -154,10 +168,17 @@ impl ScheduleConfig {
             Policy::Adaptive => self.adaptive(prev, visit.seen, now, history.last_change),
             Policy::Estimated => {
                 let target = match (compared, change_rate(history)) {
+                    (Some(_), Some(rate)) if price > 0.0 => budgeted_interval(self, rate, price),
                     (Some(_), Some(rate)) => interval_for_rate(self, rate),
                     _ => prev,
                 };
-                let damped = (prev as f64 * (1.0 + self.inc_rate)) as u64;
+                // Growth is damped: by `inc_rate` per visit for a page seen changing (its
+                // estimate from a few unchanged visits is too sure), doubling per visit for
+                // one never seen changing (it backs off to the maximum in a few visits).
+                let damped = match history.changes {
+                    0 => prev.saturating_mul(2),
+                    _ => (prev as f64 * (1.0 + self.inc_rate)) as u64,
+                };
                 (target.min(damped), now)
             }
         };

@@ -3,6 +3,8 @@
 
 use std::io;
 
+use super::revisit::{LastFetch, Seen};
+use super::schedule::PageHistory;
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::ReturnCode;
 
@@ -19,6 +21,8 @@ pub enum Hop {
     Redirect,
     /// What a fetch needs first: robots.txt (`P`).
     Prerequisite,
+    /// A sitemap, named by robots.txt, given, or listed by a sitemap index (`M`).
+    Sitemap,
 }
 
 impl Hop {
@@ -29,6 +33,7 @@ impl Hop {
             Hop::Embed => 'E',
             Hop::Redirect => 'R',
             Hop::Prerequisite => 'P',
+            Hop::Sitemap => 'M',
         }
     }
 
@@ -39,6 +44,7 @@ impl Hop {
             b'E' => Some(Hop::Embed),
             b'R' => Some(Hop::Redirect),
             b'P' => Some(Hop::Prerequisite),
+            b'M' => Some(Hop::Sitemap),
             _ => None,
         }
     }
@@ -65,22 +71,48 @@ impl<'a> Via<'a> {
     }
 }
 
+/// What the crawl tells the sink of a URL that ended, for the crawl database: what its last
+/// fetch left (`None` for a first fetch), what this fetch saw, the updated change history,
+/// when the URL is due again, and how it was found (kept for its revisits).
+#[derive(Clone, Copy, Debug)]
+pub struct Scheduled<'a> {
+    pub last: Option<&'a LastFetch>,
+    pub seen: Seen,
+    /// The wall time of this fetch (or of the URL's end without one), unix seconds.
+    pub at: u64,
+    pub history: PageHistory,
+    pub due: u64,
+    pub depth: u32,
+    pub hop: Hop,
+    /// A focused crawl's relevance score of the page (crawl.log's last column).
+    pub relevance: Option<f32>,
+}
+
 /// Receives every URL's one outcome.
 pub trait Sink {
     /// Stores a finished fetch (its WARC records, when a response head arrived) and logs it
     /// with `outcome` (which may differ from the fetch's, e.g. `DuplicateContent`) and the
-    /// content digest.
+    /// content digest. `scheduled` comes with a URL's end (not with robots.txt, nor with a
+    /// try that will be repeated): a revisit's outcome and the URL's next due time.
     fn store(
         &mut self,
         done: &FetchDone<'_>,
         via: Via<'_>,
         outcome: ReturnCode,
         digest: Option<PayloadDigest>,
+        scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()>;
 
     /// Logs a URL that ended without a fetch (robots exclusion, too many redirects,
-    /// interrupted in the queue).
-    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()>;
+    /// interrupted in the queue); `scheduled` as for [`Sink::store`], for a URL the crawl
+    /// will come back to.
+    fn log_unfetched(
+        &mut self,
+        url: &str,
+        via: Via<'_>,
+        outcome: ReturnCode,
+        scheduled: Option<&Scheduled<'_>>,
+    ) -> io::Result<()>;
 
     /// A URL entered the frontier; `entry` is the crawl's encoding of its queue entry, given
     /// back by [`crate::crawl::Crawl::restore`] when a crawl resumes. A durable sink records it
@@ -129,6 +161,9 @@ pub struct Logged {
     pub status: u16,
     /// Whether a response was stored (a WARC record would have been written).
     pub stored: bool,
+    /// A revisit's outcome, and when the URL is due again (`None`: not a URL's end).
+    pub seen: Option<Seen>,
+    pub due: Option<u64>,
 }
 
 /// A sink that keeps every line in memory, for tests of crawl policy without files.
@@ -146,6 +181,7 @@ impl Sink for MemorySink {
         via: Via<'_>,
         outcome: ReturnCode,
         _digest: Option<PayloadDigest>,
+        scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.lines.push(Logged {
             url: done.request.url.to_string(),
@@ -154,11 +190,19 @@ impl Sink for MemorySink {
             outcome,
             status: done.status(),
             stored: done.head.is_some(),
+            seen: scheduled.map(|s| s.seen),
+            due: scheduled.map(|s| s.due),
         });
         Ok(())
     }
 
-    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()> {
+    fn log_unfetched(
+        &mut self,
+        url: &str,
+        via: Via<'_>,
+        outcome: ReturnCode,
+        scheduled: Option<&Scheduled<'_>>,
+    ) -> io::Result<()> {
         self.lines.push(Logged {
             url: url.to_string(),
             referrer: via.referrer.map(str::to_string),
@@ -166,6 +210,8 @@ impl Sink for MemorySink {
             outcome,
             status: 0,
             stored: false,
+            seen: scheduled.map(|s| s.seen),
+            due: scheduled.map(|s| s.due),
         });
         Ok(())
     }

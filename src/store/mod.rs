@@ -14,4 +14,4 @@ pub mod state;
 #[cfg(test)]
 mod test_data;
 #[cfg(test)]
-mod test_dir;
+pub(crate) mod test_dir;

@@ -28,10 +28,15 @@ pub struct Web {
 }
 
 pub fn start_web(hosts: usize, pages: usize) -> Web {
+    start_web_of(hosts, pages, 4)
+}
+
+/// [`start_web`] with pages of about `page_kb` KB.
+pub fn start_web_of(hosts: usize, pages: usize, page_kb: usize) -> Web {
     let web = Arc::new(TestWeb::generate(&WebConfig {
         hosts,
         pages,
-        page_kb: 4,
+        page_kb,
         ..WebConfig::default()
     }));
     let server = WebServer::start(web.clone(), 0, LIFETIME).unwrap();

@@ -111,6 +111,10 @@ pub fn content_type(file: &Path) -> &'static str {
         "woff2" => "font/woff2",
         "ttf" => "font/ttf",
         "txt" => "text/plain",
+        "xml" => "application/xml",
+        "rss" => "application/rss+xml",
+        "atom" => "application/atom+xml",
+        "gz" => "application/gzip",
         _ => "application/octet-stream",
     }
 }

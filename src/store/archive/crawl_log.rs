@@ -1,12 +1,16 @@
 //! `crawl.log`: one tab-separated line per finished fetch (ARCHITECTURE §9), and the parse back (for
 //! tests and, later, resuming a crawl).
 //!
-//! Line format (after the `#` header line), always exactly 9 fields:
-//! `time outcome status bytes ms url referrer hop digest`, time in RFC 3339 UTC with
+//! Line format (after the `#` header line), always exactly 11 fields:
+//! `time outcome status bytes ms url referrer hop digest revisit relevance`, time in RFC 3339
+//! UTC with
 //! milliseconds, outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, hop
 //! how the URL was found (Heritrix's letters: `S` seed, `L` link, `E` embed, `R` redirect, `P`
 //! prerequisite such as robots.txt; `-` unknown), digest the SHA-1 of the payload as `sha1:` +
-//! base32 (the form of `WARC-Payload-Digest` and CDXJ) or `-`.
+//! base32 (the form of `WARC-Payload-Digest` and CDXJ) or `-`, revisit what fetching the URL
+//! again found (`NotModified`: a 304; `Unchanged`: the same payload; `Changed`) or `-`.
+//! relevance a focused crawl's score of the page (0 to 1, three decimals) or `-`. Lines of 9
+//! or 10 fields (written before revisits or relevance existed) are read as without them.
 //! URLs come from hostile pages, so any byte that could split a line or a field (controls, space,
 //! DEL, non-ASCII) is percent-encoded: the logged URL is an equivalent URL, and a line is always
 //! one line. What a fetch's outcome *is* is decided by the fetch layer; this module only writes.
@@ -17,15 +21,19 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::codec::push_u64;
+use crate::crawl::revisit::Seen;
 use crate::crawl::sink::Hop;
 use crate::datetime;
 use crate::store::archive::warc::{parse_sha1_base32, push_sha1_base32, Digest};
 use crate::ReturnCode;
 
 /// The first line of every crawl log.
-pub const HEADER: &str = "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\n";
+pub const HEADER: &str =
+    "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\trevisit\trelevance\n";
 /// Fields per line.
-const FIELDS: usize = 9;
+const FIELDS: usize = 11;
+/// Fields of the oldest lines still read (before the revisit and relevance columns).
+const OLDEST_FIELDS: usize = 9;
 /// Buffer of the log file writer.
 const FILE_BUFFER_BYTES: usize = 64 * 1024;
 /// Longest line `parse_line` accepts (URLs are capped far below this by the trap guards).
@@ -61,11 +69,15 @@ pub struct LogLine<'a> {
     pub hop: Option<Hop>,
     /// SHA-1 of the body, `sha1:` + base32; `-` when `None`.
     pub digest: Option<Digest>,
+    /// What a revisit found; `-` when `None` or `Seen::Unknown`.
+    pub revisit: Option<Seen>,
+    /// A focused crawl's relevance score; `-` when `None`.
+    pub relevance: Option<f32>,
 }
 
 /// A line read back by [`parse_line`]. URLs are as logged (percent-encoded where they held
 /// bytes that cannot appear in a log field).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ParsedLine {
     pub time: SystemTime,
     pub outcome: ReturnCode,
@@ -76,6 +88,9 @@ pub struct ParsedLine {
     pub referrer: Option<String>,
     pub hop: Option<Hop>,
     pub digest: Option<Digest>,
+    pub revisit: Option<Seen>,
+    /// As written: three decimals.
+    pub relevance: Option<f32>,
 }
 
 /// Appends `s` with unsafe bytes percent-encoded. Runs of safe bytes are copied whole.
@@ -128,6 +143,26 @@ pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
         Some(d) => push_sha1_base32(out, d),
         None => out.push(b'-'),
     }
+    out.push(b'\t');
+    match line.revisit.and_then(Seen::name) {
+        Some(name) => out.extend_from_slice(name.as_bytes()),
+        None => out.push(b'-'),
+    }
+    out.push(b'\t');
+    match line.relevance {
+        Some(r) if r.is_finite() => {
+            let thousandths = (r.clamp(0.0, 1.0) * 1000.0).round() as u64;
+            push_u64(out, thousandths / 1000);
+            out.push(b'.');
+            let frac = thousandths % 1000;
+            out.extend_from_slice(&[
+                b'0' + (frac / 100) as u8,
+                b'0' + (frac / 10 % 10) as u8,
+                b'0' + (frac % 10) as u8,
+            ]);
+        }
+        _ => out.push(b'-'),
+    }
     out.push(b'\n');
 }
 
@@ -146,10 +181,15 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
     if line.len() > MAX_LINE_BYTES || line.starts_with('#') {
         return None;
     }
-    let mut f = [""; FIELDS];
+    let mut f = ["-"; FIELDS];
     let mut parts = line.split('\t');
-    for slot in f.iter_mut() {
-        *slot = parts.next()?;
+    for (i, slot) in f.iter_mut().enumerate() {
+        match parts.next() {
+            Some(p) => *slot = p,
+            // A line of an older log ends at its digest or its revisit.
+            None if i >= OLDEST_FIELDS => {}
+            None => return None,
+        }
     }
     if parts.next().is_some() {
         return None;
@@ -178,6 +218,14 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
         digest: match f[8] {
             "-" => None,
             m => Some(parse_sha1_base32(m)?),
+        },
+        revisit: match f[9] {
+            "-" => None,
+            name => Some(Seen::from_name(name)?),
+        },
+        relevance: match f[10] {
+            "-" => None,
+            r => Some(r.parse::<f32>().ok().filter(|r| (0.0..=1.0).contains(r))?),
         },
     })
 }
@@ -336,13 +384,17 @@ mod tests {
             referrer: Some("http://a.test/"),
             hop: Some(Hop::Embed),
             digest: Some(digest),
+            revisit: Some(Seen::Unchanged),
+            relevance: Some(0.4567),
         });
         assert_eq!(
             s,
             "2026-11-21T05:54:44.123Z\tSuccess\t200\t15360\t42\thttp://a.test/x?q=1\t\
-             http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\n"
+             http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\tUnchanged\t0.457\n"
         );
         assert_eq!(parse_line(&s).unwrap().hop, Some(Hop::Embed));
+        assert_eq!(parse_line(&s).unwrap().revisit, Some(Seen::Unchanged));
+        assert_eq!(parse_line(&s).unwrap().relevance, Some(0.457));
         let s = line_string(&LogLine {
             time: t(0),
             outcome: ReturnCode::DnsNxDomain,
@@ -353,17 +405,22 @@ mod tests {
             referrer: None,
             hop: None,
             digest: None,
+            revisit: None,
+            relevance: None,
         });
         assert_eq!(
             s,
-            "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\n"
+            "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\t-\t-\n"
         );
+        // A line of an older log, without the revisit field, still reads.
+        let old = "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\n";
+        assert_eq!(parse_line(old).unwrap().revisit, None);
         assert_eq!(HEADER.matches('\t').count(), FIELDS - 1);
         assert_eq!(parse_line(HEADER), None);
     }
 
     #[test]
-    fn hostile_urls_stay_on_one_line_with_nine_fields() {
+    fn hostile_urls_stay_on_one_line_with_all_fields() {
         let url = "http://a.test/\tx\r\ny z\x00\x7f\u{85}\u{2028}é";
         let s = line_string(&LogLine {
             time: t(5),
@@ -375,6 +432,8 @@ mod tests {
             referrer: Some("-"),
             hop: Some(Hop::Link),
             digest: None,
+            revisit: None,
+            relevance: None,
         });
         assert_eq!(s.matches('\n').count(), 1);
         assert!(s.ends_with('\n'));
@@ -398,7 +457,9 @@ mod tests {
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tX\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tLL\t-",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\textra",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\tSame",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t2.5",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\textra",
             "1970-01-01T00:00:00.000Z\tNoSuchCode\t200\t1\t2\thttp://a/\t-\tL\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t70000\t1\t2\thttp://a/\t-\tL\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t+200\t1\t2\thttp://a/\t-\tL\t-",
@@ -431,6 +492,8 @@ mod tests {
                 referrer: None,
                 hop: Some(Hop::Seed),
                 digest: None,
+                revisit: None,
+                relevance: None,
             })
             .unwrap();
         }
@@ -451,9 +514,11 @@ mod tests {
         fn format_parse_round_trip(ms in 0u64..253_402_300_799_999, code in 0usize..ReturnCode::ALL.len(),
                                    status in any::<u16>(), bytes in any::<u64>(), fetch_ms in any::<u64>(),
                                    url in "\\PC{0,40}|[\\x00-\\x7f]{0,40}", referrer in proptest::option::of(".{0,20}"),
-                                   digest in proptest::option::of(any::<[u8; 20]>())) {
+                                   digest in proptest::option::of(any::<[u8; 20]>()),
+                                   revisit in proptest::sample::select(vec![None, Some(Seen::NotModified), Some(Seen::Unchanged), Some(Seen::Changed)])) {
             let l = LogLine { time: t(ms), outcome: ReturnCode::ALL[code], status, body_bytes: bytes,
-                              fetch_ms, url: &url, referrer: referrer.as_deref(), hop: Some(Hop::Redirect), digest };
+                              fetch_ms, url: &url, referrer: referrer.as_deref(), hop: Some(Hop::Redirect), digest, revisit,
+                              relevance: None };
             let s = line_string(&l);
             prop_assert!(s.is_ascii());
             prop_assert_eq!(s.matches('\n').count(), 1);

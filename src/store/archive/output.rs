@@ -25,12 +25,15 @@ use super::crawl_log::{self, CrawlLog, LogLine};
 use super::warc::{self, BlockDeflater, RevisitProfile, WarcInfo, WarcWriter, WriterOptions};
 pub use super::writer::Written;
 use super::writer::{
-    OwnedExchange, PartWarc, RefersTo, ResponseBytes, ToWriter, WarcThread, WriterSide,
+    DbSide, OwnedExchange, PartWarc, RefersTo, ResponseBytes, ToWriter, WarcThread, WriterSide,
 };
 use crate::codec::{put_bytes, secure_random};
-use crate::crawl::sink::{Hop, Sink, Via};
+use crate::crawl::revisit::{LastFetch, Seen, StoredCopy};
+use crate::crawl::sink::{Hop, Scheduled, Sink, Via};
 use crate::fetcher::{FetchDone, PayloadDigest};
+use crate::http::Validators;
 use crate::store::state::compaction::StateKeys;
+use crate::store::state::crawl_db::{CrawlDb, UrlRecord};
 use crate::store::state::journal_side::JournalSide;
 use crate::store::state::{crawl_state, url_events};
 use crate::ReturnCode;
@@ -81,6 +84,11 @@ pub struct OutputConfig {
     /// Also write each crawl.log line's outcome, status and URL here, a line each (`-v`:
     /// the app gives stderr).
     pub echo: Option<Echo>,
+    /// Keep each ended URL's record here (ARCHITECTURE §9c): the writer thread puts it when
+    /// the URL's WARC records are written, and journals it as the database's log.
+    pub crawl_db: Option<Arc<CrawlDb>>,
+    /// The previous crawl's directory (`--previous`), whose records revisits refer to.
+    pub previous: Option<PathBuf>,
 }
 
 /// Where [`OutputConfig::echo`] writes: shared by the partitions of a crawl.
@@ -118,6 +126,8 @@ impl OutputConfig {
             state_keys: None,
             resume: false,
             echo: None,
+            crawl_db: None,
+            previous: None,
         }
     }
 }
@@ -159,6 +169,8 @@ pub struct Output {
     gzip_level: u32,
     response_block_digest: bool,
     echo: Option<Echo>,
+    /// Whether ended URLs get a crawl database record.
+    db: bool,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -266,6 +278,10 @@ impl Output {
             handled: 0,
             committed: Arc::new(AtomicU64::new(0)),
             backlog: Arc::new(AtomicUsize::new(0)),
+            db: config.crawl_db.clone().map(DbSide::new),
+            warc_dirs: std::iter::once(config.dir.clone())
+                .chain(config.previous.clone())
+                .collect(),
         };
         let handles = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
         Ok(handles
@@ -283,6 +299,7 @@ impl Output {
                 gzip_level: config.gzip_level,
                 response_block_digest: config.response_block_digest,
                 echo: config.echo.clone(),
+                db: config.crawl_db.is_some(),
             })
             .collect())
     }
@@ -328,12 +345,17 @@ impl Output {
     ///
     /// A complete 2xx response whose payload digest matches one already stored becomes a
     /// `revisit` record (identical-payload-digest profile) holding only the HTTP head.
+    ///
+    /// A revisit (`scheduled` with what the URL's last fetch left) that got a `304`, or the
+    /// same payload in full, becomes a `revisit` record referring to the last fetch's
+    /// payload record (server-not-modified and identical-payload-digest profiles).
     pub fn record_as(
         &mut self,
         done: &FetchDone<'_>,
         via: Via<'_>,
         outcome: ReturnCode,
         digest: Option<PayloadDigest>,
+        scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.echo(outcome, done.status(), done.request.url.as_str());
         self.line.clear();
@@ -349,11 +371,16 @@ impl Output {
                 referrer: via.referrer,
                 hop: Some(via.hop),
                 digest,
+                revisit: scheduled.map(|s| s.seen),
+                relevance: scheduled.and_then(|s| s.relevance),
             },
         );
         if done.head.is_some() {
             let date = done.sent_at.unwrap_or_else(SystemTime::now);
-            let refers_to = self.refers_to(done, digest, date);
+            let refers_to = match scheduled.and_then(|s| refers_to_last(done, s)) {
+                Some(last) => Some(last),
+                None => self.refers_to(done, digest, date),
+            };
             let head_len = done.response.len() - done.payload.len();
             let deflated = if refers_to.is_none()
                 && done.spooled.is_none()
@@ -377,6 +404,15 @@ impl Output {
                 Some(shared) => ResponseBytes::Shared(shared.clone()),
                 None => ResponseBytes::Copied(self.warc.buffer(done.response)),
             };
+            let db_record = scheduled.filter(|_| self.db).map(|s| {
+                Box::new(db_record(
+                    done.request.url.as_str(),
+                    s,
+                    Some(done),
+                    digest,
+                    refers_to.as_deref(),
+                ))
+            });
             let ex = OwnedExchange {
                 target_uri: done.request.url.as_str().to_string(),
                 date,
@@ -392,6 +428,7 @@ impl Output {
                 log_line: self.warc.buffer(&self.line),
                 refers_to,
                 deflated,
+                db_record,
             };
             self.stored.revisits += u64::from(ex.refers_to.is_some());
             let ends = outcome != ReturnCode::RetryLater;
@@ -403,7 +440,11 @@ impl Output {
             let line = self.warc.buffer(&self.line);
             let ends = outcome != ReturnCode::RetryLater;
             let journal = self.journal_with_done(done.request.url.as_str(), via, None, ends);
-            self.warc.send(ToWriter::Line(line, journal))?;
+            let url = done.request.url.as_str();
+            let db_record = scheduled
+                .filter(|_| self.db)
+                .map(|s| Box::new(db_record(url, s, None, None, None)));
+            self.warc.send(ToWriter::Line(line, journal, db_record))?;
         }
         self.stored.body_bytes += done.payload_len();
         self.stored.log_lines += 1;
@@ -473,6 +514,7 @@ impl Output {
                 uri: uri.clone(),
                 date: *date,
                 record: None,
+                at: None,
             }));
         }
         if self.stored_payloads.len() < MAX_REVISIT_DIGESTS {
@@ -488,6 +530,7 @@ impl Output {
         url: &str,
         via: Via<'_>,
         outcome: ReturnCode,
+        scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.echo(outcome, 0, url);
         self.line.clear();
@@ -503,11 +546,16 @@ impl Output {
                 referrer: via.referrer,
                 hop: Some(via.hop),
                 digest: None,
+                revisit: None,
+                relevance: None,
             },
         );
         let line = self.warc.buffer(&self.line);
         let journal = self.journal_with_done(url, via, None, true);
-        self.warc.send(ToWriter::Line(line, journal))?;
+        let db_record = scheduled
+            .filter(|_| self.db)
+            .map(|s| Box::new(db_record(url, s, None, None, None)));
+        self.warc.send(ToWriter::Line(line, journal, db_record))?;
         self.stored.log_lines += 1;
         Ok(())
     }
@@ -548,12 +596,19 @@ impl Sink for Output {
         via: Via<'_>,
         outcome: ReturnCode,
         digest: Option<PayloadDigest>,
+        scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
-        self.record_as(done, via, outcome, digest)
+        self.record_as(done, via, outcome, digest, scheduled)
     }
 
-    fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) -> io::Result<()> {
-        self.record_unfetched(url, via, outcome)
+    fn log_unfetched(
+        &mut self,
+        url: &str,
+        via: Via<'_>,
+        outcome: ReturnCode,
+        scheduled: Option<&Scheduled<'_>>,
+    ) -> io::Result<()> {
+        self.record_unfetched(url, via, outcome, scheduled)
     }
 
     fn admitted(&mut self, url: &str, entry: &[u8]) {
@@ -578,6 +633,89 @@ impl Sink for Output {
 
     fn committed(&self) -> u64 {
         Output::committed(self)
+    }
+}
+
+/// For a revisit that found the page as its last fetch left it (a `304`, or the same
+/// payload), the record holding that payload, where the last fetch knew it.
+fn refers_to_last(done: &FetchDone<'_>, s: &Scheduled<'_>) -> Option<Box<RefersTo>> {
+    let profile = match s.seen {
+        Seen::NotModified => RevisitProfile::ServerNotModified,
+        Seen::Unchanged => RevisitProfile::IdenticalPayload,
+        Seen::Changed | Seen::Unknown => return None,
+    };
+    let copy = s.last?.copy.as_ref()?;
+    Some(Box::new(RefersTo {
+        profile,
+        uri: Arc::from(copy.uri.as_deref().unwrap_or(done.request.url.as_str())),
+        date: SystemTime::UNIX_EPOCH + Duration::from_secs(copy.date),
+        record: copy
+            .record_id
+            .map(|id| Arc::from(warc::RecordId(id).to_string())),
+        at: (!copy.file.is_empty()).then(|| (Arc::from(copy.file.as_str()), copy.offset)),
+    }))
+}
+
+/// The crawl database record of a URL that ended: what this fetch found (`done`, with its
+/// payload digest, and `refers` when it was stored as a revisit), or, without a response,
+/// what the last fetch left, with the schedule's new history and due time. A full response's
+/// own record position is filled in by the writer, which knows it.
+fn db_record(
+    url: &str,
+    s: &Scheduled<'_>,
+    done: Option<&FetchDone<'_>>,
+    digest: Option<PayloadDigest>,
+    refers: Option<&RefersTo>,
+) -> UrlRecord {
+    let head = done.and_then(|d| d.head);
+    // A server error or a cut response says nothing of the page: what the last fetch left
+    // stands, as when there was no response.
+    let answered =
+        done.is_some_and(|d| d.outcome.is_success()) && head.is_some_and(|h| h.status < 500);
+    let mut last = match (done, head) {
+        (Some(done), Some(head)) if answered => {
+            let not_modified = s.seen == Seen::NotModified;
+            let prior = s.last.filter(|_| not_modified);
+            // A 304 may send one validator again and not the other: each is the newest known.
+            let sent = Validators::of(head).unwrap_or_default();
+            let old = prior.and_then(|l| l.validators.clone()).unwrap_or_default();
+            let validators = Validators {
+                etag: sent.etag.or(old.etag),
+                last_modified: sent.last_modified.or(old.last_modified),
+            };
+            LastFetch {
+                fetched_at: s.at,
+                // A 304 leaves the page as it was: its status and length stay the last ones.
+                status: prior.map_or(head.status, |l| l.status),
+                payload_len: prior.map_or(done.payload_len(), |l| l.payload_len),
+                validators: (!validators.is_empty()).then_some(validators),
+                digest,
+                copy: match (refers, s.seen) {
+                    (None, _) => None,
+                    (Some(_), Seen::NotModified | Seen::Unchanged) => {
+                        s.last.and_then(|l| l.copy.clone())
+                    }
+                    (Some(r), _) => Some(StoredCopy {
+                        uri: (*r.uri != *url).then(|| r.uri.to_string()),
+                        date: crate::crawl::revisit::unix_secs(r.date),
+                        record_id: None,
+                        file: String::new(),
+                        offset: 0,
+                    }),
+                },
+                history: s.history,
+                due: s.due,
+            }
+        }
+        _ => s.last.cloned().unwrap_or_default(),
+    };
+    last.history = s.history;
+    last.due = s.due;
+    UrlRecord {
+        url: url.to_string(),
+        depth: s.depth,
+        hop: s.hop,
+        last,
     }
 }
 

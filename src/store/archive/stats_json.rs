@@ -69,6 +69,20 @@ impl JsonObject {
         self
     }
 
+    /// An array of number pairs (a curve: x, y).
+    pub fn pairs(&mut self, key: &str, items: &[(u64, u64)]) -> &mut Self {
+        self.key(key);
+        self.out.push('[');
+        for (i, (x, y)) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let _ = write!(self.out, "[{x}, {y}]");
+        }
+        self.out.push(']');
+        self
+    }
+
     pub fn finish(&self) -> String {
         if self.out.is_empty() {
             return "{}\n".to_string();

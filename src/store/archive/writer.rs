@@ -13,13 +13,17 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog};
-use super::warc::{DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
-use crate::codec::get_bytes;
+use super::freshen;
+use super::warc::{self, DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
+use crate::codec::{get_bytes, put_bytes};
+use crate::crawl::revisit::{unix_secs, StoredCopy};
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
 use crate::store::state::commit_mark::CommitMark;
+use crate::store::state::crawl_db::{CrawlDb, UrlRecord};
 use crate::store::state::crawl_state;
 use crate::store::state::journal_side::JournalSide;
+use crate::store::state::url_events;
 
 /// What a finished [`Output`](super::output::Output) wrote.
 #[derive(Clone, Debug, Default)]
@@ -89,6 +93,9 @@ pub(super) struct OwnedExchange {
     pub(super) log_line: Vec<u8>,
     /// The response deflated on the loop (the writer was behind): `response` is its head.
     pub(super) deflated: Option<Box<DeflatedBlock>>,
+    /// The URL's crawl database record (an ended URL, with a database): a full response's
+    /// record position is filled in once written.
+    pub(super) db_record: Option<Box<UrlRecord>>,
 }
 
 /// The record a revisit refers to, and why it is a revisit.
@@ -99,13 +106,17 @@ pub(super) struct RefersTo {
     pub(super) uri: Arc<str>,
     pub(super) date: SystemTime,
     pub(super) record: Option<Arc<str>>,
+    /// The record's WARC file name and offset, where known: a 304's revisit carries that
+    /// record's head, freshened (`freshen`).
+    pub(super) at: Option<(Arc<str>, u64)>,
 }
 
 pub(super) enum ToWriter {
     /// WARC records, then the crawl.log line, then `journal` (framed journal records).
     Exchange(OwnedExchange, Vec<u8>),
-    /// A crawl.log line without WARC records, then `journal`.
-    Line(Vec<u8>, Vec<u8>),
+    /// A crawl.log line without WARC records, then `journal`, and the URL's crawl
+    /// database record.
+    Line(Vec<u8>, Vec<u8>, Option<Box<UrlRecord>>),
     /// Journal records only.
     Journal(Vec<u8>),
     /// The partition's per-host state (the crawl's encoding), saved at this wall-clock time;
@@ -121,6 +132,74 @@ pub(super) const COMMIT_DELAY: Duration = Duration::from_millis(20);
 /// lose (and so fetch again on resume).
 pub(super) const COMMIT_MESSAGES: usize = 32;
 
+/// Crawl database records are committed once this many wait...
+pub(super) const DB_BATCH: usize = 2048;
+/// ...or once the oldest has waited this long (a continuous crawl reads the due index, so
+/// a record should not wait long), at a journal commit; durably at the journal's fsyncs.
+pub(super) const DB_COMMIT_DELAY: Duration = Duration::from_millis(500);
+
+/// The writer's side of the crawl database: records waiting for their batch. A batch is
+/// committed right after the journal commit that holds the records' `U` copies, so the
+/// database is never ahead of its log: a kill takes back at most what the journal replays.
+pub(crate) struct DbSide {
+    db: Arc<CrawlDb>,
+    /// Per record waiting: its URL, due time and where its value ends in `values`; each
+    /// value is encoded once, for the journal's copy and the database alike.
+    pending: Vec<(String, u64, usize)>,
+    values: Vec<u8>,
+    first_pending: Option<Instant>,
+    /// Reused: one record's journal record.
+    rec: Vec<u8>,
+}
+
+impl DbSide {
+    pub(crate) fn new(db: Arc<CrawlDb>) -> DbSide {
+        DbSide {
+            db,
+            pending: Vec::new(),
+            values: Vec::new(),
+            first_pending: None,
+            rec: Vec::new(),
+        }
+    }
+
+    fn due(&self) -> bool {
+        self.pending.len() >= DB_BATCH
+            || self
+                .first_pending
+                .is_some_and(|t| t.elapsed() >= DB_COMMIT_DELAY)
+    }
+
+    /// Commits the waiting records: `durable`, for good (fsynced); otherwise visible to
+    /// readers now and written for good by a later durable commit.
+    fn commit(&mut self, durable: bool) -> io::Result<()> {
+        if self.pending.is_empty() && !durable {
+            return Ok(());
+        }
+        let mut batch = self.db.write();
+        let mut start = 0;
+        for (url, due, end) in &self.pending {
+            batch.put_encoded(url, *due, &self.values[start..*end]);
+            start = *end;
+        }
+        batch.commit_with(durable).map_err(io::Error::other)?;
+        self.pending.clear();
+        self.values.clear();
+        self.first_pending = None;
+        Ok(())
+    }
+
+    /// Adds a record to the next batch; returns where its value bytes begin in `values`.
+    fn push(&mut self, record: UrlRecord) -> usize {
+        let start = self.values.len();
+        record.encode_value(&mut self.values);
+        let due = record.due();
+        self.pending.push((record.url, due, self.values.len()));
+        self.first_pending.get_or_insert_with(Instant::now);
+        start
+    }
+}
+
 /// What the writer thread owns: the WARC writer, crawl.log and the journal, written in that
 /// order so that a journal record never reaches the disk before what it says was stored.
 pub(super) struct WriterSide {
@@ -135,6 +214,11 @@ pub(super) struct WriterSide {
     pub(super) committed: Arc<AtomicU64>,
     /// Messages sent and not yet handled, over all partitions: how far behind the writer is.
     pub(super) backlog: Arc<AtomicUsize>,
+    /// The crawl database, when the crawl keeps one.
+    pub(super) db: Option<DbSide>,
+    /// Where referred-to records' WARC files are: this crawl's directory, then the previous
+    /// crawl's (`--previous`).
+    pub(super) warc_dirs: Vec<PathBuf>,
 }
 
 /// One partition's WARC files.
@@ -145,7 +229,9 @@ pub(super) struct PartWarc {
 }
 
 impl WriterSide {
-    fn handle(&mut self, part: usize, msg: &ToWriter) -> io::Result<()> {
+    /// Writes one message; its crawl database record is taken out of it (the rest goes back
+    /// to the loop's pools).
+    fn handle(&mut self, part: usize, msg: &mut ToWriter) -> io::Result<()> {
         let rotates = self.warcs.get(part).is_some_and(|p| p.warc.rotation_due());
         if matches!(msg, ToWriter::Exchange(..)) && rotates {
             // A WARC file is closed only with all it holds committed: on resume a closed
@@ -153,18 +239,36 @@ impl WriterSide {
             self.commit_marked()?;
         }
         self.handled += 1;
+        let mut record = None;
         let journal: &[u8] = match msg {
             ToWriter::Exchange(ex, journal) => {
                 let p = self
                     .warcs
                     .get_mut(part)
                     .ok_or_else(|| io::Error::other("no such partition"))?;
-                write_exchange(&mut p.warc, &mut p.file_log, self.log_records, ex)?;
+                let dirs = &self.warc_dirs;
+                let written =
+                    write_exchange(&mut p.warc, &mut p.file_log, self.log_records, ex, dirs)?;
                 self.log.write_line(&ex.log_line)?;
+                if let Some(mut r) = ex.db_record.take() {
+                    if ex.refers_to.is_none() && r.last.copy.is_none() && r.last.digest.is_some() {
+                        // A full response with what the record keeps: this record holds the
+                        // payload now. (A server error keeps the last fetch's, and its copy.)
+                        r.last.copy = Some(StoredCopy {
+                            uri: None,
+                            date: unix_secs(ex.date),
+                            record_id: Some(written.response_id.0),
+                            file: written.response.file.to_string(),
+                            offset: written.response.offset,
+                        });
+                    }
+                    record = Some(r);
+                }
                 journal
             }
-            ToWriter::Line(line, journal) => {
+            ToWriter::Line(line, journal, r) => {
                 self.log.write_line(line)?;
+                record = r.take();
                 journal
             }
             ToWriter::Journal(journal) => journal,
@@ -187,6 +291,20 @@ impl WriterSide {
                 j.pending.extend_from_slice(journal);
                 j.pending_msgs += 1;
                 j.first_pending.get_or_insert_with(Instant::now);
+            }
+        }
+        if let (Some(db), Some(r)) = (&mut self.db, record) {
+            let start = db.push(*r);
+            if let (Some(j), Some((url, _, _))) = (&mut self.journal, db.pending.last()) {
+                // The record's copy in the journal, committed before the database's.
+                db.rec.clear();
+                url_events::push_record(&mut db.rec, url, &db.values[start..]);
+                put_bytes(&mut j.pending, &db.rec);
+                j.pending_msgs += 1;
+                j.first_pending.get_or_insert_with(Instant::now);
+            }
+            if self.journal.is_none() && db.due() {
+                db.commit(false)?;
             }
         }
         if !self.uncommitted() {
@@ -222,6 +340,9 @@ impl WriterSide {
     /// (folding it now would only delay the exit; a resume reads it as it is).
     fn commit(&mut self, last: bool) -> io::Result<()> {
         let Some(j) = &mut self.journal else {
+            if let Some(db) = &mut self.db {
+                db.commit(last)?;
+            }
             return Ok(());
         };
         let sync = last || j.sync_due();
@@ -263,12 +384,21 @@ impl WriterSide {
         j.needs_mark = false;
         if sync {
             j.writer.sync()?;
+        } else {
+            j.writer.flush()?;
+        }
+        // The database after its log: durably before the journal generation closes (a
+        // compaction may delete it then), otherwise when a batch is due.
+        if let Some(db) = &mut self.db {
+            if sync || db.due() {
+                db.commit(sync)?;
+            }
+        }
+        if sync {
             j.last_sync = Instant::now();
             if !last {
                 j.rotate()?;
             }
-        } else {
-            j.writer.flush()?;
         }
         self.committed.store(self.handled, Ordering::Release);
         Ok(())
@@ -290,7 +420,7 @@ impl WriterSide {
         // The first mark: what this run starts from (a resume cuts back to no earlier).
         self.commit_marked().map_err(fail)?;
         loop {
-            let (part, msg) = if self.uncommitted() {
+            let (part, mut msg) = if self.uncommitted() {
                 match rx.recv_timeout(COMMIT_DELAY) {
                     Ok(m) => m,
                     Err(RecvTimeoutError::Timeout) => {
@@ -305,7 +435,7 @@ impl WriterSide {
                     Err(_) => break,
                 }
             };
-            self.handle(part, &msg).map_err(fail)?;
+            self.handle(part, &mut msg).map_err(fail)?;
             self.backlog.fetch_sub(1, Ordering::Relaxed);
             if self.commit_due() {
                 self.commit(false).map_err(fail)?;
@@ -323,7 +453,7 @@ impl WriterSide {
                         recycle(back_tx, d.into_buffer());
                     }
                 }
-                ToWriter::Line(line, journal) => {
+                ToWriter::Line(line, journal, _) => {
                     recycle(back_tx, line);
                     recycle(back_tx, journal);
                 }
@@ -501,13 +631,14 @@ pub(super) fn write_exchange(
     log: &mut Vec<u8>,
     log_records: bool,
     ex: &OwnedExchange,
-) -> io::Result<()> {
+    warc_dirs: &[PathBuf],
+) -> io::Result<warc::Written> {
     if log_records && !log.is_empty() && (warc.rotation_due() || log.len() >= MAX_LOG_RECORD_BYTES)
     {
         warc.write_log_record(LOG_RECORD_URI, "text/plain", log)?;
         log.clear();
     }
-    match &ex.refers_to {
+    let written = match &ex.refers_to {
         None => warc.write_exchange(&Exchange {
             target_uri: &ex.target_uri,
             date: ex.date,
@@ -525,7 +656,9 @@ pub(super) fn write_exchange(
             date: ex.date,
             ip: ex.ip,
             request: &ex.request,
-            response_head: &ex.response,
+            response_head: freshened(to, &ex.response, warc_dirs)
+                .as_deref()
+                .unwrap_or(&ex.response),
             payload_digest: ex.payload_digest.unwrap_or_default(),
             refers_to_uri: &to.uri,
             refers_to_date: to.date,
@@ -538,7 +671,23 @@ pub(super) fn write_exchange(
         }
         log.extend_from_slice(&ex.log_line);
     }
-    Ok(())
+    Ok(written)
+}
+
+/// For a 304's revisit, the referred-to record's head freshened by the 304 (`freshen`);
+/// `None` (the 304's head is written as it came) when that record cannot be read.
+fn freshened(to: &RefersTo, head: &[u8], dirs: &[PathBuf]) -> Option<Vec<u8>> {
+    if to.profile != RevisitProfile::ServerNotModified {
+        return None;
+    }
+    let (file, offset) = to.at.as_ref()?;
+    let path = dirs.iter().find_map(|d| {
+        [d.join(&**file), d.join(format!("{file}.open"))]
+            .into_iter()
+            .find(|p| p.is_file())
+    })?;
+    let stored = freshen::stored_head(&path, *offset).ok()??;
+    Some(freshen::freshen(&stored, head))
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 //! [`super::url_events`]), checkpoints folding the older generations
 //! ([`super::compaction`]: `checkpoint.N`), each event loop's per-host state (`hosts.pK`,
 //! atomic [`checkpoint`] files: [`save_hosts`]), and a `finished` mark once the frontier
-//! emptied.
+//! emptied. Two more names are reserved here for the app, which writes and reads them
+//! (`app::run_files`): `running` (the pid of a run under way) and `progress.json` (its
+//! latest figures); nothing here reads them, and a resume needs neither.
 //!
 //! This module owns the directory: its files' names, the list of its journals and
 //! checkpoints ([`state_files`]), the small files, and [`StateError`], why what is in it
@@ -25,6 +27,9 @@ const JOURNAL_FILE: &str = "journal";
 const CHECKPOINT_FILE: &str = "checkpoint";
 const FINISHED_FILE: &str = "finished";
 const HOSTS_FILE: &str = "hosts";
+/// The app's: a run under way, and its latest figures (`app::run_files`).
+pub const RUNNING_FILE: &str = "running";
+pub const PROGRESS_FILE: &str = "progress.json";
 /// Format version of the `hosts.pK` files (the crawl's encoding inside is its own).
 const HOSTS_VERSION: u32 = 1;
 /// Format version of the `args` file.

@@ -33,6 +33,11 @@ pub trait ReplaySink {
     fn queued(&mut self, url: &str, entry: &[u8]);
     /// The payload digest of a URL that ended with one.
     fn digest(&mut self, digest: PayloadDigest);
+    /// A URL's crawl database record as the writer put it (its value bytes), in journal
+    /// order: a resume puts it again, as a kill may have taken it from the database.
+    fn record(&mut self, _url: &str, _value: &[u8]) -> Result<(), StateError> {
+        Ok(())
+    }
 }
 
 /// Replays the crawl's state into `sink`: the newest checkpoint and the journals after it,
@@ -51,11 +56,12 @@ pub fn replay(
     let files = state_files(out)?;
     let mut r = Replayed::default();
     let mut ends = scan_ends(&files.journals, |ev| {
-        if let Event::Done {
-            digest: Some(d), ..
-        } = ev
-        {
-            sink.digest(*d);
+        match ev {
+            Event::Done {
+                digest: Some(d), ..
+            } => sink.digest(*d),
+            Event::Record { url, value } => sink.record(url, value)?,
+            _ => {}
         }
         Ok(())
     })?;

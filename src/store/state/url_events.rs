@@ -6,6 +6,9 @@
 //! - `F` + url: the URL is no longer this crawl's to end: it was delivered to the partition
 //!   owning its host (a cluster node), or dropped on arrival there. Ends it like `D`, without
 //!   counting it done.
+//! - `U` + url + value: the URL's crawl database record (`crawl_db::UrlRecord`'s value) as
+//!   the writer put it in the database: the journal is the database's log, so a resume
+//!   puts again what a kill took from the database before its durable commit.
 //! - `M` + lengths: a [`commit_mark`]: how far crawl.log and the WARC files were written when
 //!   the records before it were committed. Resume cuts the outputs (and the journal) back to
 //!   the newest one.
@@ -29,6 +32,7 @@ use crate::fetcher::PayloadDigest;
 const ADMITTED: u8 = b'A';
 const DONE: u8 = b'D';
 const RELEASED: u8 = b'F';
+const RECORD: u8 = b'U';
 
 /// Appends an `A` record for `url` to `out` (a batch being built for the journal).
 pub fn push_admitted(out: &mut Vec<u8>, url: &str, entry: &[u8]) {
@@ -52,6 +56,13 @@ pub fn push_released(out: &mut Vec<u8>, url: &str) {
     put_bytes(out, url.as_bytes());
 }
 
+/// Appends a `U` record: `value` is the URL's crawl database value.
+pub fn push_record(out: &mut Vec<u8>, url: &str, value: &[u8]) {
+    out.push(RECORD);
+    put_bytes(out, url.as_bytes());
+    put_bytes(out, value);
+}
+
 /// A URL's key in the replay's done set: 8 bytes per ended URL instead of its text.
 fn done_key(url: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault};
@@ -70,6 +81,10 @@ pub(super) enum Event<'a> {
     },
     Released {
         url: &'a str,
+    },
+    Record {
+        url: &'a str,
+        value: &'a [u8],
     },
     /// A [`commit_mark`]: how far the outputs were written (read on resume, not replayed).
     Mark,
@@ -110,6 +125,10 @@ pub(super) fn for_each_event(
                 digest: <PayloadDigest>::try_from(input).ok(),
             },
             RELEASED => Event::Released { url },
+            RECORD => Event::Record {
+                url,
+                value: get_bytes(&mut input).ok_or_else(|| bad("record"))?,
+            },
             _ => return Err(bad("unknown")),
         })?;
     }
@@ -147,7 +166,7 @@ pub(super) fn scan_ends(
                 Event::Released { url } => {
                     ends.ended.insert(done_key(url));
                 }
-                Event::Admitted { .. } | Event::Mark => {}
+                Event::Admitted { .. } | Event::Record { .. } | Event::Mark => {}
             }
             f(&ev)
         })?;

@@ -431,6 +431,8 @@ pub struct RecordPos {
 pub struct Written {
     pub request: RecordPos,
     pub response: RecordPos,
+    /// The response (or revisit) record's `WARC-Record-ID`.
+    pub response_id: RecordId,
 }
 
 /// A WARC file's name: `{prefix}-{stamp}-{seq:05}.warc.gz`.

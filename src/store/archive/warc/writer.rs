@@ -470,6 +470,7 @@ impl WarcWriter {
                 offset: start + request_len,
                 length: total - request_len,
             },
+            response_id: *second_id,
         };
         Ok(written)
     }

@@ -17,19 +17,22 @@
 //! 74 µs a URL) in a quarter of the disk (1.0 against 4.3 GB). Memory is the bound the
 //! crawl cannot exceed; 74 µs is ~13,000 URLs/s, above any rate one loop fetches at.
 //!
-//! Durability: every commit is `Durability::Immediate` — redb fsyncs the data, then flips
+//! Durability: `Batch::commit` is `Durability::Immediate` — redb fsyncs the data, then flips
 //! the header's commit slot and fsyncs again — so a kill or a power cut at any instant
-//! leaves the last committed batch, whole, and nothing of an uncommitted one. At the crawl's
-//! rate (a batch of thousands of URLs a second or less) two fsyncs per batch cost little,
-//! and the weaker levels would trade that guarantee (`None` commits are lost until a later
-//! durable one; `Eventual` may lose the latest) for nothing measurable.
+//! leaves the last committed batch, whole, and nothing of an uncommitted one.
+//! `Batch::commit_with(false)` is `Durability::None`: visible to readers at once, written for
+//! good by the next durable commit, taken back by a kill before it. The crawl's writer uses
+//! it between the journal's fsyncs, as its journal holds a copy of every record until then
+//! (ARCHITECTURE §9c), and commits durably at each fsync.
 //!
 //! Memory: redb's page cache is bounded at `CACHE_BYTES`; a `Batch` holds its encoded
 //! records until it commits, so the caller bounds it by committing every few thousand puts.
 
+mod due_cursor;
 mod record;
 
-pub use record::{Corrupt, UrlRecord, WarcLocation, MAX_RECORD_BYTES};
+pub use due_cursor::DueCursor;
+pub use record::{Corrupt, UrlRecord, MAX_RECORD_BYTES};
 
 use record::{due_key, split_due_key, value_due};
 use redb::{ReadableTableMetadata, TableDefinition};
@@ -38,8 +41,11 @@ use std::path::Path;
 /// redb's page cache (reads and writes together). 5 M URLs make a file of about a gigabyte;
 /// the crawl's lookups are random, so a cache cannot hold the working set whatever its size,
 /// and this bound is what keeps the database inside the crawl's memory budget (the frontier's
-/// 128 MB for 5 M URLs) rather than redb's 1 GiB default.
-pub const CACHE_BYTES: usize = 32 * 1024 * 1024;
+/// 128 MB for 5 M URLs) rather than redb's 1 GiB default. A crawl's own writes fill it (each
+/// commit copies the pages it touches): at 32 MB the 5-million-URL frontier test
+/// (tests/durable.rs) peaked at 141 MB, at 4 MB at 123 MB, and the bench crawl's pages/s and
+/// CPU per page did not move (8,338 against 8,505 pages/s, 0.123 against 0.126 ms).
+pub const CACHE_BYTES: usize = 4 * 1024 * 1024;
 
 const URLS: TableDefinition<&str, &[u8]> = TableDefinition::new("urls");
 const DUE: TableDefinition<&[u8], ()> = TableDefinition::new("due");
@@ -110,6 +116,15 @@ pub struct CrawlDb {
     db: redb::Database,
 }
 
+impl std::fmt::Debug for CrawlDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CrawlDb")
+    }
+}
+
+/// The crawl database's file in a crawl's output directory.
+pub const FILE_NAME: &str = "crawl.db";
+
 impl CrawlDb {
     /// Opens the database at `path`, creating it (and its tables) if absent. A database a
     /// crash left mid-commit opens at its last committed batch.
@@ -149,13 +164,26 @@ impl CrawlDb {
     /// drop it before long: while a snapshot is held, redb cannot reuse the pages later
     /// commits free, and the file grows.
     pub fn due(&self, before: u64, limit: usize) -> Result<Due, DbError> {
+        self.due_after(None, before, limit)
+    }
+
+    /// As [`CrawlDb::due`], past the due-index key `after` (a [`DueCursor`]'s position).
+    pub fn due_after(
+        &self,
+        after: Option<&[u8]>,
+        before: u64,
+        limit: usize,
+    ) -> Result<Due, DbError> {
+        use std::ops::Bound;
         let txn = self.db.begin_read()?;
         let urls = txn.open_table(URLS)?;
         let index = txn.open_table(DUE)?;
-        let range = match before.checked_add(1) {
-            Some(end) => index.range(..&end.to_be_bytes()[..])?,
-            None => index.range::<&[u8]>(..)?,
-        };
+        let end_key = before.checked_add(1).map(u64::to_be_bytes);
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let end = end_key
+            .as_ref()
+            .map_or(Bound::Unbounded, |e| Bound::Excluded(&e[..]));
+        let range = index.range::<&[u8]>((start, end))?;
         Ok(Due {
             urls,
             range,
@@ -197,8 +225,22 @@ impl Batch<'_> {
             });
         }
         self.puts
-            .push((record.url.clone(), record.due, self.values.len()));
+            .push((record.url.clone(), record.due(), self.values.len()));
         Ok(())
+    }
+
+    /// Puts a record already encoded (`UrlRecord::encode_value`, due time `due`) by its
+    /// writer, which vouches for the bytes (no decode).
+    pub fn put_encoded(&mut self, url: &str, due: u64, value: &[u8]) {
+        self.values.extend_from_slice(value);
+        self.puts.push((url.to_string(), due, self.values.len()));
+    }
+
+    /// Puts a record given as its value bytes (a journal's copy, see `url_events`), checked
+    /// to decode first.
+    pub fn put_value(&mut self, url: &str, value: &[u8]) -> Result<(), DbError> {
+        let record = UrlRecord::decode(url, value)?;
+        self.put(&record)
     }
 
     /// How many puts the batch holds.
@@ -213,8 +255,19 @@ impl Batch<'_> {
     /// Writes every put and the due index in one transaction and makes it durable before
     /// returning (see the module doc). On an error nothing of the batch is applied.
     pub fn commit(self) -> Result<(), DbError> {
+        self.commit_with(true)
+    }
+
+    /// As [`Batch::commit`]; with `durable` false the transaction is visible at once but
+    /// not written for good until a later durable commit (a kill takes it back): for a
+    /// writer whose own log holds the records until then (the crawl's journal).
+    pub fn commit_with(self, durable: bool) -> Result<(), DbError> {
         let mut txn = self.db.db.begin_write()?;
-        txn.set_durability(redb::Durability::Immediate);
+        txn.set_durability(if durable {
+            redb::Durability::Immediate
+        } else {
+            redb::Durability::None
+        });
         {
             let mut urls = txn.open_table(URLS)?;
             let mut index = txn.open_table(DUE)?;
@@ -275,7 +328,7 @@ impl Due {
         let (due, url) = split_due_key(key.value())?;
         let value = self.urls.get(url)?.ok_or(Corrupt::DueIndex)?;
         let record = UrlRecord::decode(url, value.value())?;
-        if record.due != due {
+        if record.due() != due {
             return Err(Corrupt::DueIndex.into());
         }
         Ok(record)

@@ -1,6 +1,9 @@
 use super::record::value_due;
 use super::*;
+use crate::crawl::revisit::{LastFetch, StoredCopy};
 use crate::crawl::schedule::PageHistory;
+use crate::crawl::sink::Hop;
+use crate::http::Validators;
 use crate::store::test_dir::TempDir;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -8,23 +11,33 @@ use std::collections::BTreeMap;
 fn record(url: &str, due: u64) -> UrlRecord {
     UrlRecord {
         url: url.to_string(),
-        fetched_at: 1_700_000_000,
-        status: 200,
-        etag: Some(b"\"abc-123\"".to_vec()),
-        last_modified: Some(b"Tue, 14 Nov 2023 22:13:20 GMT".to_vec()),
-        digest: Some([7; 20]),
-        location: Some(WarcLocation {
-            file: "crawl-00001.warc.gz".into(),
-            offset: 123_456,
-        }),
-        history: PageHistory {
-            visits: 3,
-            changes: 1,
-            observed_secs: 3 * 86_400,
-            last_change: Some(1_699_000_000),
-            interval: 86_400,
+        depth: 2,
+        hop: Hop::Link,
+        last: LastFetch {
+            fetched_at: 1_700_000_000,
+            status: 200,
+            payload_len: 12_345,
+            validators: Some(Validators {
+                etag: Some("\"abc-123\"".into()),
+                last_modified: Some("Tue, 14 Nov 2023 22:13:20 GMT".into()),
+            }),
+            digest: Some([7; 20]),
+            copy: Some(StoredCopy {
+                uri: None,
+                date: 1_700_000_000,
+                record_id: Some([3; 16]),
+                file: "crawl-00001.warc.gz".into(),
+                offset: 123_456,
+            }),
+            history: PageHistory {
+                visits: 3,
+                changes: 1,
+                observed_secs: 3 * 86_400,
+                last_change: Some(1_699_000_000),
+                interval: 86_400,
+            },
+            due,
         },
-        due,
     }
 }
 
@@ -35,23 +48,27 @@ fn open(dir: &TempDir) -> CrawlDb {
 fn due_urls(db: &CrawlDb, before: u64, limit: usize) -> Vec<(u64, String)> {
     db.due(before, limit)
         .unwrap()
-        .map(|r| r.map(|r| (r.due, r.url)).unwrap())
+        .map(|r| r.map(|r| (r.due(), r.url)).unwrap())
         .collect()
 }
 
-fn arb_bytes() -> impl Strategy<Value = Option<Vec<u8>>> {
-    proptest::option::of(proptest::collection::vec(any::<u8>(), 0..80))
+fn arb_text() -> impl Strategy<Value = Option<String>> {
+    proptest::option::of("[ -~]{0,60}")
 }
 
 prop_compose! {
     fn arb_record()(
         url in "https?://[a-z0-9.-]{1,30}/[ -~]{0,60}",
+        depth in any::<u32>(),
+        hop in proptest::sample::select(vec![Hop::Seed, Hop::Link, Hop::Embed, Hop::Redirect]),
         fetched_at in any::<u64>(),
         status in any::<u16>(),
-        etag in arb_bytes(),
-        last_modified in arb_bytes(),
+        payload_len in any::<u64>(),
+        etag in arb_text(),
+        last_modified in arb_text(),
         digest in proptest::option::of(any::<[u8; 20]>()),
-        location in proptest::option::of((".{0,40}", any::<u64>())),
+        copy in proptest::option::of((arb_text(), any::<u64>(),
+            proptest::option::of(any::<[u8; 16]>()), ".{0,40}", any::<u64>())),
         (visits, changes) in (any::<u32>(), any::<u32>()),
         observed_secs in any::<u64>(),
         last_change in proptest::option::of(any::<u64>()),
@@ -60,14 +77,21 @@ prop_compose! {
     ) -> UrlRecord {
         UrlRecord {
             url,
-            fetched_at,
-            status,
-            etag,
-            last_modified,
-            digest,
-            location: location.map(|(file, offset)| WarcLocation { file, offset }),
-            history: PageHistory { visits, changes, observed_secs, last_change, interval },
-            due,
+            depth,
+            hop,
+            last: LastFetch {
+                fetched_at,
+                status,
+                payload_len,
+                validators: (etag.is_some() || last_modified.is_some())
+                    .then_some(Validators { etag, last_modified }),
+                digest,
+                copy: copy.map(|(uri, date, record_id, file, offset)| StoredCopy {
+                    uri, date, record_id, file, offset,
+                }),
+                history: PageHistory { visits, changes, observed_secs, last_change, interval },
+                due,
+            },
         }
     }
 }
@@ -80,7 +104,7 @@ proptest! {
         let mut bytes = Vec::new();
         r.encode_value(&mut bytes);
         prop_assert_eq!(UrlRecord::decode(&r.url, &bytes), Ok(r.clone()));
-        prop_assert_eq!(value_due(&bytes), Ok(r.due));
+        prop_assert_eq!(value_due(&bytes), Ok(r.due()));
         for cut in 0..bytes.len() {
             prop_assert!(UrlRecord::decode(&r.url, &bytes[..cut]).is_err());
         }
@@ -210,7 +234,7 @@ fn an_uncommitted_batch_leaves_nothing() {
         b.put(&record("http://kept.test/", 3)).unwrap();
         drop(b);
         assert_eq!(db.get("http://dropped.test/").unwrap(), None);
-        assert_eq!(db.get("http://kept.test/").unwrap().unwrap().due, 1);
+        assert_eq!(db.get("http://kept.test/").unwrap().unwrap().due(), 1);
     }
     let db = open(&dir);
     assert_eq!(db.get("http://dropped.test/").unwrap(), None);
@@ -230,7 +254,7 @@ fn a_corrupt_value_is_an_error() {
     let txn = db.db.begin_write().unwrap();
     {
         let mut urls = txn.open_table(URLS).unwrap();
-        urls.insert("http://bad.test/", &[record::FORMAT, 0, 0x80][..])
+        urls.insert("http://bad.test/", &[record::FORMAT, 0x80][..])
             .unwrap();
         urls.insert("http://future.test/", &[99u8, 0][..]).unwrap();
         let mut index = txn.open_table(DUE).unwrap();
@@ -259,7 +283,10 @@ fn an_oversized_record_is_refused_at_put() {
     let dir = TempDir::new("crawl_db", "large");
     let db = open(&dir);
     let mut r = record("http://a.test/", 1);
-    r.etag = Some(vec![b'x'; MAX_RECORD_BYTES]);
+    r.last.validators = Some(Validators {
+        etag: Some("x".repeat(MAX_RECORD_BYTES)),
+        last_modified: None,
+    });
     let mut b = db.write();
     assert!(matches!(b.put(&r), Err(DbError::TooLarge { .. })));
     assert!(b.is_empty());
@@ -336,7 +363,7 @@ fn a_kill_leaves_every_committed_batch() {
     assert_eq!((len - 1) % KILL_BATCH, 0, "a batch was cut: {len} records");
     assert!(batches > acked, "{batches} batches, {acked} acknowledged");
     let moving = db.get("http://k.test/moving").unwrap().unwrap();
-    assert_eq!(moving.due, batches - 1);
+    assert_eq!(moving.due(), batches - 1);
     let due: Vec<(u64, String)> = due_urls(&db, u64::MAX, usize::MAX);
     assert_eq!(due.len() as u64, len);
     let moved: Vec<_> = due.iter().filter(|(_, u)| u.ends_with("/moving")).collect();
