@@ -164,13 +164,15 @@ fn a_recrawl_with_previous_stores_304s_as_revisits_of_the_old_records() {
     }
 }
 
-/// The continuous test's web and crawl: one host under a binding politeness delay. Half
-/// its pages never change, as most of the real web's do not within minutes: what a uniform
-/// revisit spends on them, a learned schedule spends on the pages that change.
+/// The continuous test's web and crawl: one host under a binding politeness delay. Two
+/// thirds of its pages never change, as most of the real web does not within minutes: what
+/// a uniform revisit spends on them, a learned schedule spends on the pages that change.
+/// (With only a quarter unchanging, a learned schedule and a uniform revisit of the changing
+/// pages alone came within ±0.015 of each other in 150 s: too close for a test to tell.)
 fn fresh_web(lifetime: Duration) -> FreshWeb {
     FreshWeb::start(FreshConfig {
         pages: 24,
-        mean_change_secs: vec![0.0, 10.0, 0.0, 40.0, 0.0, 160.0],
+        mean_change_secs: vec![0.0, 0.0, 10.0, 0.0, 0.0, 40.0, 0.0, 0.0, 160.0],
         article_secs: 5.0,
         lifetime,
         ..FreshConfig::default()
