@@ -4,7 +4,8 @@
 //! [`ResponseDecoder`] takes whatever the socket produced and finds the response in it (head,
 //! framing, body), [`decode_content`] undoes `Content-Encoding`, [`retry_after`] reads how
 //! long a 429 or 503 asks us to wait, and [`Validators`] are what a conditional request sends
-//! back; [`cookies`] is the cookie jar. Every size it handles is
+//! back; [`cookies`] is the cookie jar; [`parse_incoming`] reads the head of a request sent to
+//! us (the `--metrics` endpoint). Every size it handles is
 //! bounded by [`Limits`], and every failure is an [`HttpError`] that maps onto one
 //! [`ReturnCode`].
 //!
@@ -16,6 +17,7 @@
 mod content;
 pub mod cookies;
 mod headers;
+mod incoming;
 mod request;
 mod response;
 mod retry_after;
@@ -23,6 +25,9 @@ mod validators;
 
 pub use content::{decode_content, decode_content_with, DecodeOptions};
 pub use headers::Headers;
+pub use incoming::{
+    parse_incoming, Incoming, IncomingError, IncomingMethod, IncomingRequest, MAX_INCOMING_HEAD,
+};
 pub use request::{host_and_port, path_and_query, write_request, Method, Request, RequestError};
 pub use response::{ContentCoding, Framing, Progress, ResponseDecoder, ResponseHead};
 pub use retry_after::{parse_retry_after, retry_after};
