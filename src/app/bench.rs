@@ -20,7 +20,7 @@ use crate::app::cli::{BenchArgs, TestWebArgs};
 use crate::app::config::Setup;
 use crate::app::exit::UsageError;
 use crate::app::loops::execute_crawl;
-use crate::app::report::process_usage;
+use crate::app::process::process_usage;
 use crate::app::report::CrawlReport;
 use crate::crawl::url_filter::{FilterConfig, Scope};
 use crate::crawl::CrawlConfig;
@@ -363,6 +363,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         progress: crate::app::report::ProgressMode::for_stderr(false),
         verbose: false,
         quiet: false,
+        metrics: args.metrics,
     };
     let report = execute_crawl(setup, config, seeds, Vec::new(), display, args.loops)?;
     let (cpu_after, peak_rss) = process_usage();

@@ -16,6 +16,7 @@
 //! given is validated before anything starts.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -230,6 +231,10 @@ pub struct CrawlArgs {
     pub fresh: FreshArgs,
     #[command(flatten)]
     pub discovery: DiscoveryArgs,
+    /// Serve the crawl's figures to Prometheus at http://ADDR/metrics (OpenMetrics text),
+    /// e.g. 127.0.0.1:9464. Nothing is served without it.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
     #[command(flatten)]
     pub common: CommonArgs,
 }
@@ -292,6 +297,10 @@ pub struct ResumeArgs {
     /// No progress or summary on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Serve the crawl's figures to Prometheus at http://ADDR/metrics (instead of the
+    /// address the crawl was started with, if any).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
 }
 
 /// The URLs a command starts from: given, or read from a file (`crawl`'s seeds, `fetch`'s
@@ -513,6 +522,10 @@ pub struct BenchArgs {
     /// until the CPU binds.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub latency_ms: u64,
+    /// Serve the crawl's figures at http://ADDR/metrics (as `crawl --metrics`): measures
+    /// what publishing them costs.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
 }
 
 /// The hidden `__testweb` subcommand: serve the test web until stdin closes.

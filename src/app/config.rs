@@ -336,6 +336,7 @@ pub fn display(common: &CommonArgs) -> Display {
         progress: ProgressMode::for_stderr(common.quiet),
         verbose: common.verbose,
         quiet: common.quiet,
+        metrics: None,
     }
 }
 
@@ -508,7 +509,10 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         bad_inputs,
         cluster,
         loops: args.loops,
-        display: display(&args.common),
+        display: Display {
+            metrics: args.metrics,
+            ..display(&args.common)
+        },
     })
 }
 

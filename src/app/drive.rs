@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::app::exit::{ExitStatus, Failure};
+use crate::app::metrics::{CrawlFigures, LoopMetrics};
 use crate::app::report::{abbrev, eprint_line, Display, Figures, Progress, URL_IN_MESSAGES};
 use crate::crawl::sink::Sink;
 use crate::crawl::{Crawl, RevisitCounters};
@@ -61,6 +62,27 @@ pub trait StoringSource: FetchSource {
     fn revisits(&self) -> RevisitCounters {
         RevisitCounters::default()
     }
+    /// A crawl's own figures, for `--metrics`.
+    fn crawl_figures(&self) -> CrawlFigures {
+        CrawlFigures::default()
+    }
+}
+
+/// Publishes the loop's figures for `--metrics` when due (or `always`).
+fn publish_metrics<S: StoringSource>(
+    progress: &mut Progress,
+    crawler: &Crawler,
+    source: &S,
+    always: bool,
+) {
+    let now = Instant::now();
+    if let Some(slot) = progress.metrics_due(now, always) {
+        let m = LoopMetrics {
+            stats: crawler.stats(),
+            crawl: source.crawl_figures(),
+        };
+        slot.publish(now, m);
+    }
 }
 
 /// Why [`drive`] returned.
@@ -108,7 +130,10 @@ pub fn drive<S: StoringSource>(
         if progress.tick(figures) {
             source.flush().map_err(Failure::output)?;
         }
+        publish_metrics(progress, crawler, source, false);
     };
+    // The final figures, for the scrape that comes after the end.
+    publish_metrics(progress, crawler, source, true);
     while let Some(notice) = source.take_notice() {
         eprint_line(&notice);
     }
@@ -138,6 +163,25 @@ impl<S: Sink> StoringSource for Crawl<S> {
 
     fn revisits(&self) -> RevisitCounters {
         self.counters().revisits.clone()
+    }
+
+    fn crawl_figures(&self) -> CrawlFigures {
+        let c = self.counters();
+        let mut status_classes = c.url_lines.status_classes;
+        for (a, b) in status_classes.iter_mut().zip(c.robots_lines.status_classes) {
+            *a += b;
+        }
+        let queued = self.frontier_len() as u64;
+        let in_ram = (self.frontier_in_ram() as u64).min(queued);
+        CrawlFigures {
+            pages: c.pages_fetched,
+            robots: c.robots_fetched,
+            status_classes,
+            queued_ram: in_ram,
+            queued_disk: queued - in_ram,
+            urls_seen: self.urls_seen() as u64,
+            revisits: c.revisits.clone(),
+        }
     }
 }
 

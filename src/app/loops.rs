@@ -12,9 +12,11 @@ use url::Url;
 
 use crate::app::cluster;
 use crate::app::config::{partition_share, with_spool, ClusterConfig, Setup};
-use crate::app::drive::{drive, Stop};
+use crate::app::drive::{drive, interrupted, Stop};
 use crate::app::exit::{Failure, RunEnd};
 use crate::app::inbox::{self, Inbox};
+use crate::app::metrics::MetricsBoard;
+use crate::app::metrics_server::MetricsServer;
 use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
 use crate::app::report::{
     abbrev, eprint_line, CrawlReport, Display, Figures, Progress, ProgressMode, URL_IN_MESSAGES,
@@ -349,6 +351,19 @@ pub fn execute(
     setup.output.previous = previous.map(std::path::Path::to_path_buf);
     let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
     let out_dir = setup.output.dir.clone();
+    // `--metrics`: the endpoint serves from the start (a resume's replay included).
+    let metrics = match display.metrics {
+        Some(addr) => {
+            let board = MetricsBoard::new(n, cluster.as_ref().map(|c| c.node.to_string()));
+            if let Some(first) = outputs.first() {
+                board.set_writer(first.gauges());
+            }
+            let server = MetricsServer::start(addr, board.clone())
+                .map_err(|e| Failure::Runtime(format!("cannot serve metrics at {addr}: {e}")))?;
+            Some((board, server))
+        }
+        None => None,
+    };
     let crawler_config = with_spool(partition_share(&setup.crawler, &config, n, 0).0, &out_dir)
         .map_err(Failure::output)?;
     let started = Instant::now();
@@ -470,6 +485,9 @@ pub fn execute(
         if n > 1 {
             p = p.with_board(board.clone(), k);
         }
+        if let Some((metrics, _)) = &metrics {
+            p = p.with_metrics(metrics.slot(k));
+        }
         if k == 0 {
             // `spinneret status` reads the whole crawl's figures from here.
             let mut snapshots = SnapshotWriter::new(&out_dir, started);
@@ -484,7 +502,25 @@ pub fn execute(
         Some(node) => run_all(crawls, vec![node], cfg, &progress_of, inbox),
         None => run_all(crawls, LocalExchange::group(n), cfg, &progress_of, inbox),
     };
-    conclude(results, durable, started, out_dir)
+    let report = conclude(results, durable, started, out_dir);
+    if let (Some((board, server)), Ok(r)) = (metrics, &report) {
+        if r.end != RunEnd::Interrupted {
+            await_final_scrape(&board);
+        }
+        drop(server);
+    }
+    report
+}
+
+/// Gives whoever scrapes `board` the chance to see a run's final figures: waits until the
+/// next scrape, at most [`MetricsBoard::final_wait`] (nothing if nobody has scraped). A
+/// Ctrl-C ends the wait.
+fn await_final_scrape(board: &MetricsBoard) {
+    let seen = board.scrape_count();
+    let until = Instant::now() + board.final_wait();
+    while board.scrape_count() == seen && Instant::now() < until && !interrupted() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 /// Ends every partition's run (what is still queued gets its line, or stays journaled),

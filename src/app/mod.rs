@@ -1,7 +1,10 @@
 //! The command line, the only layer that prints to people. Its files import one way, each
 //! only those above it in this list:
-//! - [`line_class`], [`exit`] (exit statuses, usage errors), [`report`] (progress, summary, stats.json,
-//!   messages), [`url_lines`], [`fd_limit`], [`inbox`] (seeds added to a crawl): leaves;
+//! - [`line_class`], [`exit`] (exit statuses, usage errors), [`process`] (CPU and memory
+//!   used), [`url_lines`], [`fd_limit`], [`inbox`] (seeds added to a crawl): leaves;
+//! - [`metrics`]: the figures `--metrics` serves, published by the loops; [`metrics_server`],
+//!   the endpoint serving them;
+//! - [`report`] (progress, summary, stats.json, messages; loops publish metrics through it);
 //! - [`run_files`]: the `running` mark and `progress.json` snapshot of a run under way (uses
 //!   `report`'s figures);
 //! - [`cli`]: the flags, declared once each;
@@ -24,8 +27,11 @@ pub mod fetch;
 pub mod inbox;
 pub mod line_class;
 pub mod loops;
+pub mod metrics;
+pub mod metrics_server;
 pub mod operate;
 pub mod partition;
+pub mod process;
 pub mod report;
 pub mod resume;
 pub mod run_files;

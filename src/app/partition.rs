@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::app::drive::StoringSource;
+use crate::app::metrics::CrawlFigures;
 use crate::crawl::splitter::Batch;
 use crate::crawl::{Crawl, RevisitCounters};
 use crate::fetcher::{FetchDone, FetchSource, Next};
@@ -272,6 +273,10 @@ impl<E: Exchange> StoringSource for PartitionSource<E> {
 
     fn revisits(&self) -> RevisitCounters {
         self.crawl.counters().revisits.clone()
+    }
+
+    fn crawl_figures(&self) -> CrawlFigures {
+        self.crawl.crawl_figures()
     }
 }
 

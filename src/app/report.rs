@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::app::line_class::{ClassCounts, LineClass};
+use crate::app::metrics::MetricsSlot;
+use crate::app::process::process_usage;
 use crate::crawl::{LineTally, RevisitCounters};
 use crate::fetcher::stats::LoopStats;
 use crate::store::archive::stats_json::JsonObject;
@@ -35,6 +37,8 @@ pub struct Display {
     pub progress: ProgressMode,
     pub verbose: bool,
     pub quiet: bool,
+    /// `--metrics ADDR`: where the run serves its figures to Prometheus.
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// `-v`: the output's echo of each crawl.log line (`outcome status url`), printed as
@@ -188,6 +192,8 @@ pub struct Progress {
     /// Called with the whole crawl's figures at every flush (`crawl` writes its progress
     /// snapshot with it: `app::run_files`). Only the loop that shows the line has one.
     on_flush: Option<FlushHook>,
+    /// With `--metrics`: where this loop publishes its figures.
+    metrics: Option<MetricsSlot>,
 }
 
 /// What [`Progress::with_flush_hook`] calls: the time and the whole crawl's figures.
@@ -208,7 +214,19 @@ impl Progress {
             max_pages,
             board: None,
             on_flush: None,
+            metrics: None,
         }
+    }
+
+    /// This loop publishes its figures for `--metrics` through `slot`.
+    pub fn with_metrics(mut self, slot: MetricsSlot) -> Progress {
+        self.metrics = Some(slot);
+        self
+    }
+
+    /// Where this loop publishes its figures, when one is due at `now` (or `always`).
+    pub fn metrics_due(&mut self, now: Instant, always: bool) -> Option<&mut MetricsSlot> {
+        self.metrics.as_mut().filter(|m| always || m.due(now))
     }
 
     /// This loop's progress is part of the whole crawl's, which one loop shows.
@@ -583,23 +601,6 @@ impl CrawlReport {
     }
 }
 
-/// CPU time (user + system) used by this process so far, and its peak resident set in bytes.
-pub fn process_usage() -> (std::time::Duration, u64) {
-    // SAFETY: getrusage writes into the zeroed struct we own; RUSAGE_SELF is always valid.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc != 0 {
-        return (std::time::Duration::ZERO, 0);
-    }
-    let tv = |t: libc::timeval| {
-        std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
-            + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
-    };
-    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    // Linux reports ru_maxrss in KiB.
-    (cpu, (usage.ru_maxrss.max(0) as u64) * 1024)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -655,11 +656,5 @@ mod tests {
         assert_eq!(duration_text(5.4), "5s");
         assert_eq!(duration_text(95.0), "1m35s");
         assert_eq!(duration_text(7260.0), "2h01m");
-    }
-
-    #[test]
-    fn process_usage_reports_something() {
-        let (_cpu, rss) = process_usage();
-        assert!(rss > 0);
     }
 }

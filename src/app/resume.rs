@@ -68,6 +68,9 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
     if r.quiet {
         args.common.quiet = true;
     }
+    if r.metrics.is_some() {
+        args.metrics = r.metrics;
+    }
     recover_output(&r.dir, args.common.quiet)?;
     run_crawl_as(args, Start::Resume)
 }

@@ -17,10 +17,18 @@ pub struct LineTally {
     pub http_errors: u64,
     /// `RetryLater` lines: not among [`LineTally::lines`].
     pub tries: u64,
+    /// Lines with a response, by status class: 1xx to 5xx (tries included: a 429 is one).
+    pub status_classes: [u64; 5],
 }
 
 impl LineTally {
     pub fn add(&mut self, outcome: ReturnCode, status: u16) {
+        if let Some(n) = self
+            .status_classes
+            .get_mut((status / 100).wrapping_sub(1) as usize)
+        {
+            *n += 1;
+        }
         if outcome == ReturnCode::RetryLater {
             self.tries += 1;
             return;
@@ -39,6 +47,9 @@ impl LineTally {
         self.outcomes.merge(&other.outcomes);
         self.http_errors += other.http_errors;
         self.tries += other.tries;
+        for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
+            *a += b;
+        }
     }
 }
 

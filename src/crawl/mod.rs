@@ -488,6 +488,11 @@ impl<S: Sink> Crawl<S> {
         self.frontier.len()
     }
 
+    /// Of [`Crawl::frontier_len`], the URLs held in memory (the rest are spilled to disk).
+    pub fn frontier_in_ram(&self) -> usize {
+        self.frontier.in_ram()
+    }
+
     pub fn urls_seen(&self) -> usize {
         self.seen.len()
     }

@@ -13,7 +13,7 @@ use super::{hosts_of, outcome, print_verdict, title, verify, BenchArgs, Conns, W
 use clap::Parser;
 
 use crate::app::cli::{Cli, Command};
-use crate::app::report::process_usage;
+use crate::app::process::process_usage;
 
 /// The shuffle's seed: the same list, so the same figures, on every run.
 const SHUFFLE_SEED: u64 = 0x5eed_f37c;

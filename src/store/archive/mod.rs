@@ -19,3 +19,4 @@ pub mod spool;
 pub mod stats_json;
 pub mod warc;
 mod writer;
+pub mod writer_gauges;

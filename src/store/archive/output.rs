@@ -27,6 +27,7 @@ pub use super::writer::Written;
 use super::writer::{
     DbSide, OwnedExchange, PartWarc, RefersTo, ResponseBytes, ToWriter, WarcThread, WriterSide,
 };
+use super::writer_gauges::WriterGauges;
 use crate::codec::{put_bytes, secure_random};
 use crate::crawl::revisit::{LastFetch, Seen, StoredCopy};
 use crate::crawl::sink::{Hop, Scheduled, Sink, Via};
@@ -171,6 +172,8 @@ pub struct Output {
     echo: Option<Echo>,
     /// Whether ended URLs get a crawl database record.
     db: bool,
+    /// What the writer has written, for watchers.
+    gauges: Arc<WriterGauges>,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -282,12 +285,15 @@ impl Output {
             warc_dirs: std::iter::once(config.dir.clone())
                 .chain(config.previous.clone())
                 .collect(),
+            gauges: Arc::new(WriterGauges::default()),
         };
+        let gauges = side.gauges.clone();
         let handles = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
         Ok(handles
             .into_iter()
             .map(|warc| Output {
                 warc,
+                gauges: gauges.clone(),
                 dir: config.dir.clone(),
                 stored: Stored::default(),
                 durable: config.durable.is_some(),
@@ -331,6 +337,11 @@ impl Output {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// What the writer thread has written so far (shared by every partition's output).
+    pub fn gauges(&self) -> Arc<WriterGauges> {
+        self.gauges.clone()
     }
 
     pub fn stored(&self) -> &Stored {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::crawl_log::{self, CrawlLog};
 use super::freshen;
 use super::warc::{self, DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
+use super::writer_gauges::WriterGauges;
 use crate::codec::{get_bytes, put_bytes};
 use crate::crawl::revisit::{unix_secs, StoredCopy};
 use crate::fetcher::spool::SpoolFile;
@@ -42,6 +43,10 @@ pub const LOG_RECORD_URI: &str = "metadata://spinneret/crawl.log";
 /// memory (the lines, and their record formatted and compressed) when one file holds very
 /// many records. A file then holds its log in several records, in order.
 pub(super) const MAX_LOG_RECORD_BYTES: usize = 1 << 20;
+
+/// Messages between two updates of the [`WriterGauges`] (commits update them too): a crawl
+/// without a journal commits only at its end.
+const GAUGE_EVERY: u64 = 256;
 
 /// Exchanges queued for the writer thread before `record` waits.
 pub(super) const WRITER_QUEUE: usize = 64;
@@ -219,6 +224,8 @@ pub(super) struct WriterSide {
     /// Where referred-to records' WARC files are: this crawl's directory, then the previous
     /// crawl's (`--previous`).
     pub(super) warc_dirs: Vec<PathBuf>,
+    /// What has been written, for watchers (`--metrics`).
+    pub(super) gauges: Arc<WriterGauges>,
 }
 
 /// One partition's WARC files.
@@ -339,6 +346,7 @@ impl WriterSide {
     /// `last`: the run is ending: everything is synced, and the journal stays where it is
     /// (folding it now would only delay the exit; a resume reads it as it is).
     fn commit(&mut self, last: bool) -> io::Result<()> {
+        self.publish_gauges();
         let Some(j) = &mut self.journal else {
             if let Some(db) = &mut self.db {
                 db.commit(last)?;
@@ -401,7 +409,17 @@ impl WriterSide {
             }
         }
         self.committed.store(self.handled, Ordering::Release);
+        self.gauges.set_committed(SystemTime::now());
         Ok(())
+    }
+
+    /// Tells watchers what has been written (files, bytes).
+    fn publish_gauges(&self) {
+        let (files, bytes) = self.warcs.iter().fold((0, 0), |(f, b), p| {
+            (f + p.warc.files().len() as u64, b + p.warc.bytes_written())
+        });
+        self.gauges
+            .set_written(files, bytes, self.log.bytes_written());
     }
 
     /// The writer thread's loop: until the channel closes, then closes the files.
@@ -437,6 +455,9 @@ impl WriterSide {
             };
             self.handle(part, &mut msg).map_err(fail)?;
             self.backlog.fetch_sub(1, Ordering::Relaxed);
+            if self.handled % GAUGE_EVERY == 0 {
+                self.publish_gauges();
+            }
             if self.commit_due() {
                 self.commit(false).map_err(fail)?;
             }
