@@ -43,6 +43,9 @@ impl State {
     }
 }
 
+/// Kinds of errors the text form of `status` names (the JSON has all).
+const SHOWN_FAILURES: usize = 5;
+
 /// A crawl's latest figures, from `progress.json` or `stats.json`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Shown {
@@ -56,6 +59,8 @@ pub struct Shown {
     pub live_fetches: Option<u64>,
     pub errors: Option<u64>,
     pub bytes: Option<u64>,
+    /// The errors by outcome, most frequent first.
+    pub failed: Vec<(String, u64)>,
 }
 
 /// Everything `status` says.
@@ -88,7 +93,7 @@ pub fn read_status(dir: &Path) -> Result<Status, Failure> {
         None => State::Stopped,
     };
     let snapshot = run_files::read_progress(dir);
-    let progress = snapshot.map(|s| Shown {
+    let progress = snapshot.as_ref().map(|s| Shown {
         source: "progress.json",
         at: s.at(),
         fetched: s.fetched,
@@ -97,6 +102,7 @@ pub fn read_status(dir: &Path) -> Result<Status, Failure> {
         live_fetches: Some(s.live_fetches),
         errors: Some(s.errors),
         bytes: Some(s.bytes),
+        failed: s.failed.clone(),
     });
     // A running crawl's figures are its snapshot's. A stopped or finished one's are in
     // stats.json, unless a kill left a snapshot newer than the last stats.json.
@@ -110,7 +116,7 @@ pub fn read_status(dir: &Path) -> Result<Status, Failure> {
         stale_pid: mark.filter(|_| live.is_none()).map(|r| r.pid),
         figures,
         checkpoint: newest_state_file(dir),
-        snapshot_at: snapshot.map(|s| s.at()),
+        snapshot_at: snapshot.as_ref().map(|s| s.at()),
     })
 }
 
@@ -135,6 +141,7 @@ fn stats_figures(dir: &Path) -> Option<Shown> {
         live_fetches: None,
         errors: u("failed_total"),
         bytes: u("bytes"),
+        failed: run_files::json_counts(&text, "failed"),
     })
 }
 
@@ -210,6 +217,21 @@ impl Status {
             )),
             None => out.push_str("fetched: - (no progress snapshot or stats.json yet)\n"),
         }
+        if let Some(f) = self.figures.as_ref().filter(|f| !f.failed.is_empty()) {
+            let shown: Vec<String> = f
+                .failed
+                .iter()
+                .take(SHOWN_FAILURES)
+                .map(|(name, n)| format!("{name} {n}"))
+                .collect();
+            let more = f.failed.len().saturating_sub(SHOWN_FAILURES);
+            let more = if more > 0 {
+                format!(", {more} more kinds")
+            } else {
+                String::new()
+            };
+            out.push_str(&format!("errors by outcome: {}{more}\n", shown.join(", ")));
+        }
         match &self.checkpoint {
             Some((name, at)) => {
                 out.push_str(&format!("last checkpoint: {} [{name}]\n", when(*at, now)))
@@ -254,6 +276,8 @@ impl Status {
                     j.uint(k, v);
                 }
             }
+            let failed: Vec<(&str, u64)> = f.failed.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+            j.counts("errors_by_outcome", &failed);
         }
         if let Some((name, at)) = &self.checkpoint {
             j.string("checkpoint_file", name)
@@ -431,10 +455,22 @@ mod tests {
         std::fs::create_dir_all(crawl_state::state_dir(dir)).unwrap();
         std::fs::write(
             dir.join("stats.json"),
-            "{\n  \"pages_fetched\": 5,\n  \"robots_fetched\": 1,\n  \"frontier_size\": 2\n}\n",
+            "{\n  \"pages_fetched\": 5,\n  \"robots_fetched\": 1,\n  \"frontier_size\": 2,\n  \
+             \"failed_total\": 3,\n  \"failed\": {\"ConnectRefused\": 1, \"DnsNxDomain\": 2}\n}\n",
         )
         .unwrap();
         let s = read_status(dir).unwrap();
+        let now = SystemTime::now();
+        let text = s.text(dir, now);
+        assert!(
+            text.contains("errors by outcome: DnsNxDomain 2, ConnectRefused 1\n"),
+            "{text}"
+        );
+        let json = s.json(dir, now);
+        assert!(
+            json.contains("\"errors_by_outcome\": {\"DnsNxDomain\": 2, \"ConnectRefused\": 1}"),
+            "{json}"
+        );
         let f = s.figures.unwrap();
         assert_eq!((f.source, f.fetched, f.queued), ("stats.json", 6, Some(2)));
         // A snapshot taken later (a kill after it) is the better word.

@@ -118,7 +118,7 @@ impl ProgressMode {
 }
 
 /// What the progress line shows, taken when a line is due.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Figures {
     /// Fetches finished (pages and robots.txt).
     pub fetched: u64,
@@ -136,6 +136,29 @@ pub struct Figures {
     pub revisits: u64,
     pub not_modified: u64,
     pub changed: u64,
+    /// Fetches by outcome (indexed by `ReturnCode as usize`): the errors by kind.
+    pub outcomes: [u64; OUTCOME_KINDS],
+}
+
+/// How many outcomes there are.
+pub const OUTCOME_KINDS: usize = ReturnCode::ALL.len();
+
+impl Default for Figures {
+    fn default() -> Figures {
+        Figures {
+            fetched: 0,
+            errors: 0,
+            bytes: 0,
+            queued: 0,
+            live: 0,
+            buffered: 0,
+            spooled: 0,
+            revisits: 0,
+            not_modified: 0,
+            changed: 0,
+            outcomes: [0; OUTCOME_KINDS],
+        }
+    }
 }
 
 impl Figures {
@@ -151,6 +174,21 @@ impl Figures {
         self.revisits += o.revisits;
         self.not_modified += o.not_modified;
         self.changed += o.changed;
+        for (a, b) in self.outcomes.iter_mut().zip(o.outcomes) {
+            *a += b;
+        }
+    }
+
+    /// The fetches that failed, by outcome, most frequent first.
+    pub fn failures(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = ReturnCode::ALL
+            .iter()
+            .zip(self.outcomes)
+            .filter(|&(&c, n)| n > 0 && c != ReturnCode::Success)
+            .map(|(c, n)| (c.name(), n))
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
     }
 
     /// With what revisits found so far.
@@ -162,7 +200,12 @@ impl Figures {
     }
 
     pub fn of(stats: &LoopStats, queued: u64) -> Figures {
+        let mut outcomes = [0; OUTCOME_KINDS];
+        for (n, &c) in outcomes.iter_mut().zip(ReturnCode::ALL) {
+            *n = stats.outcomes.get(c);
+        }
         Figures {
+            outcomes,
             fetched: stats.outcomes.total(),
             errors: stats.outcomes.failed(),
             bytes: stats.bytes_received,

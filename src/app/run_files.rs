@@ -160,7 +160,7 @@ pub fn live_run(out: &Path) -> Option<RunningFile> {
 // ---- progress.json ----
 
 /// The progress snapshot: the whole crawl's figures (every loop's) at one moment.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
     pub pid: u64,
     /// Wall-clock time of the snapshot.
@@ -177,6 +177,8 @@ pub struct Snapshot {
     pub errors: u64,
     /// Response bytes received in this run.
     pub bytes: u64,
+    /// The errors by outcome, most frequent first.
+    pub failed: Vec<(String, u64)>,
 }
 
 impl Snapshot {
@@ -191,6 +193,8 @@ impl Snapshot {
             .uint("live_fetches", self.live_fetches)
             .uint("errors", self.errors)
             .uint("bytes", self.bytes);
+        let failed: Vec<(&str, u64)> = self.failed.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        j.counts("failed", &failed);
         j.finish()
     }
 
@@ -208,6 +212,7 @@ impl Snapshot {
             live_fetches: u("live_fetches").unwrap_or(0),
             errors: u("errors").unwrap_or(0),
             bytes: u("bytes").unwrap_or(0),
+            failed: json_counts(text, "failed"),
         })
     }
 
@@ -226,6 +231,30 @@ pub fn json_number(text: &str, key: &str) -> Option<f64> {
         let v = v.trim().trim_end_matches(',').trim();
         v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0)
     })
+}
+
+/// The name → count object under top-level `key` of a JSON text we wrote (`"key": {"A": 1,
+/// "B": 2}` on one line), most frequent first; empty if there is none. Damaged input gives
+/// what reads, never a panic.
+pub fn json_counts(text: &str, key: &str) -> Vec<(String, u64)> {
+    let quoted = format!("\"{key}\": {{");
+    let Some(body) = text.lines().take(1000).find_map(|line| {
+        let v = line.trim().strip_prefix(quoted.as_str())?;
+        v.split('}').next()
+    }) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(String, u64)> = body
+        .split(',')
+        .filter_map(|pair| {
+            let (name, n) = pair.split_once(':')?;
+            let name = name.trim().strip_prefix('"')?.strip_suffix('"')?;
+            Some((name.to_string(), n.trim().parse().ok()?))
+        })
+        .take(256)
+        .collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
 }
 
 /// `DIR/crawl.state/progress.json`, if it reads as a snapshot.
@@ -266,6 +295,11 @@ impl SnapshotWriter {
             live_fetches: f.live,
             errors: f.errors,
             bytes: f.bytes,
+            failed: f
+                .failures()
+                .into_iter()
+                .map(|(k, n)| (k.to_string(), n))
+                .collect(),
         };
         self.last = (now, f.fetched);
         let _ = write_atomic(&self.path, &s.json());
@@ -320,10 +354,19 @@ mod tests {
             pages_per_sec: 25.25,
             queued: 7,
             live_fetches: 3,
-            errors: 2,
+            errors: 3,
             bytes: 123_456,
+            failed: vec![("ConnectTimeout".into(), 2), ("DnsNxDomain".into(), 1)],
         };
-        assert_eq!(Snapshot::parse(&s.json()), Some(s));
+        assert_eq!(Snapshot::parse(&s.json()), Some(s.clone()));
+        // Errors by outcome: read in any order, most frequent first; damage reads as none.
+        let text = "{\n  \"failed\": {\"A\": 1, \"B\": 9, \"bad\": x},\n  \"x\": 1\n}\n";
+        assert_eq!(
+            json_counts(text, "failed"),
+            [("B".to_string(), 9), ("A".to_string(), 1)]
+        );
+        assert!(json_counts("\"failed\": {\"A", "failed").is_empty());
+        assert!(json_counts("", "failed").is_empty());
         for bad in [
             "",
             "{",
