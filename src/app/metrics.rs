@@ -518,6 +518,40 @@ mod tests {
     }
 
     #[test]
+    fn the_grafana_dashboard_asks_only_for_series_we_serve() {
+        let board = MetricsBoard::new(1, None);
+        let mut m = LoopMetrics::default();
+        m.crawl.revisits.not_modified = 1;
+        board.slot(0).publish(Instant::now(), m);
+        let text = board.encode();
+        let mut served: Vec<String> = Vec::new();
+        for line in text.lines().filter_map(|l| l.strip_prefix("# TYPE ")) {
+            let (name, kind) = line.split_once(' ').unwrap();
+            served.push(match kind {
+                "counter" => format!("{name}_total"),
+                _ => name.to_string(),
+            });
+        }
+        // Served once the journal has committed (not in this board).
+        served.push("spinneret_checkpoint_age_seconds".into());
+        let dashboard = include_str!("../../docs/grafana-dashboard.json");
+        let mut asked = 0;
+        for expr in dashboard.split("\"expr\": \"").skip(1) {
+            let expr = expr.split('"').next().unwrap();
+            for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if word.starts_with("spinneret_") || word.starts_with("process_") {
+                    asked += 1;
+                    assert!(
+                        served.iter().any(|s| s == word),
+                        "{word} is not served: {served:?}"
+                    );
+                }
+            }
+        }
+        assert!(asked >= 14, "{asked}");
+    }
+
+    #[test]
     fn a_finished_crawl_waits_only_for_someone_scraping() {
         let board = MetricsBoard::new(1, None);
         assert_eq!(board.final_wait(), Duration::ZERO);
