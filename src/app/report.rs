@@ -555,6 +555,11 @@ impl CrawlReport {
         ]);
         json.counts("rejected", &self.rejections)
             .float("seen_bytes_per_url", self.seen_bytes_per_url);
+        // What `spinneret report` charts and crawl.log does not carry.
+        let depths = c.shapes.depths();
+        let depths: Vec<(&str, u64)> = depths.iter().map(|(d, n)| (d.as_str(), *n)).collect();
+        json.counts("mime_types", &c.shapes.mime_types())
+            .counts("depths", &depths);
         let f = &c.focus;
         if let Some(rate) = f.harvest_rate() {
             // (pages scored, relevant among them) along the crawl.
