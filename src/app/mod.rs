@@ -27,8 +27,12 @@ pub mod loops;
 pub mod operate;
 pub mod partition;
 pub mod report;
+pub mod report_command;
+pub mod report_data;
+pub mod report_html;
 pub mod resume;
 pub mod run_files;
+pub mod svg_chart;
 pub mod url_lines;
 
 use std::process::ExitCode;
@@ -48,6 +52,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => operate::status(args).map_err(Into::into),
         Command::Stop(args) => operate::stop(args).map_err(Into::into),
         Command::Add(args) => operate::add(args).map_err(Into::into),
+        Command::Report(args) => report_command::run(args).map_err(Into::into),
         Command::ClusterStatus(args) => cluster_status::status(&args.cluster)
             .map(|text| {
                 print!("{text}");
