@@ -34,11 +34,16 @@ fn report(dir: &Path) -> (Option<i32>, String, String) {
 /// Nothing in the page loads from anywhere: no script, no external style, font or image.
 fn assert_self_contained(html: &str) {
     let lower = html.to_ascii_lowercase();
-    for banned in ["<script", "@import", "url(", "<link", "<img", "<iframe", "<object"] {
+    for banned in [
+        "<script", "@import", "url(", "<link", "<img", "<iframe", "<object",
+    ] {
         assert!(!lower.contains(banned), "report.html holds {banned}");
     }
     for attr in ["src=", "href=", "xlink:href="] {
-        assert!(!lower.contains(attr), "report.html holds a {attr} attribute");
+        assert!(
+            !lower.contains(attr),
+            "report.html holds a {attr} attribute"
+        );
     }
 }
 
@@ -72,7 +77,10 @@ fn a_report_of_a_crawl_is_self_contained_has_every_chart_and_renders() {
     assert_eq!(code, Some(8), "HTTP errors: {}", run.stderr());
 
     let stats = std::fs::read_to_string(out.join("stats.json")).unwrap();
-    assert!(stats.contains("\"mime_types\": {\"text/html\": "), "{stats}");
+    assert!(
+        stats.contains("\"mime_types\": {\"text/html\": "),
+        "{stats}"
+    );
     assert!(stats.contains("\"depths\": {\"0\": "), "{stats}");
     let timeline = std::fs::read_to_string(out.join("timeline.tsv")).unwrap();
     let rows = timeline.lines().filter(|l| !l.starts_with('#')).count();

@@ -93,7 +93,7 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
-                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, bench)"
+                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, report, bench)"
                 ))))
             }
         },

@@ -196,10 +196,10 @@ pub fn render(r: &ReportInput<'_>) -> String {
     match &r.args {
         Ok(args) => {
             let line: Vec<String> = args.iter().map(|a| shell_word(a)).collect();
-            let _ = write!(out, "<pre>spinneret {}</pre>\n", escape(&line.join(" ")));
+            let _ = writeln!(out, "<pre>spinneret {}</pre>", escape(&line.join(" ")));
         }
         Err(why) => {
-            let _ = write!(out, "<p class=\"note\">not recorded: {}</p>\n", escape(why));
+            let _ = writeln!(out, "<p class=\"note\">not recorded: {}</p>", escape(why));
         }
     }
     let _ = write!(
@@ -318,6 +318,18 @@ fn bars_or(title: &str, unit: &str, bars: &[(String, f64)], note: &str) -> Strin
     }
 }
 
+/// A power of two with its unit: bytes in binary multiples (`4 KiB`), others as numbers.
+fn bound(v: u64, unit: &str) -> String {
+    if unit != "B" {
+        return format!("{} {unit}", si(v as f64, ""));
+    }
+    let (shift, name) = [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")]
+        .into_iter()
+        .find(|&(s, _)| v >= 1u64 << s)
+        .unwrap_or((0, "B"));
+    format!("{} {name}", v >> shift)
+}
+
 fn histogram(title: &str, h: &LogHistogram, unit: &str) -> String {
     let bars: Vec<(String, f64)> = h
         .ranges()
@@ -325,9 +337,9 @@ fn histogram(title: &str, h: &LogHistogram, unit: &str) -> String {
         .map(|(lo, hi, n)| {
             let name = match hi {
                 _ if lo == 0 => format!("0 {unit}"),
-                Some(hi) if hi == lo + 1 => si(lo as f64, unit),
-                Some(hi) => format!("{} to {}", si(lo as f64, unit), si((hi - 1) as f64, unit)),
-                None => format!("{} or more", si(lo as f64, unit)),
+                Some(hi) if hi == lo + 1 => bound(lo, unit),
+                Some(hi) => format!("{} to <{}", bound(lo, unit), bound(hi, unit)),
+                None => format!("{} or more", bound(lo, unit)),
             };
             (name, n as f64)
         })
@@ -411,6 +423,9 @@ mod tests {
     fn options_are_shown_as_a_command_line() {
         assert_eq!(shell_word("--max-pages"), "--max-pages");
         assert_eq!(shell_word("a b'c"), "'a b'\\''c'");
+        assert_eq!(bound(4096, "B"), "4 KiB");
+        assert_eq!(bound(1 << 41, "B"), "2 TiB");
+        assert_eq!(bound(16, "ms"), "16 ms");
         assert_eq!(shell_word(""), "''");
     }
 }
