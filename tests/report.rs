@@ -3,7 +3,8 @@
 //! every chart, and renders in headless Chromium (Debian's `chromium`, when installed; the
 //! test says why it skips that part otherwise) to a screenshot that is not blank. Then the
 //! same crawl as a kill leaves it (no stats.json, no timeline): the charts say "not
-//! recorded". And the errors for a missing directory or one without crawl.log.
+//! recorded". A crawl really killed, then resumed: the report of each, the timeline's rows
+//! numbered by run. And the errors for a missing directory or one without crawl.log.
 
 mod common;
 
@@ -13,13 +14,15 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::crawl_run::{crawl_args_with, start_web_of, Run};
+use common::crawl_run::{crawl_args, crawl_args_with, resume_args, start_web_of, Run};
 use common::{spinneret, temp_dir};
 use spinneret::app::report_html::CHART_TITLES;
 
 const COMMAND_LIMIT: Duration = Duration::from_secs(120);
 /// Chromium is killed past this.
 const CHROMIUM_LIMIT: Duration = Duration::from_secs(60);
+/// How long a crawl may take to write its first timeline row (at its first flush, 2 s in).
+const ROW_LIMIT: Duration = Duration::from_secs(30);
 
 /// Runs `spinneret report DIR`; returns the exit code, stdout and stderr.
 fn report(dir: &Path) -> (Option<i32>, String, String) {
@@ -111,6 +114,80 @@ fn a_report_of_a_crawl_is_self_contained_has_every_chart_and_renders() {
     assert_every_chart(&html);
     assert!(html.contains("not recorded: no stats.json"));
     assert!(html.contains("not recorded: no timeline.tsv"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The timeline's rows (not its `#` lines), if it has a file.
+fn timeline_rows(out: &Path) -> Vec<String> {
+    std::fs::read_to_string(out.join("timeline.tsv"))
+        .map(|t| {
+            t.lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_killed_crawl_has_a_report_and_its_resume_continues_the_timeline() {
+    let web = start_web_of(3, 100, 4);
+    let out = temp_dir("report-killed");
+    let mut run = Run::start(&crawl_args(&web, &out, 40));
+    let started = Instant::now();
+    while timeline_rows(&out).is_empty() {
+        assert!(
+            run.0.try_wait().unwrap().is_none(),
+            "the crawl ended before its first timeline row: {}",
+            run.stderr()
+        );
+        assert!(
+            started.elapsed() < ROW_LIMIT,
+            "no timeline row in {ROW_LIMIT:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    run.signal("-KILL");
+    run.wait();
+    assert!(!out.join("stats.json").exists());
+
+    let (code, _, stderr) = report(&out);
+    assert_eq!(code, Some(0), "{stderr}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_self_contained(&html);
+    assert_every_chart(&html);
+    assert!(html.contains("<td class=\"n\">stopped</td>"), "the state");
+    assert!(html.contains("not recorded: no stats.json"));
+    assert!(
+        !html.contains("no timeline.tsv"),
+        "the killed run's rows are charted"
+    );
+
+    let mut resumed = Run::start(&resume_args(&out));
+    assert_eq!(resumed.wait(), Some(0), "{}", resumed.stderr());
+    let runs: Vec<&str> = timeline_rows(&out)
+        .iter()
+        .map(|r| {
+            if r.starts_with("1\t") {
+                "1"
+            } else if r.starts_with("2\t") {
+                "2"
+            } else {
+                "?"
+            }
+        })
+        .collect();
+    assert!(
+        runs.first() == Some(&"1") && runs.last() == Some(&"2"),
+        "{runs:?}"
+    );
+    assert!(!runs.contains(&"?"), "{runs:?}");
+    let (code, _, stderr) = report(&out);
+    assert_eq!(code, Some(0), "{stderr}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_every_chart(&html);
+    assert!(html.contains("<td class=\"n\">finished</td>"), "the state");
+    assert!(html.contains("<th>runs (timeline)</th><td class=\"n\">2</td>"));
     let _ = std::fs::remove_dir_all(&out);
 }
 
