@@ -634,6 +634,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_flush_hook_gets_the_whole_crawl_and_a_last_call_at_the_end() {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let seen = calls.clone();
+        let board = Arc::new(Mutex::new(vec![Figures::default(); 2]));
+        board.lock().unwrap()[1].fetched = 5;
+        let mut p = Progress::new(Instant::now(), ProgressMode::Off, None)
+            .with_board(board, 0)
+            .with_flush_hook(Box::new(move |_, f, last| {
+                seen.lock().unwrap().push((f.fetched, last));
+            }));
+        // Not yet due: no call.
+        p.tick(Figures::default);
+        p.finish(|| Figures {
+            fetched: 3,
+            ..Figures::default()
+        });
+        assert_eq!(*calls.lock().unwrap(), [(8, true)]);
+    }
+
+    #[test]
     fn abbreviations() {
         assert_eq!(abbrev("http://a/", 80), "http://a/");
         assert_eq!(abbrev("a\r\nb", 80), "a\\r\\nb");
