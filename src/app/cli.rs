@@ -85,6 +85,9 @@ pub enum Command {
     /// Add seeds to a crawl: a running one takes them within a second, a stopped one when
     /// it is resumed. Scope and robots.txt rules apply as for seeds.
     Add(AddArgs),
+    /// Write DIR/report.html: charts of a crawl (rates, outcomes, hosts, sizes, memory) in
+    /// one self-contained file that opens in any browser, without a server.
+    Report(ReportArgs),
     /// Print the progress of a crawl spread over nodes (`crawl --cluster`): pages, pages/s
     /// and queue per node.
     ClusterStatus(ClusterStatusArgs),
@@ -102,6 +105,12 @@ pub struct ClusterStatusArgs {
     /// The cluster's Redis, as given to `crawl --cluster`.
     #[arg(long, value_name = "URL")]
     pub cluster: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The crawl's output directory (its `--out`).
+    pub dir: PathBuf,
 }
 
 #[derive(Args, Debug)]

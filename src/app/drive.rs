@@ -137,7 +137,8 @@ pub fn drive<S: StoringSource>(
     while let Some(notice) = source.take_notice() {
         eprint_line(&notice);
     }
-    progress.clear();
+    let queued = source.queued();
+    progress.finish(|| Figures::of(&crawler.stats(), queued).with_revisits(&source.revisits()));
     match source.take_io_error() {
         Some(e) => Err(Failure::output(e)),
         None => Ok(stop),

@@ -21,7 +21,7 @@ use crate::app::partition::{Exchange, LocalExchange, PartitionSource};
 use crate::app::report::{
     abbrev, eprint_line, CrawlReport, Display, Figures, Progress, ProgressMode, URL_IN_MESSAGES,
 };
-use crate::app::run_files::SnapshotWriter;
+use crate::app::run_files::{SnapshotWriter, TimelineRecorder};
 use crate::crawl::splitter::{SplitterConfig, MAX_PARTITIONS};
 use crate::crawl::{self, Crawl, CrawlConfig, CrawlCounters};
 use crate::fetcher::stats::LoopStats;
@@ -491,7 +491,14 @@ pub fn execute(
         if k == 0 {
             // `spinneret status` reads the whole crawl's figures from here.
             let mut snapshots = SnapshotWriter::new(&out_dir, started);
-            p = p.with_flush_hook(Box::new(move |now, f| snapshots.write(now, f)));
+            // `spinneret report` charts the figures over time from here.
+            let mut timeline = TimelineRecorder::open(&out_dir, started);
+            p = p.with_flush_hook(Box::new(move |now, f, last| {
+                if !last {
+                    snapshots.write(now, f);
+                }
+                timeline.record(now, f, last);
+            }));
         }
         p
     };

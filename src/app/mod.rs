@@ -12,7 +12,9 @@
 //! - [`drive`]: turning the loop over a source, signals, the end of a run;
 //! - [`partition`], [`cluster`], [`loops`]: a crawl as partitions, in-process or over Redis;
 //! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
-//!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`); and `main` here.
+//!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`), and `report`'s:
+//!   [`report_data`] (the crawl's files read in bounded memory), [`svg_chart`],
+//!   [`report_html`], [`report_command`]; and `main` here.
 
 pub mod bench;
 pub mod cli;
@@ -33,8 +35,12 @@ pub mod operate;
 pub mod partition;
 pub mod process;
 pub mod report;
+pub mod report_command;
+pub mod report_data;
+pub mod report_html;
 pub mod resume;
 pub mod run_files;
+pub mod svg_chart;
 pub mod url_lines;
 
 use std::process::ExitCode;
@@ -54,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => operate::status(args).map_err(Into::into),
         Command::Stop(args) => operate::stop(args).map_err(Into::into),
         Command::Add(args) => operate::add(args).map_err(Into::into),
+        Command::Report(args) => report_command::run(args).map_err(Into::into),
         Command::ClusterStatus(args) => cluster_status::status(&args.cluster)
             .map(|text| {
                 print!("{text}");
@@ -94,7 +101,7 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
-                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, bench)"
+                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, report, bench)"
                 ))))
             }
         },

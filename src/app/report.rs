@@ -218,6 +218,20 @@ impl Figures {
     }
 }
 
+/// Posts a loop's figures on the board (the board and its slot); returns the whole crawl's.
+/// The lock is let go before the caller writes anything.
+fn post((board, slot): &(Arc<Mutex<Vec<Figures>>>, usize), f: Figures) -> Figures {
+    let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(mine) = b.get_mut(*slot) {
+        *mine = f;
+    }
+    let mut whole = Figures::default();
+    for other in b.iter() {
+        whole.add(other);
+    }
+    whole
+}
+
 /// The progress display: a line redrawn in place on a terminal, a line every few seconds
 /// otherwise, or nothing; and the cue to flush the output every few seconds in every mode.
 pub struct Progress {
@@ -240,7 +254,8 @@ pub struct Progress {
 }
 
 /// What [`Progress::with_flush_hook`] calls: the time and the whole crawl's figures.
-pub type FlushHook = Box<dyn FnMut(Instant, &Figures) + Send>;
+/// The flag says whether this is the run's last call ([`Progress::finish`]).
+pub type FlushHook = Box<dyn FnMut(Instant, &Figures, bool) + Send>;
 
 impl Progress {
     pub fn new(started: Instant, mode: ProgressMode, max_pages: Option<u64>) -> Progress {
@@ -310,22 +325,15 @@ impl Progress {
                 };
         }
         let mut f = figures();
-        if let Some((board, slot)) = &self.board {
-            let mut b = board.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(mine) = b.get_mut(*slot) {
-                *mine = f;
-            }
+        if let Some(board) = &self.board {
             if self.mode == ProgressMode::Off && !hook {
+                post(board, f);
                 return flush;
             }
-            f = Figures::default();
-            for other in b.iter() {
-                f.add(other);
-            }
-            // The lock is let go here, before the hook writes its file.
+            f = post(board, f);
         }
         if let (true, Some(on_flush)) = (hook, self.on_flush.as_mut()) {
-            on_flush(now, &f);
+            on_flush(now, &f, false);
         }
         if !draw || self.mode == ProgressMode::Off {
             return flush;
@@ -345,6 +353,22 @@ impl Progress {
             }
         }
         flush
+    }
+
+    /// Ends the display at the end of a run: the line taken off the terminal, and the flush
+    /// hook called a last time, so what it records (the timeline) has the run's end.
+    pub fn finish(&mut self, figures: impl FnOnce() -> Figures) {
+        self.clear();
+        if self.on_flush.is_none() {
+            return;
+        }
+        let mut f = figures();
+        if let Some(board) = &self.board {
+            f = post(board, f);
+        }
+        if let Some(on_flush) = self.on_flush.as_mut() {
+            on_flush(Instant::now(), &f, true);
+        }
     }
 
     /// Takes the in-place line off the terminal (before the summary).
@@ -616,6 +640,11 @@ impl CrawlReport {
         ]);
         json.counts("rejected", &self.rejections)
             .float("seen_bytes_per_url", self.seen_bytes_per_url);
+        // What `spinneret report` charts and crawl.log does not carry.
+        let depths = c.shapes.depths();
+        let depths: Vec<(&str, u64)> = depths.iter().map(|(d, n)| (d.as_str(), *n)).collect();
+        json.counts("mime_types", &c.shapes.mime_types())
+            .counts("depths", &depths);
         let f = &c.focus;
         if let Some(rate) = f.harvest_rate() {
             // (pages scored, relevant among them) along the crawl.
@@ -647,6 +676,26 @@ impl CrawlReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flush_hook_gets_the_whole_crawl_and_a_last_call_at_the_end() {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let seen = calls.clone();
+        let board = Arc::new(Mutex::new(vec![Figures::default(); 2]));
+        board.lock().unwrap()[1].fetched = 5;
+        let mut p = Progress::new(Instant::now(), ProgressMode::Off, None)
+            .with_board(board, 0)
+            .with_flush_hook(Box::new(move |_, f, last| {
+                seen.lock().unwrap().push((f.fetched, last));
+            }));
+        // Not yet due: no call.
+        p.tick(Figures::default);
+        p.finish(|| Figures {
+            fetched: 3,
+            ..Figures::default()
+        });
+        assert_eq!(*calls.lock().unwrap(), [(8, true)]);
+    }
 
     #[test]
     fn abbreviations() {

@@ -1,9 +1,10 @@
 //! The two files a running crawl keeps in `DIR/crawl.state/` so that another process
 //! (`spinneret status`, `spinneret stop`, a script) can watch and steer it without a network
 //! port: `running` (its process id and start time, there while a run is under way) and
-//! `progress.json` (its figures, replaced every few seconds). This module owns their formats,
-//! their atomic writing, their parsing (damaged input gives `None`, never a panic) and the
-//! question whether the process a `running` file names is still alive.
+//! `progress.json` (its figures, replaced every few seconds); and the recorder of the same
+//! figures over time in `DIR/timeline.tsv`, for `spinneret report`. This module owns their
+//! formats, their atomic writing, their parsing (damaged input gives `None`, never a panic)
+//! and the question whether the process a `running` file names is still alive.
 //!
 //! Both are written as a temporary file renamed over the old one, so a reader never sees half
 //! of one. A killed crawl leaves `running` behind: its pid is then dead (or reused by another
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::app::report::Figures;
 use crate::store::archive::stats_json::JsonObject;
+use crate::store::archive::timeline::{Row, TimelineWriter};
 use crate::store::state::crawl_state;
 
 /// `DIR/crawl.state/running`.
@@ -304,6 +306,65 @@ impl SnapshotWriter {
         self.last = (now, f.fetched);
         let _ = write_atomic(&self.path, &s.json());
     }
+}
+
+// ---- timeline.tsv ----
+
+/// Records the whole crawl's figures in `DIR/timeline.tsv` (the format and its bound are
+/// [`crate::store::archive::timeline`]'s): a row when one is due, and the run's last. Errors
+/// are not the crawl's business: a row that cannot be written is skipped.
+pub struct TimelineRecorder {
+    writer: Option<TimelineWriter>,
+    started: Instant,
+}
+
+impl TimelineRecorder {
+    /// Continues the timeline in `out` (a resumed crawl's rows follow the earlier runs').
+    pub fn open(out: &Path, started: Instant) -> TimelineRecorder {
+        TimelineRecorder {
+            writer: TimelineWriter::open(out).ok(),
+            started,
+        }
+    }
+
+    /// Records `f` taken `now` if a row is due, or if `last` (the run ends).
+    pub fn record(&mut self, now: Instant, f: &Figures, last: bool) {
+        let Some(w) = self.writer.as_mut() else {
+            return;
+        };
+        let elapsed_ms = now.saturating_duration_since(self.started).as_millis() as u64;
+        if !last && !w.due(elapsed_ms) {
+            return;
+        }
+        let row = Row {
+            run: w.run(),
+            unix_ms: unix_ms(SystemTime::now()),
+            elapsed_ms,
+            fetched: f.fetched,
+            errors: f.errors,
+            bytes: f.bytes,
+            queued: f.queued,
+            live: f.live,
+            buffered_bytes: f.buffered,
+            spooled_bytes: f.spooled,
+            rss_bytes: current_rss().unwrap_or(0),
+            revisits: f.revisits,
+            not_modified: f.not_modified,
+            changed: f.changed,
+        };
+        if w.append(row).is_err() {
+            // A file that cannot be written now (a full disk) is retried at the next row.
+        }
+    }
+}
+
+/// The process's resident memory now (`/proc/self/statm`'s second field, in pages).
+pub fn current_rss() -> Option<u64> {
+    let statm = read_small(Path::new("/proc/self/statm"), 4096).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages.saturating_mul(u64::try_from(page).ok().filter(|&p| p > 0)?))
 }
 
 #[cfg(test)]

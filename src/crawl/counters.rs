@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::page_shapes::PageShapes;
 use crate::fetcher::stats::Outcomes;
 use crate::ReturnCode;
 
@@ -89,6 +90,7 @@ impl CrawlCounters {
         }
         self.revisits.age_secs += o.revisits.age_secs;
         self.focus.merge(&o.focus);
+        self.shapes.merge(&o.shapes);
         let (d, e) = (&mut self.discovery, &o.discovery);
         for (a, b) in [
             (&mut d.sitemaps_read, e.sitemaps_read),
@@ -160,6 +162,8 @@ pub struct CrawlCounters {
     pub discovery: DiscoveryCounters,
     /// A focused crawl's relevance scores.
     pub focus: FocusCounters,
+    /// Pages by MIME type and depth (for `spinneret report`).
+    pub shapes: PageShapes,
     /// Per-stage time, summed over fetches: latency of each network stage (stages of
     /// different fetches overlap), and loop time spent scanning and storing.
     pub stages: StageTimes,

@@ -203,6 +203,8 @@ impl<S: Sink> Crawl<S> {
             done.outcome
         };
         self.counters.url_lines.add(outcome, done.status());
+        let content_type = done.head.map(ResponseHead::content_type);
+        self.counters.shapes.add(content_type, entry.depth);
         let scan_started = Instant::now();
         self.counters.stages.store += scan_started - store_started;
         // The page's links enter the frontier before its end is reported: a durable sink

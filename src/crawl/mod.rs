@@ -46,6 +46,8 @@ mod manners;
 pub mod revisit;
 pub use host_state::{BadHostState, HostsRestored};
 pub use manners::{CookieConfig, MannersConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
+mod page_shapes;
+pub use page_shapes::PageShapes;
 mod partitioned;
 mod refresh;
 pub use partitioned::partition_key;

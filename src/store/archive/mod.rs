@@ -1,8 +1,9 @@
 //! The archive: what a crawl produces. WARC records ([`warc`]: pure formatting, the rotating
 //! file writer and a reader), their CDXJ indexes ([`cdxj`], sorted in bounded memory by
-//! [`line_sort`]), the per-URL log ([`crawl_log`]), `stats.json` ([`stats_json`]), large
-//! bodies spooled to disk while they are fetched ([`spool`]), [`recover`]y of WARC files
-//! a crash left `.open`, and the head a 304's revisit record carries ([`freshen`]).
+//! [`line_sort`]), the per-URL log ([`crawl_log`]), `stats.json` ([`stats_json`]) and the
+//! figures over time beside it ([`timeline`]), large bodies spooled to disk while they are
+//! fetched ([`spool`]), [`recover`]y of WARC files a crash left `.open`, and the head a 304's
+//! revisit record carries ([`freshen`]).
 //!
 //! [`output::Output`] is the sink the crawl writes through: it formats on the event loop and
 //! hands WARC records, crawl.log lines and journal records to a writer thread (`writer`),
@@ -17,6 +18,7 @@ pub mod output;
 pub mod recover;
 pub mod spool;
 pub mod stats_json;
+pub mod timeline;
 pub mod warc;
 mod writer;
 pub mod writer_gauges;
