@@ -75,8 +75,7 @@ fn publish_metrics<S: StoringSource>(
     source: &S,
     always: bool,
 ) {
-    let now = Instant::now();
-    if let Some(slot) = progress.metrics_due(now, always) {
+    if let Some((slot, now)) = progress.metrics_due(always) {
         let m = LoopMetrics {
             stats: crawler.stats(),
             crawl: source.crawl_figures(),

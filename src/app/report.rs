@@ -282,9 +282,12 @@ impl Progress {
         self
     }
 
-    /// Where this loop publishes its figures, when one is due at `now` (or `always`).
-    pub fn metrics_due(&mut self, now: Instant, always: bool) -> Option<&mut MetricsSlot> {
-        self.metrics.as_mut().filter(|m| always || m.due(now))
+    /// Where this loop publishes its figures and the time, when a snapshot is due (or
+    /// `always`). Without `--metrics`, `None` before reading the clock.
+    pub fn metrics_due(&mut self, always: bool) -> Option<(&mut MetricsSlot, Instant)> {
+        let slot = self.metrics.as_mut()?;
+        let now = Instant::now();
+        (always || slot.due(now)).then_some((slot, now))
     }
 
     /// This loop's progress is part of the whole crawl's, which one loop shows.
