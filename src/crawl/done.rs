@@ -270,6 +270,7 @@ impl<S: Sink> Crawl<S> {
             depth: entry.depth,
             hop: entry.hop,
             relevance: None,
+            simhash: None,
         }
     }
 

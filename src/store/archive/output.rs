@@ -373,6 +373,7 @@ impl Output {
                 digest,
                 revisit: scheduled.map(|s| s.seen),
                 relevance: scheduled.and_then(|s| s.relevance),
+                simhash: scheduled.and_then(|s| s.simhash),
             },
         );
         if done.head.is_some() {
@@ -426,6 +427,7 @@ impl Output {
                 },
                 truncated: done.truncation(),
                 log_line: self.warc.buffer(&self.line),
+                simhash: scheduled.and_then(|s| s.simhash),
                 refers_to,
                 deflated,
                 db_record,
@@ -548,6 +550,7 @@ impl Output {
                 digest: None,
                 revisit: None,
                 relevance: None,
+                simhash: None,
             },
         );
         let line = self.warc.buffer(&self.line);
