@@ -197,6 +197,10 @@ pub struct CrawlArgs {
     /// Links admitted from one page at most.
     #[arg(long, value_name = "N", default_value_t = crate::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
     pub max_links_per_page: usize,
+    /// Store a page whose main text is a near-duplicate of an earlier page's (simhash
+    /// within 3 bits) but do not follow its links: a guard against traps of copies.
+    #[arg(long)]
+    pub skip_near_duplicate_links: bool,
     /// Do not fetch what pages need to render (images, scripts, stylesheets, CSS url()s).
     /// By default they are fetched, even outside --scope, so archived pages replay whole.
     #[arg(long)]

@@ -187,7 +187,11 @@ pub fn push_simhash(out: &mut Vec<u8>, h: u64) {
 
 /// Reads what [`push_simhash`] writes (exactly 16 lowercase hex digits).
 pub fn parse_simhash(s: &str) -> Option<u64> {
-    if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if s.len() != 16
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return None;
     }
     u64::from_str_radix(s, 16).ok()
