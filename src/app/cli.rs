@@ -87,6 +87,9 @@ pub enum Command {
     /// Print the progress of a crawl spread over nodes (`crawl --cluster`): pages, pages/s
     /// and queue per node.
     ClusterStatus(ClusterStatusArgs),
+    /// Print every page of the crawl in DIR whose main text is a near-duplicate of an
+    /// earlier page's (simhash within 3 bits): `URL<TAB>URL it duplicates<TAB>distance`.
+    NearDuplicates(NearDupsArgs),
     /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
     Bench(BenchArgs),
     /// Serve the test web for `bench` (internal).
@@ -121,6 +124,17 @@ within 60 s."
 pub struct StopArgs {
     /// The crawl's output directory (its `--out`).
     pub dir: PathBuf,
+}
+
+/// `spinneret near-duplicates DIR`.
+#[derive(Args, Debug)]
+pub struct NearDupsArgs {
+    /// The crawl's output directory (its `--out`), holding its crawl.log.
+    pub dir: PathBuf,
+    /// Memory for the fingerprint index; past it, sorted runs go to a temporary directory
+    /// in DIR (removed at the end).
+    #[arg(long, value_name = "BYTES", default_value_t = Size(crate::crawl::near_dups::DEFAULT_NEAR_DUP_RAM as u64))]
+    pub index_ram: Size,
 }
 
 /// `spinneret add DIR URL… | -i FILE`.
