@@ -401,8 +401,10 @@ fn a_crawl_and_near_duplicates_find_the_copies() {
     let servers = serve(web.routes(), web.dns_records());
     let port = servers.http.port();
     let out = temp_dir("near-dups-crawl");
-    // The front pages and the articles they list (the template's links go deeper).
-    crawl(&servers, &out, &web.seeds(port), (1, 4), &[]);
+    // The front pages and the articles they list (the template's links go deeper), in two
+    // event loops: each partition's index sees only its own host's pages, and the one
+    // crawl.log all of them.
+    crawl(&servers, &out, &web.seeds(port), (1, 4), &["--loops", "2"]);
     let crawled = started.elapsed();
 
     let numbers = web.numbers(port);
@@ -421,6 +423,15 @@ fn a_crawl_and_near_duplicates_find_the_copies() {
     );
     let stats = std::fs::read_to_string(out.join("stats.json")).unwrap();
     assert!(stats.contains("\"near_duplicates\": "), "{stats}");
+    // The two sites are in different partitions: syndicated copies cross them.
+    let names: Vec<String> = warc_files(&out)
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.contains("-p0-")) && names.iter().any(|n| n.contains("-p1-")),
+        "{names:?}"
+    );
     // The index has each page's simhash too, as crawl.log has it.
     let mut index = String::new();
     for f in std::fs::read_dir(&out).unwrap() {
@@ -480,8 +491,14 @@ fn a_crawl_and_near_duplicates_find_the_copies() {
             s.recall()
         );
     }
+    let in_crawl = stats
+        .split("\"near_duplicates\": ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .unwrap_or("?");
     eprintln!(
-        "{} pages ({:?} originals/near-duplicates/syndicated), crawled in {:.1} s, test {:.1} s",
+        "{} pages ({:?} originals/near-duplicates/syndicated), {in_crawl} near-duplicates \
+         found by the crawl's per-partition indexes, crawled in {:.1} s, test {:.1} s",
         web.pages.len(),
         web.kinds(),
         crawled.as_secs_f64(),
