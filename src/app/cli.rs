@@ -91,6 +91,9 @@ pub enum Command {
     /// Print the progress of a crawl spread over nodes (`crawl --cluster`): pages, pages/s
     /// and queue per node.
     ClusterStatus(ClusterStatusArgs),
+    /// Print every page of the crawl in DIR whose main text is a near-duplicate of an
+    /// earlier page's (simhash within 3 bits): `URL<TAB>URL it duplicates<TAB>distance`.
+    NearDuplicates(NearDupsArgs),
     /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
     Bench(BenchArgs),
     /// Serve the test web for `bench` (internal).
@@ -131,6 +134,17 @@ within 60 s."
 pub struct StopArgs {
     /// The crawl's output directory (its `--out`).
     pub dir: PathBuf,
+}
+
+/// `spinneret near-duplicates DIR`.
+#[derive(Args, Debug)]
+pub struct NearDupsArgs {
+    /// The crawl's output directory (its `--out`), holding its crawl.log.
+    pub dir: PathBuf,
+    /// Memory for the fingerprint index; past it, sorted runs go to a temporary directory
+    /// in DIR (removed at the end).
+    #[arg(long, value_name = "BYTES", default_value_t = Size(crate::crawl::near_dups::DEFAULT_NEAR_DUP_RAM as u64))]
+    pub index_ram: Size,
 }
 
 /// `spinneret add DIR URL… | -i FILE`.
@@ -207,6 +221,10 @@ pub struct CrawlArgs {
     /// Links admitted from one page at most.
     #[arg(long, value_name = "N", default_value_t = crate::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
     pub max_links_per_page: usize,
+    /// Store a page whose main text is a near-duplicate of an earlier page's (simhash
+    /// within 3 bits) but do not follow its links: a guard against traps of copies.
+    #[arg(long)]
+    pub skip_near_duplicate_links: bool,
     /// Do not fetch what pages need to render (images, scripts, stylesheets, CSS url()s).
     /// By default they are fetched, even outside --scope, so archived pages replay whole.
     #[arg(long)]

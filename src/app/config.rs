@@ -378,6 +378,7 @@ pub fn partition_share(
         .map(|m| (m / n as u64 + u64::from((k as u64) < m % n as u64)).max(1));
     part.back_queues = (crawl.back_queues / n).max(1);
     part.frontier_ram = crawl.frontier_ram / n;
+    part.near_dup_ram = crawl.near_dup_ram / n;
     (fetcher, part)
 }
 
@@ -455,6 +456,7 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         ignore_robots: args.ignore_robots,
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
+        skip_near_duplicate_links: args.skip_near_duplicate_links,
         page_requisites: !args.no_page_requisites,
         manners: MannersConfig {
             cookies,
@@ -670,6 +672,10 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
             args.max_links_per_page.to_string(),
         ),
         ("max-url-length".into(), args.max_url_length.to_string()),
+        (
+            "skip-near-duplicate-links".into(),
+            args.skip_near_duplicate_links.to_string(),
+        ),
         ("continuous".into(), args.fresh.continuous.to_string()),
         ("sitemaps".into(), (!args.discovery.no_sitemaps).to_string()),
         (

@@ -30,6 +30,7 @@ use crate::store::archive::output::{Output, Written};
 use crate::store::state::compaction::StateKeys;
 use crate::store::state::crawl_db::{self, CrawlDb, DueCursor};
 use crate::store::state::crawl_state::{self, StateError};
+use crate::store::state::near_dup_runs::NearDupRuns;
 use crate::store::state::replay::{replay, ReplaySink};
 use crate::store::state::segments::SegmentSpill;
 use crate::ReturnCode;
@@ -385,6 +386,8 @@ pub fn execute(
         } else {
             Crawl::new(part, sink, started)
         };
+        // The near-duplicate index past its RAM share spills to unlinked files in OUT.
+        crawl.set_near_dup_spill(Box::new(NearDupRuns::in_output(&out_dir, &format!("p{k}"))));
         if let Some(c) = &cluster {
             crawl.partition(SplitterConfig::new(c.nodes, c.node));
         } else if n > 1 {

@@ -12,9 +12,9 @@
 //! - [`drive`]: turning the loop over a source, signals, the end of a run;
 //! - [`partition`], [`cluster`], [`loops`]: a crawl as partitions, in-process or over Redis;
 //! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
-//!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`), and `report`'s:
-//!   [`report_data`] (the crawl's files read in bounded memory), [`svg_chart`],
-//!   [`report_html`], [`report_command`]; and `main` here.
+//!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`), [`near_dups_command`]
+//!   (`near-duplicates`), and `report`'s: [`report_data`] (the crawl's files read in bounded
+//!   memory), [`svg_chart`], [`report_html`], [`report_command`]; and `main` here.
 
 pub mod bench;
 pub mod cli;
@@ -31,6 +31,7 @@ pub mod line_class;
 pub mod loops;
 pub mod metrics;
 pub mod metrics_server;
+pub mod near_dups_command;
 pub mod operate;
 pub mod partition;
 pub mod process;
@@ -67,6 +68,7 @@ pub fn main() -> ExitCode {
                 ExitStatus::Ok
             })
             .map_err(|e| Failure::Runtime(e).into()),
+        Command::NearDuplicates(args) => near_dups_command::run(&args).map_err(Into::into),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
         Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),
         Command::Help(args) => help(args.topic.as_deref()),

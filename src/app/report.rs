@@ -609,6 +609,8 @@ impl CrawlReport {
             ("links_found", c.links_found),
             ("duplicate_urls_skipped", c.duplicate_urls),
             ("duplicate_content", c.duplicate_content),
+            ("pages_fingerprinted", c.pages_fingerprinted),
+            ("near_duplicates", c.near_duplicates),
             ("revisit_records", self.revisits),
             ("robots_excluded", c.robots_excluded),
             ("robots_unreachable", c.robots_unreachable),

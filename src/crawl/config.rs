@@ -54,6 +54,11 @@ pub struct CrawlConfig {
     /// A focused crawl's topic (`--focus FILE`'s text): pages are scored against it and
     /// their links queued by the score (`crawl::focus`).
     pub focus: Option<std::sync::Arc<[u8]>>,
+    /// A page within simhash distance 3 of an earlier one is stored but its links are not
+    /// followed (`--skip-near-duplicate-links`: a trap guard, `crawl::near_dups`).
+    pub skip_near_duplicate_links: bool,
+    /// RAM for the near-duplicate index's fingerprints before it spills runs.
+    pub near_dup_ram: usize,
 }
 
 /// Redirect hops followed from the URL first queued, by default (`--max-redirect`).
@@ -96,6 +101,8 @@ impl CrawlConfig {
             continuous: false,
             sitemaps: true,
             focus: None,
+            skip_near_duplicate_links: false,
+            near_dup_ram: super::near_dups::DEFAULT_NEAR_DUP_RAM,
         }
     }
 }

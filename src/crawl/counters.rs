@@ -67,6 +67,8 @@ impl CrawlCounters {
             (&mut self.urls_admitted, o.urls_admitted),
             (&mut self.duplicate_urls, o.duplicate_urls),
             (&mut self.duplicate_content, o.duplicate_content),
+            (&mut self.pages_fingerprinted, o.pages_fingerprinted),
+            (&mut self.near_duplicates, o.near_duplicates),
             (&mut self.robots_excluded, o.robots_excluded),
             (&mut self.redirects_followed, o.redirects_followed),
             (&mut self.urls_readmitted, o.urls_readmitted),
@@ -135,6 +137,10 @@ pub struct CrawlCounters {
     pub duplicate_urls: u64,
     /// Pages whose content was identical to an earlier page (links not scanned again).
     pub duplicate_content: u64,
+    /// Pages whose main text got a simhash (`crawl::near_dups`).
+    pub pages_fingerprinted: u64,
+    /// Of those, pages within distance 3 of an earlier page of the partition.
+    pub near_duplicates: u64,
     pub robots_excluded: u64,
     pub redirects_followed: u64,
     /// URLs queued again after a response set a cookie and redirected back to its host.

@@ -10,6 +10,7 @@ use url::Url;
 use super::frontier::BackQueueId;
 use super::link_key::LinkKeys;
 use super::manners::says_later;
+use super::near_dups::PagePrint;
 use super::revisit::{self, Seen};
 use super::schedule::{change_rate, PageHistory, Visit};
 use super::sink::{Hop, Scheduled, Sink, Via};
@@ -212,14 +213,15 @@ impl<S: Sink> Crawl<S> {
         // links are the ones found before.
         let unchanged = seen == Seen::Unchanged;
         let admitted_before = self.counters.urls_admitted;
-        let relevance = self.follow(done, &entry, ok_html, duplicate || unchanged, cookies_set);
+        let scanned = self.follow(done, &entry, ok_html, duplicate || unchanged, cookies_set);
         // A page that led to new URLs is a hub: its visits buy discovery, not only
         // freshness, and are not rationed by the budget's price.
         let hub = self.counters.urls_admitted > admitted_before;
         self.counters.stages.scan += scan_started.elapsed();
         let store_started = Instant::now();
         let scheduled = Scheduled {
-            relevance,
+            relevance: scanned.relevance,
+            simhash: scanned.simhash,
             ..self.scheduled(&entry, seen, done.head, now, hub)
         };
         if let Err(e) = self
@@ -272,6 +274,7 @@ impl<S: Sink> Crawl<S> {
             depth: entry.depth,
             hop: entry.hop,
             relevance: None,
+            simhash: None,
         }
     }
 
@@ -321,8 +324,8 @@ impl<S: Sink> Crawl<S> {
     }
 
     /// A finished page's redirect target, links or (for a stylesheet) requisites, admitted.
-    /// `cookies_set`: the response changed the cookie jar. Returns a focused crawl's
-    /// relevance score of the page, if it scanned one.
+    /// `cookies_set`: the response changed the cookie jar. Returns what scanning an HTML
+    /// page found of it (nothing for anything else).
     fn follow(
         &mut self,
         done: &FetchDone<'_>,
@@ -330,11 +333,14 @@ impl<S: Sink> Crawl<S> {
         ok_html: bool,
         duplicate: bool,
         cookies_set: bool,
-    ) -> Option<f32> {
+    ) -> Scanned {
+        let none = Scanned::default();
         if !done.outcome.is_success() {
-            return None;
+            return none;
         }
-        let head = done.head?;
+        let Some(head) = done.head else {
+            return none;
+        };
         if (300..400).contains(&head.status) {
             if let Some(loc) = head.location() {
                 match urlnorm::normalize(&entry.url, loc) {
@@ -372,16 +378,16 @@ impl<S: Sink> Crawl<S> {
                     Err(_) => self.counters.bad_links += 1,
                 }
             }
-            return None;
+            return none;
         }
         if (200..300).contains(&head.status) {
             if entry.hop == Hop::Sitemap {
                 self.read_sitemap(done, entry);
-                return None;
+                return none;
             }
             if is_xml(head.content_type()) {
                 self.read_feed(done, entry);
-                return None;
+                return none;
             }
         }
         // A stylesheet's url()s and @imports are what the pages using it need.
@@ -392,7 +398,7 @@ impl<S: Sink> Crawl<S> {
         // Embeds are not scanned for more links (only stylesheets, above).
         let scan = ok_html && !duplicate && entry.hop != Hop::Embed;
         if !scan && !ok_css {
-            return None;
+            return none;
         }
         if !done.content_complete {
             self.counters.pages_scan_truncated += 1;
@@ -402,15 +408,37 @@ impl<S: Sink> Crawl<S> {
             if let Some(score) = relevance {
                 self.counters.focus.add(score);
             }
-            self.scan_links(done.content, entry);
-            relevance
+            let print = self.fingerprint(done.content, entry);
+            // A near-duplicate's links are mostly its original's: with the trap guard on,
+            // they are not followed (the page itself is stored all the same).
+            if !(self.config.skip_near_duplicate_links && print.is_some_and(|p| p.near_duplicate)) {
+                self.scan_links(done.content, entry);
+            }
+            Scanned {
+                relevance,
+                simhash: print.map(|p| p.simhash),
+            }
         } else {
             let mut found = std::mem::take(&mut self.links);
             links::scan_css(done.content, &mut found);
             self.admit_found(&found, entry, &entry.url);
             self.links = found;
-            None
+            none
         }
+    }
+
+    /// The main text's simhash of a page being scanned, and whether an earlier page of the
+    /// partition is a near-duplicate of it (counted).
+    fn fingerprint(&mut self, html: &[u8], entry: &Entry) -> Option<PagePrint> {
+        let host = entry.url.host_str().unwrap_or_default().as_bytes();
+        let print = self.near_dups.page(html, host);
+        if let Some(e) = self.near_dups.take_error() {
+            self.io_error.get_or_insert(e);
+        }
+        let print = print?;
+        self.counters.pages_fingerprinted += 1;
+        self.counters.near_duplicates += u64::from(print.near_duplicate);
+        Some(print)
     }
 
     /// Queues again a URL already seen (the filter still applies).
@@ -487,6 +515,15 @@ impl<S: Sink> Crawl<S> {
             }
         }
     }
+}
+
+/// What scanning an HTML page found, for its crawl.log line and index entry.
+#[derive(Clone, Copy, Debug, Default)]
+struct Scanned {
+    /// A focused crawl's relevance score.
+    relevance: Option<f32>,
+    /// The main text's simhash (`near_dups`).
+    simhash: Option<u64>,
 }
 
 /// A feed's or other XML's media type (`application/rss+xml`, `text/xml`, …): read as a feed

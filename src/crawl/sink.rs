@@ -84,8 +84,11 @@ pub struct Scheduled<'a> {
     pub due: u64,
     pub depth: u32,
     pub hop: Hop,
-    /// A focused crawl's relevance score of the page (crawl.log's last column).
+    /// A focused crawl's relevance score of the page (crawl.log's relevance column).
     pub relevance: Option<f32>,
+    /// The simhash of the page's main text, for a scanned HTML page with text (crawl.log's
+    /// simhash column, the CDXJ line's `simhash`).
+    pub simhash: Option<u64>,
 }
 
 /// Receives every URL's one outcome.

@@ -3,7 +3,8 @@
 //! certificates (`tls`), a TCP black hole (`blackhole`), a generated site (`sites`), a
 //! synthetic web at scale served by one `mio` loop (`testweb`), and a web that never ends
 //! (`fanout`) for frontiers of millions of URLs, and a web that changes while it is crawled
-//! (`freshweb`) for continuous crawls. `conditional` and `http_date` answer conditional GETs
+//! (`freshweb`) for continuous crawls, and two news sites whose templates dwarf their
+//! articles (`templateweb`) for near-duplicate detection. `conditional` and `http_date` answer conditional GETs
 //! for the servers that send validators.
 //!
 //! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler
@@ -19,6 +20,7 @@ pub mod http_date;
 pub mod http_server;
 pub mod manners_web;
 pub mod sites;
+pub mod templateweb;
 pub mod testweb;
 pub mod tls;
 

@@ -16,6 +16,9 @@
 //!   (`freshweb`'s log format, flushed every `LOG_FLUSH`), serves until `--lifetime`.
 //! - `fresh-report`: reads a `fresh` log and prints `freshweb::analyze`'s figures, one
 //!   `key=value` per line; it needs the content flags the server ran with.
+//! - `template`: serves the near-duplicate web (`templateweb`: two news sites whose templates
+//!   dwarf their articles) and its DNS; prints `http_port=PORT dns=IP:PORT pages=N` and the
+//!   two seeds, one a line, then serves until `--lifetime`.
 
 use std::io::Write;
 use std::net::Ipv4Addr;
@@ -40,7 +43,8 @@ const USAGE: &str = "usage: spinneret-testserver [--hosts N] [--pages P] [--life
                      [--article-secs A] [--lifetime SECS] [--port P] [--log FILE]\n\
        spinneret-testserver fresh-report --log FILE [--pages N] [--seed S] \
                      [--mean-change-secs LIST] [--article-secs A] [--lifetime SECS] \
-                     [--from T0] [--to T1]";
+                     [--from T0] [--to T1]\n\
+       spinneret-testserver template [--articles N] [--lifetime SECS]";
 
 /// How often `fresh` appends the new log entries to `--log`.
 const LOG_FLUSH: Duration = Duration::from_millis(200);
@@ -413,6 +417,64 @@ fn fresh_report_main(args: FreshArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `template`'s flags: articles, lifetime.
+fn parse_template_args(mut it: impl Iterator<Item = String>) -> Result<(usize, Duration), String> {
+    let (mut articles, mut lifetime) = (700usize, Duration::from_secs(600));
+    while let Some(flag) = it.next() {
+        let value = it
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let bad = |_| format!("bad value for {flag}: {value}\n{USAGE}");
+        match flag.as_str() {
+            "--articles" => articles = value.parse().map_err(bad)?,
+            "--lifetime" => lifetime = Duration::from_secs(value.parse().map_err(bad)?),
+            _ => return Err(format!("unknown flag {flag}\n{USAGE}")),
+        }
+    }
+    Ok((articles, lifetime))
+}
+
+fn template_main((articles, lifetime): (usize, Duration)) -> ExitCode {
+    use spinneret_tools::templateweb::TemplateWeb;
+    let web = TemplateWeb::generate(articles);
+    let http = match HttpServer::start(HttpServerConfig {
+        routes: web.routes(),
+        lifetime,
+        ..HttpServerConfig::default()
+    }) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("http server: {e}")),
+    };
+    let dns = match DnsServer::start(DnsServerConfig {
+        records: web.dns_records(),
+        lifetime,
+        ..DnsServerConfig::default()
+    }) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("dns server: {e}")),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "http_port={} dns={} pages={}",
+        http.port(),
+        dns.addr(),
+        web.pages.len()
+    );
+    for seed in web.seeds(http.port()) {
+        let _ = writeln!(out, "{seed}");
+    }
+    let _ = out.flush();
+    drop(out);
+    // Bounded by the lifetime: the server stops itself.
+    while !http.is_stopped() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    dns.stop();
+    http.stop();
+    ExitCode::SUCCESS
+}
+
 fn fail(msg: String) -> ExitCode {
     eprintln!("{msg}");
     ExitCode::from(2)
@@ -440,6 +502,10 @@ fn main() -> ExitCode {
         Some("fresh-report") => {
             argv.next();
             return parse_fresh_args(argv, true).map_or_else(fail, fresh_report_main);
+        }
+        Some("template") => {
+            argv.next();
+            return parse_template_args(argv).map_or_else(fail, template_main);
         }
         _ => {}
     }

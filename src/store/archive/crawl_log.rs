@@ -1,16 +1,18 @@
 //! `crawl.log`: one tab-separated line per finished fetch (ARCHITECTURE §9), and the parse back (for
 //! tests and, later, resuming a crawl).
 //!
-//! Line format (after the `#` header line), always exactly 11 fields:
-//! `time outcome status bytes ms url referrer hop digest revisit relevance`, time in RFC 3339
+//! Line format (after the `#` header line), always exactly 12 fields:
+//! `time outcome status bytes ms url referrer hop digest revisit relevance simhash`, time in RFC 3339
 //! UTC with
 //! milliseconds, outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, hop
 //! how the URL was found (Heritrix's letters: `S` seed, `L` link, `E` embed, `R` redirect, `P`
 //! prerequisite such as robots.txt; `-` unknown), digest the SHA-1 of the payload as `sha1:` +
 //! base32 (the form of `WARC-Payload-Digest` and CDXJ) or `-`, revisit what fetching the URL
 //! again found (`NotModified`: a 304; `Unchanged`: the same payload; `Changed`) or `-`.
-//! relevance a focused crawl's score of the page (0 to 1, three decimals) or `-`. Lines of 9
-//! or 10 fields (written before revisits or relevance existed) are read as without them.
+//! relevance a focused crawl's score of the page (0 to 1, three decimals) or `-`. simhash the
+//! 64-bit simhash of the page's main text (`content::simhash`, 16 lowercase hex digits) for a
+//! scanned HTML page with text, or `-`. Lines of 9, 10 or 11 fields (written before revisits,
+//! relevance or simhash existed) are read as without them.
 //! URLs come from hostile pages, so any byte that could split a line or a field (controls, space,
 //! DEL, non-ASCII) is percent-encoded: the logged URL is an equivalent URL, and a line is always
 //! one line. What a fetch's outcome *is* is decided by the fetch layer; this module only writes.
@@ -29,9 +31,9 @@ use crate::ReturnCode;
 
 /// The first line of every crawl log.
 pub const HEADER: &str =
-    "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\trevisit\trelevance\n";
+    "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\trevisit\trelevance\tsimhash\n";
 /// Fields per line.
-const FIELDS: usize = 11;
+const FIELDS: usize = 12;
 /// Fields of the oldest lines still read (before the revisit and relevance columns).
 const OLDEST_FIELDS: usize = 9;
 /// Buffer of the log file writer.
@@ -73,6 +75,8 @@ pub struct LogLine<'a> {
     pub revisit: Option<Seen>,
     /// A focused crawl's relevance score; `-` when `None`.
     pub relevance: Option<f32>,
+    /// The simhash of the page's main text; `-` when `None`.
+    pub simhash: Option<u64>,
 }
 
 /// A line read back by [`parse_line`]. URLs are as logged (percent-encoded where they held
@@ -91,6 +95,7 @@ pub struct ParsedLine {
     pub revisit: Option<Seen>,
     /// As written: three decimals.
     pub relevance: Option<f32>,
+    pub simhash: Option<u64>,
 }
 
 /// Appends `s` with unsafe bytes percent-encoded. Runs of safe bytes are copied whole.
@@ -163,7 +168,33 @@ pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
         }
         _ => out.push(b'-'),
     }
+    out.push(b'\t');
+    match line.simhash {
+        Some(h) => push_simhash(out, h),
+        None => out.push(b'-'),
+    }
     out.push(b'\n');
+}
+
+/// Appends a simhash as crawl.log and CDXJ write it: 16 lowercase hex digits, leading zeros
+/// kept, so every fingerprint has one spelling and the column sorts and greps as text.
+pub fn push_simhash(out: &mut Vec<u8>, h: u64) {
+    const LOWER: &[u8; 16] = b"0123456789abcdef";
+    for i in (0..16).rev() {
+        out.push(LOWER[((h >> (i * 4)) & 15) as usize]);
+    }
+}
+
+/// Reads what [`push_simhash`] writes (exactly 16 lowercase hex digits).
+pub fn parse_simhash(s: &str) -> Option<u64> {
+    if s.len() != 16
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return None;
+    }
+    u64::from_str_radix(s, 16).ok()
 }
 
 /// Only plain decimal digits (no sign, no spaces), as `format_line` writes them.
@@ -186,7 +217,7 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
     for (i, slot) in f.iter_mut().enumerate() {
         match parts.next() {
             Some(p) => *slot = p,
-            // A line of an older log ends at its digest or its revisit.
+            // A line of an older log ends at its digest, revisit or relevance.
             None if i >= OLDEST_FIELDS => {}
             None => return None,
         }
@@ -226,6 +257,10 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
         relevance: match f[10] {
             "-" => None,
             r => Some(r.parse::<f32>().ok().filter(|r| (0.0..=1.0).contains(r))?),
+        },
+        simhash: match f[11] {
+            "-" => None,
+            h => Some(parse_simhash(h)?),
         },
     })
 }
@@ -386,12 +421,14 @@ mod tests {
             digest: Some(digest),
             revisit: Some(Seen::Unchanged),
             relevance: Some(0.4567),
+            simhash: Some(0x00ab_cdef_0123_4567),
         });
         assert_eq!(
             s,
             "2026-11-21T05:54:44.123Z\tSuccess\t200\t15360\t42\thttp://a.test/x?q=1\t\
-             http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\tUnchanged\t0.457\n"
+             http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\tUnchanged\t0.457\t00abcdef01234567\n"
         );
+        assert_eq!(parse_line(&s).unwrap().simhash, Some(0x00ab_cdef_0123_4567));
         assert_eq!(parse_line(&s).unwrap().hop, Some(Hop::Embed));
         assert_eq!(parse_line(&s).unwrap().revisit, Some(Seen::Unchanged));
         assert_eq!(parse_line(&s).unwrap().relevance, Some(0.457));
@@ -407,11 +444,16 @@ mod tests {
             digest: None,
             revisit: None,
             relevance: None,
+            simhash: None,
         });
         assert_eq!(
             s,
-            "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\t-\t-\n"
+            "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\t-\t-\t-\n"
         );
+        // A line of 11 fields (before the simhash column) still reads.
+        let eleven = "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t0.500\n";
+        let p = parse_line(eleven).unwrap();
+        assert_eq!((p.relevance, p.simhash), (Some(0.5), None));
         // A line of an older log, without the revisit field, still reads.
         let old = "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\n";
         assert_eq!(parse_line(old).unwrap().revisit, None);
@@ -434,6 +476,7 @@ mod tests {
             digest: None,
             revisit: None,
             relevance: None,
+            simhash: None,
         });
         assert_eq!(s.matches('\n').count(), 1);
         assert!(s.ends_with('\n'));
@@ -459,7 +502,9 @@ mod tests {
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tLL\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\tSame",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t2.5",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\textra",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\t-\textra",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\t00ABCDEF01234567",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\tabcdef01234567",
             "1970-01-01T00:00:00.000Z\tNoSuchCode\t200\t1\t2\thttp://a/\t-\tL\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t70000\t1\t2\thttp://a/\t-\tL\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t+200\t1\t2\thttp://a/\t-\tL\t-",
@@ -494,6 +539,7 @@ mod tests {
                 digest: None,
                 revisit: None,
                 relevance: None,
+                simhash: None,
             })
             .unwrap();
         }
@@ -515,10 +561,11 @@ mod tests {
                                    status in any::<u16>(), bytes in any::<u64>(), fetch_ms in any::<u64>(),
                                    url in "\\PC{0,40}|[\\x00-\\x7f]{0,40}", referrer in proptest::option::of(".{0,20}"),
                                    digest in proptest::option::of(any::<[u8; 20]>()),
-                                   revisit in proptest::sample::select(vec![None, Some(Seen::NotModified), Some(Seen::Unchanged), Some(Seen::Changed)])) {
+                                   revisit in proptest::sample::select(vec![None, Some(Seen::NotModified), Some(Seen::Unchanged), Some(Seen::Changed)]),
+                                   simhash in proptest::option::of(any::<u64>())) {
             let l = LogLine { time: t(ms), outcome: ReturnCode::ALL[code], status, body_bytes: bytes,
                               fetch_ms, url: &url, referrer: referrer.as_deref(), hop: Some(Hop::Redirect), digest, revisit,
-                              relevance: None };
+                              relevance: None, simhash };
             let s = line_string(&l);
             prop_assert!(s.is_ascii());
             prop_assert_eq!(s.matches('\n').count(), 1);
@@ -529,6 +576,7 @@ mod tests {
             prop_assert_eq!(p.outcome, l.outcome);
             prop_assert_eq!((p.status, p.body_bytes, p.fetch_ms), (status, bytes, fetch_ms));
             prop_assert_eq!(p.digest, digest);
+            prop_assert_eq!(p.simhash, simhash);
             prop_assert_eq!(p.hop, Some(Hop::Redirect));
             prop_assert_eq!(&p.url, &escaped(&url));
             prop_assert_eq!(p.referrer, referrer.as_deref().map(escaped));

@@ -384,6 +384,7 @@ impl Output {
                 digest,
                 revisit: scheduled.map(|s| s.seen),
                 relevance: scheduled.and_then(|s| s.relevance),
+                simhash: scheduled.and_then(|s| s.simhash),
             },
         );
         if done.head.is_some() {
@@ -437,6 +438,7 @@ impl Output {
                 },
                 truncated: done.truncation(),
                 log_line: self.warc.buffer(&self.line),
+                simhash: scheduled.and_then(|s| s.simhash),
                 refers_to,
                 deflated,
                 db_record,
@@ -559,6 +561,7 @@ impl Output {
                 digest: None,
                 revisit: None,
                 relevance: None,
+                simhash: None,
             },
         );
         let line = self.warc.buffer(&self.line);

@@ -96,6 +96,8 @@ pub(super) struct OwnedExchange {
     pub(super) refers_to: Option<Box<RefersTo>>,
     /// The exchange's crawl.log line, for the file's log record.
     pub(super) log_line: Vec<u8>,
+    /// The page's simhash, for its response record's CDXJ line.
+    pub(super) simhash: Option<u64>,
     /// The response deflated on the loop (the writer was behind): `response` is its head.
     pub(super) deflated: Option<Box<DeflatedBlock>>,
     /// The URL's crawl database record (an ended URL, with a database): a full response's
@@ -660,17 +662,20 @@ pub(super) fn write_exchange(
         log.clear();
     }
     let written = match &ex.refers_to {
-        None => warc.write_exchange(&Exchange {
-            target_uri: &ex.target_uri,
-            date: ex.date,
-            ip: ex.ip,
-            request: &ex.request,
-            response: &ex.response,
-            payload_digest: ex.payload_digest,
-            spooled: ex.spooled.as_deref(),
-            truncated: ex.truncated.map(Into::into),
-            deflated: ex.deflated.as_deref(),
-        })?,
+        None => warc.write_exchange_with_simhash(
+            &Exchange {
+                target_uri: &ex.target_uri,
+                date: ex.date,
+                ip: ex.ip,
+                request: &ex.request,
+                response: &ex.response,
+                payload_digest: ex.payload_digest,
+                spooled: ex.spooled.as_deref(),
+                truncated: ex.truncated.map(Into::into),
+                deflated: ex.deflated.as_deref(),
+            },
+            ex.simhash,
+        )?,
         Some(to) => warc.write_revisit(&Revisit {
             profile: to.profile,
             target_uri: &ex.target_uri,

@@ -3,7 +3,8 @@
 //! `journal_side`), atomic [`checkpoint`] files, the state directory's files
 //! ([`crawl_state`]), the [`commit_mark`]s that make the journal the crawl's one commit
 //! point, [`compaction`] of old journal generations into checkpoints, the [`replay`] that
-//! restores a crawl from them, and the frontier's spilled [`segments`]; [`crc32c`] is shared
+//! restores a crawl from them, the frontier's spilled [`segments`] and the near-duplicate
+//! index's spilled runs ([`near_dup_runs`]); [`crc32c`] is shared
 //! by their formats. The [`crawl_db`] keeps, per URL, what a revisit needs (validators,
 //! digest, where its record is, its change history and when it is due).
 //!
@@ -19,6 +20,7 @@ pub mod crawl_state;
 pub mod crc32c;
 pub mod journal;
 pub(in crate::store) mod journal_side;
+pub mod near_dup_runs;
 pub mod replay;
 pub mod segments;
 pub mod url_events;

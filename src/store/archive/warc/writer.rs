@@ -478,6 +478,16 @@ impl WarcWriter {
     /// Writes a `request` and a `response` record for `ex`, both in the same file, and says
     /// where they landed. Rotates first when the current file has reached `max_file_bytes`.
     pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> io::Result<Written> {
+        self.write_exchange_with_simhash(ex, None)
+    }
+
+    /// As [`Self::write_exchange`], with the page's simhash for the response's index line
+    /// (CDXJ's `simhash` field; the WARC records do not carry it).
+    pub fn write_exchange_with_simhash(
+        &mut self,
+        ex: &Exchange<'_>,
+        simhash: Option<u64>,
+    ) -> io::Result<Written> {
         let warcinfo_id = self.ready_for_records()?;
         let resp_id = self.ids.next_id();
         // The per-exchange field values, written into one reused buffer instead of a String each.
@@ -531,6 +541,7 @@ impl WarcWriter {
             "",
             ex.payload_digest,
             &written.response,
+            simhash,
         )?;
         Ok(written)
     }
@@ -582,6 +593,7 @@ impl WarcWriter {
             "",
             Some(rv.payload_digest),
             &written.response,
+            None,
         )?;
         Ok(written)
     }
@@ -627,6 +639,7 @@ impl WarcWriter {
             content_type,
             Some(digest),
             &pos,
+            None,
         )?;
         Ok(pos)
     }
@@ -719,6 +732,7 @@ impl WarcWriter {
         content_type: &str,
         payload_digest: Option<Digest>,
         pos: &RecordPos,
+        simhash: Option<u64>,
     ) -> io::Result<()> {
         let FileState::Open(f) = &mut self.state else {
             return Ok(());
@@ -739,6 +753,7 @@ impl WarcWriter {
                 filename: &pos.file,
                 offset: pos.offset,
                 length: pos.length,
+                simhash,
             },
         );
         let res = index.out.write_all(&self.index_line);

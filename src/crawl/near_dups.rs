@@ -1,0 +1,165 @@
+//! Near-duplicates found during the crawl (ARCHITECTURE §7): each HTML page the crawl scans
+//! gets its main text (`content::MainText`, helped by a per-host `TemplateMemory`), the
+//! simhash of that text, and a look-up in the partition's `NearDupIndex` for an earlier page
+//! within Hamming distance 3. The fingerprint goes to the sink (crawl.log, CDXJ); a near-
+//! duplicate is counted and, with `--skip-near-duplicate-links`, its links are not followed.
+//!
+//! Per partition and not shared: a near-duplicate on another partition's host is not found
+//! here (`spinneret near-duplicates` finds those afterwards, from the one crawl.log). The
+//! index is not checkpointed: a resumed crawl starts with an empty one (its spill files are
+//! the store's to clean), so a page's near-duplicate fetched before the stop is not found
+//! by the crawl after it — only a trap guard and a counter depend on it.
+
+use std::io;
+
+use crate::content::near_dup::MAX_DISTANCE;
+use crate::content::{simhash, MainText, MemoryRuns, NearDupIndex, NearDupSpill, TemplateMemory};
+
+/// RAM for a partition's fingerprint index before it spills runs (64 bytes a page in RAM:
+/// about 130,000 pages; past it runs go to the spill store and RAM keeps 1/512 of them).
+pub const DEFAULT_NEAR_DUP_RAM: usize = 8 << 20;
+/// Hosts whose template blocks are remembered at once (3 KiB each: 12 MiB).
+pub const TEMPLATE_HOSTS: usize = 4096;
+/// Fewest shingles (word 3-grams) a main text needs to be fingerprinted: a fingerprint of a
+/// few words matches every other page with the same few words (a "page not found" text, a
+/// short caption).
+pub const MIN_SHINGLES: u32 = 8;
+
+/// Where spilled index runs go: the store's files, given by the app.
+pub type BoxedSpill = Box<dyn NearDupSpill + Send>;
+
+/// What fingerprinting one page found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PagePrint {
+    pub simhash: u64,
+    /// An earlier page of this partition is within [`MAX_DISTANCE`].
+    pub near_duplicate: bool,
+}
+
+/// A partition's main-text buffers, template memory and fingerprint index.
+pub(super) struct NearDups {
+    text: MainText,
+    memory: TemplateMemory,
+    index: NearDupIndex<BoxedSpill>,
+    /// Pages fingerprinted: the next page's id in the index.
+    pages: u64,
+    /// The spill store failed once: the index is no longer asked or grown (a page's
+    /// fingerprint is still recorded), and the error waits for the crawl to take it.
+    spill_failed: bool,
+    error: Option<io::Error>,
+}
+
+impl NearDups {
+    /// An index in `ram` bytes whose runs past it stay in memory (until the app gives a
+    /// spill store with [`NearDups::set_spill`]).
+    pub(super) fn new(ram: usize) -> NearDups {
+        NearDups {
+            text: MainText::new(),
+            memory: TemplateMemory::new(TEMPLATE_HOSTS),
+            index: NearDupIndex::new(ram, Box::new(MemoryRuns::default())),
+            pages: 0,
+            spill_failed: false,
+            error: None,
+        }
+    }
+
+    /// Spills the index's runs past its budget to `spill`. Before the first page only: the
+    /// index starts again empty.
+    pub(super) fn set_spill(&mut self, ram: usize, spill: BoxedSpill) {
+        self.index = NearDupIndex::new(ram, spill);
+        self.pages = 0;
+    }
+
+    /// The main text of `html` (already cut at the crawl's scan limit) on `host`, its
+    /// simhash, and whether an earlier page is within [`MAX_DISTANCE`]; then the page is
+    /// added to the index. `None` when the main text is too short to fingerprint.
+    pub(super) fn page(&mut self, html: &[u8], host: &[u8]) -> Option<PagePrint> {
+        let text = self
+            .text
+            .extract_with_memory(html, html.len(), &mut self.memory, host);
+        let print = simhash(text);
+        if print.shingles < MIN_SHINGLES {
+            return None;
+        }
+        let found = if self.spill_failed {
+            None
+        } else {
+            match self.index.nearest(print.hash) {
+                Ok(m) => m,
+                Err(e) => {
+                    self.failed(e);
+                    None
+                }
+            }
+        };
+        // A fingerprint already in the index adds nothing a later query could need (it
+        // finds the earlier copy at the same distance), and a trap of identical pages would
+        // otherwise fill the index with one value.
+        if found.is_none_or(|m| m.distance > 0) && !self.spill_failed {
+            if let Err(e) = self.index.insert(print.hash, self.pages) {
+                self.failed(e);
+            }
+        }
+        self.pages += 1;
+        Some(PagePrint {
+            simhash: print.hash,
+            near_duplicate: found.is_some_and(|m| m.distance <= MAX_DISTANCE),
+        })
+    }
+
+    fn failed(&mut self, e: io::Error) {
+        self.spill_failed = true;
+        self.error = Some(e);
+    }
+
+    /// The spill store's error, once: a storage error stops the crawl like any other.
+    pub(super) fn take_error(&mut self) -> Option<io::Error> {
+        self.error.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(article: &str, extra: &str) -> String {
+        format!(
+            "<html><body><nav><a href=/a>Home</a> <a href=/b>World</a></nav>\
+             <article><p>{article}</p><p>{extra}</p></article>\
+             <footer><a href=/c>Contact us</a></footer></body></html>"
+        )
+    }
+
+    fn words(seed: u64, n: usize) -> String {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("w{}", x % 5000)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_copy_with_a_small_change_is_a_near_duplicate_and_another_article_is_not() {
+        let mut n = NearDups::new(1 << 20);
+        let article = words(1, 300);
+        let first = n.page(page(&article, "").as_bytes(), b"a.test").unwrap();
+        assert!(!first.near_duplicate);
+        let copy = n.page(page(&article, "").as_bytes(), b"b.test").unwrap();
+        assert!(copy.near_duplicate);
+        assert_eq!(copy.simhash, first.simhash);
+        let other = n
+            .page(page(&words(2, 300), "").as_bytes(), b"a.test")
+            .unwrap();
+        assert!(!other.near_duplicate);
+        // Too little text to fingerprint: no fingerprint at all.
+        assert_eq!(n.page(page("Not found.", "").as_bytes(), b"a.test"), None);
+        // The identical copy was not indexed twice.
+        assert_eq!(n.index.len(), 2);
+        assert_eq!(n.pages, 3);
+    }
+}
