@@ -103,6 +103,13 @@ pub trait Sink {
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()>;
 
+    /// The outlinks of a scanned HTML page, for the link graph: `page` is the page's
+    /// URL-seen key ([`crate::crawl::url_seen::url_key`]), `targets` the keys of the URLs its
+    /// anchors, areas, frames and non-requisite `<link>`s lead to, sorted and distinct. Called
+    /// right before the [`Sink::store`] of that page, so a sink keeps them in the page's
+    /// order (a durable one makes them durable no later than the page's crawl.log line).
+    fn outlinks(&mut self, _page: u64, _targets: &[u64]) {}
+
     /// Logs a URL that ended without a fetch (robots exclusion, too many redirects,
     /// interrupted in the queue); `scheduled` as for [`Sink::store`], for a URL the crawl
     /// will come back to.

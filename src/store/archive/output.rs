@@ -32,6 +32,7 @@ use crate::crawl::revisit::{LastFetch, Seen, StoredCopy};
 use crate::crawl::sink::{Hop, Scheduled, Sink, Via};
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::http::Validators;
+use crate::store::graph::outlinks::{self, OutlinksWriter};
 use crate::store::state::compaction::StateKeys;
 use crate::store::state::crawl_db::{CrawlDb, UrlRecord};
 use crate::store::state::journal_side::JournalSide;
@@ -171,6 +172,8 @@ pub struct Output {
     echo: Option<Echo>,
     /// Whether ended URLs get a crawl database record.
     db: bool,
+    /// The next page's outlinks record (`Sink::outlinks`), sent with its WARC records.
+    links: Vec<u8>,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -265,9 +268,12 @@ impl Output {
                 },
             )
             .map_err(|e| err(&config.dir, e))?;
+            let outlinks = OutlinksWriter::open(&config.dir, part, config.resume)
+                .map_err(|e| err(&outlinks::path(&config.dir, part), e))?;
             warcs.push(PartWarc {
                 warc,
                 file_log: Vec::new(),
+                outlinks,
             });
         }
         let side = WriterSide {
@@ -300,6 +306,7 @@ impl Output {
                 response_block_digest: config.response_block_digest,
                 echo: config.echo.clone(),
                 db: config.crawl_db.is_some(),
+                links: Vec::new(),
             })
             .collect())
     }
@@ -429,6 +436,7 @@ impl Output {
                 refers_to,
                 deflated,
                 db_record,
+                links: std::mem::take(&mut self.links),
             };
             self.stored.revisits += u64::from(ex.refers_to.is_some());
             let ends = outcome != ReturnCode::RetryLater;
@@ -437,6 +445,8 @@ impl Output {
             self.warc.send(ToWriter::Exchange(ex, journal))?;
             self.stored.records += 1;
         } else {
+            // Only a scanned page has outlinks, and it has a response.
+            self.links.clear();
             let line = self.warc.buffer(&self.line);
             let ends = outcome != ReturnCode::RetryLater;
             let journal = self.journal_with_done(done.request.url.as_str(), via, None, ends);
@@ -609,6 +619,11 @@ impl Sink for Output {
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.record_unfetched(url, via, outcome, scheduled)
+    }
+
+    fn outlinks(&mut self, page: u64, targets: &[u64]) {
+        self.links.clear();
+        outlinks::encode(&mut self.links, page, targets);
     }
 
     fn admitted(&mut self, url: &str, entry: &[u8]) {
