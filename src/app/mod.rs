@@ -9,7 +9,7 @@
 //! - [`drive`]: turning the loop over a source, signals, the end of a run;
 //! - [`partition`], [`cluster`], [`loops`]: a crawl as partitions, in-process or over Redis;
 //! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
-//!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`); and `main` here.
+//!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`), [`graph`]; and `main` here.
 
 pub mod bench;
 pub mod cli;
@@ -21,6 +21,7 @@ pub mod drive;
 pub mod exit;
 pub mod fd_limit;
 pub mod fetch;
+pub mod graph;
 pub mod inbox;
 pub mod line_class;
 pub mod loops;
@@ -54,6 +55,7 @@ pub fn main() -> ExitCode {
                 ExitStatus::Ok
             })
             .map_err(|e| Failure::Runtime(e).into()),
+        Command::Graph(args) => graph::run(args),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
         Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),
         Command::Help(args) => help(args.topic.as_deref()),
@@ -88,7 +90,7 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
-                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, bench)"
+                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, graph, bench)"
                 ))))
             }
         },
