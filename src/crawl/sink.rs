@@ -179,6 +179,9 @@ pub struct MemorySink {
     pub lines: Vec<Logged>,
     /// The last per-host state saved.
     pub hosts: Option<Vec<u8>>,
+    /// Each page's outlinks: the index its line was about to get in `lines`, its key, the
+    /// targets' keys.
+    pub outlinks: Vec<(usize, u64, Vec<u64>)>,
 }
 
 impl Sink for MemorySink {
@@ -221,6 +224,11 @@ impl Sink for MemorySink {
             due: scheduled.map(|s| s.due),
         });
         Ok(())
+    }
+
+    fn outlinks(&mut self, page: u64, targets: &[u64]) {
+        self.outlinks
+            .push((self.lines.len(), page, targets.to_vec()));
     }
 
     fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {
