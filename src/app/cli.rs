@@ -8,6 +8,7 @@
 //! [`CommonArgs`]). Subcommands:
 //! - `fetch`: every given URL once, no link following;
 //! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
+//! - `graph`: the crawl's link graph, compressed ([`crate::app::graph`]);
 //! - `bench`: crawl the built-in test web and report speed ([`crate::app::bench`]);
 //! - `help outcomes`: what each crawl.log outcome means.
 //!
@@ -94,6 +95,9 @@ pub enum Command {
     /// Print every page of the crawl in DIR whose main text is a near-duplicate of an
     /// earlier page's (simhash within 3 bits): `URL<TAB>URL it duplicates<TAB>distance`.
     NearDuplicates(NearDupsArgs),
+    /// Write the link graph of the crawl in DIR (every DIR of a cluster's nodes) in WebGraph's
+    /// BVGraph format, and print its nodes, arcs, bits per link and top pages.
+    Graph(GraphArgs),
     /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
     Bench(BenchArgs),
     /// Serve the test web for `bench` (internal).
@@ -108,6 +112,17 @@ pub struct ClusterStatusArgs {
     /// The cluster's Redis, as given to `crawl --cluster`.
     #[arg(long, value_name = "URL")]
     pub cluster: String,
+}
+
+/// `spinneret graph DIR… [-o BASENAME]`.
+#[derive(Args, Debug)]
+pub struct GraphArgs {
+    /// The crawl's output directory (its `--out`); a cluster's node directories, all of them.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Write BASENAME.graph, .offsets, .properties, .ef and .urls [default: DIR/graph].
+    #[arg(short = 'o', long = "out", value_name = "BASENAME")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

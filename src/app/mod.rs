@@ -14,7 +14,7 @@
 //! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
 //!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`), [`near_dups_command`]
 //!   (`near-duplicates`), and `report`'s: [`report_data`] (the crawl's files read in bounded
-//!   memory), [`svg_chart`], [`report_html`], [`report_command`]; and `main` here.
+//!   memory), [`svg_chart`], [`report_html`], [`report_command`], [`graph`] (`graph`); and `main` here.
 
 pub mod bench;
 pub mod cli;
@@ -26,6 +26,7 @@ pub mod drive;
 pub mod exit;
 pub mod fd_limit;
 pub mod fetch;
+pub mod graph;
 pub mod inbox;
 pub mod line_class;
 pub mod loops;
@@ -69,6 +70,7 @@ pub fn main() -> ExitCode {
             })
             .map_err(|e| Failure::Runtime(e).into()),
         Command::NearDuplicates(args) => near_dups_command::run(&args).map_err(Into::into),
+        Command::Graph(args) => graph::run(args),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
         Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),
         Command::Help(args) => help(args.topic.as_deref()),
@@ -103,7 +105,7 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
-                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, report, bench)"
+                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, report, near-duplicates, graph, bench)"
                 ))))
             }
         },

@@ -213,7 +213,9 @@ impl<S: Sink> Crawl<S> {
         // links are the ones found before.
         let unchanged = seen == Seen::Unchanged;
         let admitted_before = self.counters.urls_admitted;
+        self.outlinks.clear();
         let scanned = self.follow(done, &entry, ok_html, duplicate || unchanged, cookies_set);
+        self.report_outlinks(&entry.url);
         // A page that led to new URLs is a hub: its visits buy discovery, not only
         // freshness, and are not rationed by the budget's price.
         let hub = self.counters.urls_admitted > admitted_before;
@@ -231,6 +233,17 @@ impl<S: Sink> Crawl<S> {
             self.io_error.get_or_insert(e);
         }
         self.counters.stages.store += store_started.elapsed();
+    }
+
+    /// Hands the page's outlinks (gathered by `admit_found`) to the sink, sorted and
+    /// distinct, right before the page's own record.
+    fn report_outlinks(&mut self, page: &Url) {
+        if self.outlinks.is_empty() {
+            return;
+        }
+        self.outlinks.sort_unstable();
+        self.outlinks.dedup();
+        self.sink.outlinks(url_key(page), &self.outlinks);
     }
 
     /// A URL's end as the crawl database keeps it: the revisit counted, the schedule told
@@ -484,19 +497,29 @@ impl<S: Sink> Crawl<S> {
                 _ => Hop::Link,
             };
             self.counters.links_found += 1;
+            // The link graph's arcs: what a page links to, not what it needs to render.
+            let outlink = !kind.is_requisite();
+            // Most links lead where the crawl has been: known by their key, no parsing.
+            let key = keys.as_mut().and_then(|k| k.key(href));
+            if let (true, Some(key)) = (outlink, key) {
+                self.outlinks.push(key);
+            }
             if self.counters.urls_admitted - admitted_before >= cap {
                 self.counters.links_over_page_cap += 1;
+                if let (true, None, Ok(url)) = (outlink, key, urlnorm::normalize(base, href)) {
+                    self.outlinks.push(url_key(&url));
+                }
                 continue;
             }
-            // Most links lead where the crawl has been: known by their key, no parsing.
-            if let Some(key) = keys.as_mut().and_then(|k| k.key(href)) {
-                if self.seen.contains(key) {
-                    self.counters.duplicate_urls += 1;
-                    continue;
-                }
+            if key.is_some_and(|key| self.seen.contains(key)) {
+                self.counters.duplicate_urls += 1;
+                continue;
             }
             match urlnorm::normalize(base, href) {
                 Ok(url) => {
+                    if outlink && key.is_none() {
+                        self.outlinks.push(url_key(&url));
+                    }
                     let referrer = referrer
                         .get_or_insert_with(|| Arc::from(entry.url.as_str()))
                         .clone();

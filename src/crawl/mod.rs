@@ -226,6 +226,9 @@ pub struct Crawl<S: Sink> {
     /// Fetches to issue before anything from the frontier (robots.txt redirect hops).
     ready: VecDeque<FetchRequest>,
     links: Links,
+    /// Reused: the URL-seen keys of the page being scanned's outlinks, for the sink's link
+    /// graph ([`Sink::outlinks`](sink::Sink::outlinks)).
+    outlinks: Vec<u64>,
     sink: S,
     prefetch: VecDeque<String>,
     hosts_seen: HashSet<String>,
@@ -327,6 +330,7 @@ impl<S: Sink> Crawl<S> {
             inflight: Slab::new(),
             ready: VecDeque::new(),
             links: Links::new(),
+            outlinks: Vec::new(),
             sink,
             prefetch: VecDeque::new(),
             hosts_seen: HashSet::new(),

@@ -106,6 +106,13 @@ pub trait Sink {
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()>;
 
+    /// The outlinks of a scanned HTML page, for the link graph: `page` is the page's
+    /// URL-seen key ([`crate::crawl::url_seen::url_key`]), `targets` the keys of the URLs its
+    /// anchors, areas, frames and non-requisite `<link>`s lead to, sorted and distinct. Called
+    /// right before the [`Sink::store`] of that page, so a sink keeps them in the page's
+    /// order (a durable one makes them durable no later than the page's crawl.log line).
+    fn outlinks(&mut self, _page: u64, _targets: &[u64]) {}
+
     /// Logs a URL that ended without a fetch (robots exclusion, too many redirects,
     /// interrupted in the queue); `scheduled` as for [`Sink::store`], for a URL the crawl
     /// will come back to.
@@ -175,6 +182,9 @@ pub struct MemorySink {
     pub lines: Vec<Logged>,
     /// The last per-host state saved.
     pub hosts: Option<Vec<u8>>,
+    /// Each page's outlinks: the index its line was about to get in `lines`, its key, the
+    /// targets' keys.
+    pub outlinks: Vec<(usize, u64, Vec<u64>)>,
 }
 
 impl Sink for MemorySink {
@@ -217,6 +227,11 @@ impl Sink for MemorySink {
             due: scheduled.map(|s| s.due),
         });
         Ok(())
+    }
+
+    fn outlinks(&mut self, page: u64, targets: &[u64]) {
+        self.outlinks
+            .push((self.lines.len(), page, targets.to_vec()));
     }
 
     fn hosts_saved(&mut self, state: &[u8]) -> io::Result<()> {

@@ -794,3 +794,55 @@ fn links_resolve_against_the_base_and_name_the_page_as_referrer() {
         assert_eq!(lines[0].referrer.as_deref(), Some(referrer), "{url}");
     }
 }
+
+// ---- the link graph's outlinks ----
+
+#[test]
+fn a_page_s_outlinks_are_its_followed_links_keyed_once_before_its_line() {
+    let mut web = Web::default();
+    web.html(
+        "http://a.test/dir/",
+        r#"<html><head><link rel=stylesheet href="/s.css"><link rel=canonical href="/dir/">
+<script src="/app.js"></script></head><body><img src="/i.png">
+<a href="x">x</a><a href="x#again">x again</a><a href="/y?q=1">y</a>
+<a href="../dir/./w">dots: the full path</a><a href="HTTP://B.TEST/z">b</a>
+<iframe src="/f"></iframe><a href="http://[bad">bad</a><a href="mailto:m@a.test">m</a></body></html>"#,
+    )
+    .page("http://a.test/dir/x", &["/dir/"])
+    .page("http://a.test/y?q=1", &[])
+    .page("http://a.test/dir/w", &[])
+    .page("http://a.test/f", &[]);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/dir/"]);
+    sim.run(STEPS);
+    let key = |u: &str| url_seen::url_key(&url::Url::parse(u).unwrap());
+    let sink = sim.crawl.sink();
+    let (at, page, targets) = sink
+        .outlinks
+        .iter()
+        .find(|(_, p, _)| *p == key("http://a.test/dir/"))
+        .expect("the page's outlinks")
+        .clone();
+    let mut expected: Vec<u64> = [
+        "http://a.test/dir/", // the canonical link: the page itself (dropped by `graph`)
+        "http://a.test/dir/x",
+        "http://a.test/y?q=1",
+        "http://a.test/dir/w",
+        "http://b.test/z",
+        "http://a.test/f",
+    ]
+    .iter()
+    .map(|u| key(u))
+    .collect();
+    expected.sort_unstable();
+    assert_eq!(targets, expected, "anchors, frames, <link>s; no requisites");
+    assert_eq!(page, key("http://a.test/dir/"));
+    assert_eq!(
+        sink.lines[at].url, "http://a.test/dir/",
+        "given before the page's line"
+    );
+    // A page already seen is still an outlink: x links back to the first page.
+    assert!(sink
+        .outlinks
+        .iter()
+        .any(|(_, p, t)| *p == key("http://a.test/dir/x") && t == &[key("http://a.test/dir/")]));
+}

@@ -7,9 +7,13 @@
 //!   journal, atomic checkpoint files, compaction, commit marks, the frontier's spilled
 //!   segments. It imports nothing from the archive.
 //!
+//! - [`graph`]: the link graph: each page's outlinks as the crawl goes, and the BVGraph
+//!   `spinneret graph` builds from them after it. It uses the state's record framing.
+//!
 //! The varint and number codecs both use are [`crate::codec`]'s.
 
 pub mod archive;
+pub mod graph;
 pub mod state;
 #[cfg(test)]
 mod test_data;

@@ -33,6 +33,7 @@ use crate::crawl::revisit::{LastFetch, Seen, StoredCopy};
 use crate::crawl::sink::{Hop, Scheduled, Sink, Via};
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::http::Validators;
+use crate::store::graph::outlinks::{self, OutlinksWriter};
 use crate::store::state::compaction::StateKeys;
 use crate::store::state::crawl_db::{CrawlDb, UrlRecord};
 use crate::store::state::journal_side::JournalSide;
@@ -174,6 +175,8 @@ pub struct Output {
     db: bool,
     /// What the writer has written, for watchers.
     gauges: Arc<WriterGauges>,
+    /// The next page's outlinks record (`Sink::outlinks`), sent with its WARC records.
+    links: Vec<u8>,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -268,9 +271,12 @@ impl Output {
                 },
             )
             .map_err(|e| err(&config.dir, e))?;
+            let outlinks = OutlinksWriter::open(&config.dir, part, config.resume)
+                .map_err(|e| err(&outlinks::path(&config.dir, part), e))?;
             warcs.push(PartWarc {
                 warc,
                 file_log: Vec::new(),
+                outlinks,
             });
         }
         let side = WriterSide {
@@ -306,6 +312,7 @@ impl Output {
                 response_block_digest: config.response_block_digest,
                 echo: config.echo.clone(),
                 db: config.crawl_db.is_some(),
+                links: Vec::new(),
             })
             .collect())
     }
@@ -442,6 +449,7 @@ impl Output {
                 refers_to,
                 deflated,
                 db_record,
+                links: std::mem::take(&mut self.links),
             };
             self.stored.revisits += u64::from(ex.refers_to.is_some());
             let ends = outcome != ReturnCode::RetryLater;
@@ -450,6 +458,8 @@ impl Output {
             self.warc.send(ToWriter::Exchange(ex, journal))?;
             self.stored.records += 1;
         } else {
+            // Only a scanned page has outlinks, and it has a response.
+            self.links.clear();
             let line = self.warc.buffer(&self.line);
             let ends = outcome != ReturnCode::RetryLater;
             let journal = self.journal_with_done(done.request.url.as_str(), via, None, ends);
@@ -623,6 +633,11 @@ impl Sink for Output {
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.record_unfetched(url, via, outcome, scheduled)
+    }
+
+    fn outlinks(&mut self, page: u64, targets: &[u64]) {
+        self.links.clear();
+        outlinks::encode(&mut self.links, page, targets);
     }
 
     fn admitted(&mut self, url: &str, entry: &[u8]) {

@@ -20,6 +20,7 @@ use crate::codec::{get_bytes, put_bytes};
 use crate::crawl::revisit::{unix_secs, StoredCopy};
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
+use crate::store::graph::outlinks::OutlinksWriter;
 use crate::store::state::commit_mark::CommitMark;
 use crate::store::state::crawl_db::{CrawlDb, UrlRecord};
 use crate::store::state::crawl_state;
@@ -103,6 +104,8 @@ pub(super) struct OwnedExchange {
     /// The URL's crawl database record (an ended URL, with a database): a full response's
     /// record position is filled in once written.
     pub(super) db_record: Option<Box<UrlRecord>>,
+    /// The page's outlinks record (`store::graph::outlinks`), or empty.
+    pub(super) links: Vec<u8>,
 }
 
 /// The record a revisit refers to, and why it is a revisit.
@@ -235,6 +238,9 @@ pub(super) struct PartWarc {
     pub(super) warc: WarcWriter,
     /// The crawl.log lines of the open file's records, with the log's header.
     pub(super) file_log: Vec<u8>,
+    /// The partition's outlinks: a page's record is written before its crawl.log line and
+    /// reaches the OS before crawl.log's bytes at every commit.
+    pub(super) outlinks: OutlinksWriter,
 }
 
 impl WriterSide {
@@ -255,6 +261,7 @@ impl WriterSide {
                     .warcs
                     .get_mut(part)
                     .ok_or_else(|| io::Error::other("no such partition"))?;
+                p.outlinks.append(&ex.links)?;
                 let dirs = &self.warc_dirs;
                 let written =
                     write_exchange(&mut p.warc, &mut p.file_log, self.log_records, ex, dirs)?;
@@ -289,6 +296,7 @@ impl WriterSide {
             }
             ToWriter::Flush => {
                 for p in &mut self.warcs {
+                    p.outlinks.flush()?;
                     p.warc.flush()?;
                 }
                 self.log.flush()?;
@@ -362,8 +370,10 @@ impl WriterSide {
         }
         for p in &mut self.warcs {
             if sync {
+                p.outlinks.sync()?;
                 p.warc.sync()?;
             } else {
+                p.outlinks.flush()?;
                 p.warc.flush()?;
             }
         }
@@ -469,7 +479,8 @@ impl WriterSide {
             match msg {
                 ToWriter::Exchange(ex, journal) => {
                     let response = ex.response.into_buffer();
-                    for b in [Some(ex.request), response, Some(ex.log_line), Some(journal)] {
+                    let (req, log, links) = (ex.request, ex.log_line, ex.links);
+                    for b in [Some(req), response, Some(log), Some(journal), Some(links)] {
                         b.into_iter().for_each(|b| recycle(back_tx, b));
                     }
                     if let Some(d) = ex.deflated {
@@ -490,7 +501,8 @@ impl WriterSide {
             j.reap(true).map_err(fail)?;
         }
         let mut written = Written::default();
-        for p in self.warcs {
+        for mut p in self.warcs {
+            p.outlinks.sync().map_err(fail)?;
             let mut warc = p.warc;
             if !p.file_log.is_empty() {
                 warc.write_log_record(LOG_RECORD_URI, "text/plain", &p.file_log)
