@@ -3,6 +3,8 @@
 //! checked against the truth: nodes are the pages crawl.log lists as stored, arcs the links
 //! found by scanning each stored page's body again (WARC records, the crate's own scanner).
 
+#![cfg(feature = "graph")]
+
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};

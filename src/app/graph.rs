@@ -15,12 +15,15 @@ use super::cli::GraphArgs;
 use super::exit::{ExitStatus, Failure};
 use crate::crawl::sink::Hop;
 use crate::store::archive::crawl_log::{self, ParsedLine};
+#[cfg(feature = "graph")]
 use crate::store::graph::build::{self, Built};
 use crate::store::graph::outlinks;
+#[cfg(feature = "graph")]
 use crate::store::graph::rank::{self, Ranks};
 use crate::ReturnCode;
 
 /// Pages listed by in-degree and by PageRank.
+#[cfg(feature = "graph")]
 const TOP: usize = 10;
 
 /// Whether a crawl.log line makes its URL a node of the graph.
@@ -71,13 +74,32 @@ pub fn run(args: GraphArgs) -> Result<ExitStatus, Box<dyn Error>> {
         .out
         .clone()
         .unwrap_or_else(|| args.dirs[0].join("graph"));
-    let built =
-        build::build(urls, &files, &basename).map_err(|e| Failure::Runtime(e.to_string()))?;
-    let ranks = rank::rank(&basename).map_err(|e| Failure::Runtime(e.to_string()))?;
-    let names = std::fs::read_to_string(build::with_ext(&basename, "urls"))
+    write_graph(urls, &files, &basename)
+}
+
+/// Without the `graph` feature there is nothing to write the graph with.
+#[cfg(not(feature = "graph"))]
+fn write_graph(_: Vec<String>, _: &[PathBuf], _: &Path) -> Result<ExitStatus, Box<dyn Error>> {
+    Err(Failure::Usage(
+        "this spinneret was built without the `graph` feature (cargo build --features graph)"
+            .into(),
+    )
+    .into())
+}
+
+/// Builds the BVGraph at `basename` from the nodes and outlinks files; prints its figures.
+#[cfg(feature = "graph")]
+fn write_graph(
+    urls: Vec<String>,
+    files: &[PathBuf],
+    basename: &Path,
+) -> Result<ExitStatus, Box<dyn Error>> {
+    let built = build::build(urls, files, basename).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let ranks = rank::rank(basename).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let names = std::fs::read_to_string(build::with_ext(basename, "urls"))
         .map_err(|e| Failure::Runtime(format!("{}.urls: {e}", basename.display())))?;
     let names: Vec<&str> = names.lines().collect();
-    print!("{}", summary(&basename, &built, &ranks, &names));
+    print!("{}", summary(basename, &built, &ranks, &names));
     Ok(ExitStatus::Ok)
 }
 
@@ -87,6 +109,7 @@ fn display_dirs(dirs: &[PathBuf]) -> String {
 }
 
 /// What `graph` prints: the figures, then the top pages.
+#[cfg(feature = "graph")]
 fn summary(basename: &Path, b: &Built, r: &Ranks, urls: &[&str]) -> String {
     let mut s = format!(
         "graph: {}.{{graph,offsets,properties,ef,urls}}\n\

@@ -3,6 +3,8 @@
 //! them and crawl.log after it, in WebGraph's BVGraph format, with its figures ([`build`],
 //! [`rank`]).
 
+#[cfg(feature = "graph")]
 pub mod build;
 pub mod outlinks;
+#[cfg(feature = "graph")]
 pub mod rank;
