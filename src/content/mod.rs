@@ -24,6 +24,7 @@ pub mod main_text;
 mod markup;
 pub mod near_dup;
 pub mod simhash;
+mod swar;
 pub mod template_memory;
 
 pub use main_text::MainText;

@@ -23,6 +23,8 @@
 //! done a byte of counters at a time (a table spreads 8 hash bits into 8 byte lanes of a
 //! `u64`): 8 table loads and adds per shingle instead of 64 increments.
 
+use super::swar::{lowercase, movemask, word_lanes};
+
 /// Words per shingle: 3 keeps a shingle specific (few shared by chance between distinct
 /// texts) while one changed word touches only 3 shingles.
 pub const SHINGLE_WORDS: usize = 3;
@@ -32,11 +34,6 @@ const LANE_FLUSH: u32 = 255;
 /// The token hash's multiplier: odd, so multiplying by it loses nothing (the golden ratio's
 /// 64-bit constant, as in Fibonacci hashing).
 const TOKEN_K: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// SWAR constants: a byte of 1, the high bit of every byte, the low seven bits of every byte.
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 
 /// A simhash and how many shingles it was made of (few shingles make a fragile fingerprint:
 /// the caller may choose not to index those).
@@ -136,39 +133,6 @@ fn word_bits(chunk: &[u8]) -> u64 {
         bits |= movemask(word_lanes(w)) << (8 * j);
     }
     bits
-}
-
-/// The high bit of each byte of `x7` (bytes below 0x80) that is above `c`: the sum stays
-/// below 0x100, so no byte carries into the next.
-#[inline(always)]
-fn above(x7: u64, c: u8) -> u64 {
-    (x7 + u64::from(0x7f - c) * ONES) & HIGH
-}
-
-/// The high bit of each byte of `w` that is a word byte (`super::is_word_byte`).
-#[inline(always)]
-fn word_lanes(w: u64) -> u64 {
-    let low = w & LOW7;
-    let digit = above(low, b'0' - 1) & !above(low, b'9');
-    // ASCII letters with the case bit set; nothing else lands in `a..=z` by it.
-    let folded = low | (0x20 * ONES);
-    let letter = above(folded, b'a' - 1) & !above(folded, b'z');
-    (w & HIGH) | digit | letter
-}
-
-/// `w` with its ASCII capitals lowercased (0x20 added to each: no byte carries).
-#[inline(always)]
-fn lowercase(w: u64) -> u64 {
-    let low = w & LOW7;
-    let upper = above(low, b'A' - 1) & !above(low, b'Z') & !(w & HIGH);
-    w + (upper >> 2)
-}
-
-/// The high bits of the 8 bytes of `m` (each 0x80 or 0) gathered into a byte: the multiply
-/// moves byte `i`'s bit to bit `56 + i`, and no other product reaches those bits.
-#[inline(always)]
-fn movemask(m: u64) -> u64 {
-    ((m >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
 
 /// The token `text[start..end]`'s hash (see the module's spec).
@@ -400,27 +364,6 @@ mod tests {
         }
         assert_eq!(simhash(b"").hash, 0);
         assert_eq!(simhash(b"x y").shingles, 1);
-    }
-
-    #[test]
-    fn the_byte_lanes_classify_and_lowercase_every_byte_as_the_tables_do() {
-        for b in 0..=255u8 {
-            // Byte `b` in each lane, among bytes of another class.
-            for lane in 0..8 {
-                let w =
-                    (u64::from(b) << (8 * lane)) | (0x2020_2020_2020_2020 & !(0xff << (8 * lane)));
-                let expect = if super::super::is_word_byte(b) {
-                    0x80 << (8 * lane)
-                } else {
-                    0
-                };
-                assert_eq!(word_lanes(w), expect, "byte {b:#x} in lane {lane}");
-                assert_eq!(
-                    lowercase(w) >> (8 * lane) & 0xff,
-                    u64::from(b.to_ascii_lowercase())
-                );
-            }
-        }
     }
 
     #[test]
