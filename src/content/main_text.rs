@@ -47,6 +47,7 @@ use super::is_word_byte;
 use super::markup::{
     char_ref, classify, is_space, skip_comment, skip_raw_text, tag_end, tag_name_end, El,
 };
+use super::swar::{control_lanes, eq_lanes, word_lanes};
 use super::template_memory::TemplateMemory;
 
 /// Words from which a block that is not link text counts as long: more than a dateline or a
@@ -445,6 +446,23 @@ impl Scanner<'_> {
                 space = false;
             }
             while i < t.len() {
+                // 8 bytes at once when they hold no `&`, no control byte (whitespace but the
+                // space) and no space after a space: copied as they are, words counted from
+                // the word-byte lanes. Prose is mostly that; the rest goes a byte at a time.
+                if let Some(x) = t.get(i..i + 8) {
+                    let x = u64::from_le_bytes(x.try_into().expect("8 bytes"));
+                    let spaces = eq_lanes(x, b' ');
+                    let after_space = (spaces << 8) | (u64::from(space) << 7);
+                    if eq_lanes(x, b'&') | control_lanes(x) | (spaces & after_space) == 0 {
+                        buf[w..w + 8].copy_from_slice(&x.to_le_bytes());
+                        let words = word_lanes(x);
+                        let after_word = (words << 8) | (u64::from(in_word) << 7);
+                        starts += (words & !after_word).count_ones();
+                        (space, in_word) = (spaces >> 63 != 0, words >> 63 != 0);
+                        (w, i) = (w + 8, i + 8);
+                        continue;
+                    }
+                }
                 let b = t[i];
                 if b == b'&' {
                     break;

@@ -297,3 +297,45 @@ proptest! {
         prop_assert_eq!(reused.text(), fresh.text());
     }
 }
+
+/// Running text: words of every length, single and repeated whitespace of each kind, a
+/// reference, non-ASCII and punctuation, so that the 8-byte fast path and the byte path
+/// both run and hand over to each other at every offset.
+fn running_text() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        4 => proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'Z'), Just(b'7')], 1..12),
+        3 => Just(b" ".to_vec()),
+        1 => Just(b"  ".to_vec()),
+        1 => Just(b"\n".to_vec()),
+        1 => Just(b"\t \r\n".to_vec()),
+        1 => Just(b"&amp;".to_vec()),
+        1 => Just(b"\xc3\xa9".to_vec()),
+        1 => Just(b"-, ".to_vec()),
+    ];
+    proptest::collection::vec(piece, 0..120).prop_map(|ps| ps.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn a_paragraph_is_its_text_with_whitespace_collapsed_and_its_words_counted(
+        text in running_text(),
+    ) {
+        let html = [&b"<p>"[..], &text, b"</p>"].concat();
+        let mut mt = MainText::new();
+        mt.extract(&html, usize::MAX);
+        let decoded = String::from_utf8(text).unwrap().replace("&amp;", "&");
+        let expect = decoded.split_ascii_whitespace().collect::<Vec<_>>().join(" ");
+        let words = expect
+            .as_bytes()
+            .split(|&b| !super::super::is_word_byte(b))
+            .filter(|w| !w.is_empty())
+            .count() as u32;
+        // A block without a word is dropped.
+        let expect = if words == 0 { "" } else { &expect[..] };
+        prop_assert_eq!(mt.page_text(), expect.as_bytes());
+        let got_words: u32 = mt.blocks().map(|b| b.words).sum();
+        prop_assert_eq!(got_words, words);
+    }
+}

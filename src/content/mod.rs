@@ -24,11 +24,12 @@ pub mod main_text;
 mod markup;
 pub mod near_dup;
 pub mod simhash;
+mod swar;
 pub mod template_memory;
 
 pub use main_text::MainText;
 pub use near_dup::{Match, MemoryRuns, NearDupIndex, NearDupSpill};
-pub use simhash::{simhash, Fingerprint};
+pub use simhash::{simhash, simhash_parts, Fingerprint};
 pub use template_memory::TemplateMemory;
 
 /// Bytes that make up words, for counting words in blocks and for the simhash's tokens: ASCII
