@@ -587,7 +587,21 @@ fn skip_near_duplicate_links_does_not_follow_a_copy() {
     );
     let stats = std::fs::read_to_string(guarded.join("stats.json")).unwrap();
     assert!(stats.contains("\"near_duplicates\": 1"), "{stats}");
-    for d in [plain, guarded] {
+    // The plain crawl fingerprinted its pages; one with --no-near-duplicates none.
+    assert!(read_log(&plain).iter().any(|l| l.simhash.is_some()));
+    let off = temp_dir("near-dups-off");
+    crawl(
+        &servers,
+        &off,
+        std::slice::from_ref(&seed),
+        (2, 1),
+        &["--no-near-duplicates"],
+    );
+    assert_eq!(fetched(&off), all, "the same pages");
+    assert!(read_log(&off).iter().all(|l| l.simhash.is_none()));
+    let stats = std::fs::read_to_string(off.join("stats.json")).unwrap();
+    assert!(stats.contains("\"pages_fingerprinted\": 0"), "{stats}");
+    for d in [plain, guarded, off] {
         let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -457,6 +457,7 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         max_redirects: args.common.max_redirect,
         max_links_per_page: args.max_links_per_page,
         skip_near_duplicate_links: args.skip_near_duplicate_links,
+        near_duplicates: !args.no_near_duplicates,
         page_requisites: !args.no_page_requisites,
         manners: MannersConfig {
             cookies,
@@ -675,6 +676,10 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
         (
             "skip-near-duplicate-links".into(),
             args.skip_near_duplicate_links.to_string(),
+        ),
+        (
+            "near-duplicates".into(),
+            (!args.no_near_duplicates).to_string(),
         ),
         ("continuous".into(), args.fresh.continuous.to_string()),
         ("sitemaps".into(), (!args.discovery.no_sitemaps).to_string()),

@@ -57,6 +57,9 @@ pub struct CrawlConfig {
     /// A page within simhash distance 3 of an earlier one is stored but its links are not
     /// followed (`--skip-near-duplicate-links`: a trap guard, `crawl::near_dups`).
     pub skip_near_duplicate_links: bool,
+    /// Whether scanned pages get a main text, a simhash and a near-duplicate lookup
+    /// (`--no-near-duplicates` turns it off).
+    pub near_duplicates: bool,
     /// RAM for the near-duplicate index's fingerprints before it spills runs.
     pub near_dup_ram: usize,
 }
@@ -102,6 +105,7 @@ impl CrawlConfig {
             sitemaps: true,
             focus: None,
             skip_near_duplicate_links: false,
+            near_duplicates: true,
             near_dup_ram: super::near_dups::DEFAULT_NEAR_DUP_RAM,
         }
     }

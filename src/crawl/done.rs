@@ -443,6 +443,9 @@ impl<S: Sink> Crawl<S> {
     /// The main text's simhash of a page being scanned, and whether an earlier page of the
     /// partition is a near-duplicate of it (counted).
     fn fingerprint(&mut self, html: &[u8], entry: &Entry) -> Option<PagePrint> {
+        if !self.config.near_duplicates {
+            return None;
+        }
         let host = entry.url.host_str().unwrap_or_default().as_bytes();
         let print = self.near_dups.page(html, host);
         if let Some(e) = self.near_dups.take_error() {
