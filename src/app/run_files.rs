@@ -15,6 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::app::process::resident_bytes;
 use crate::app::report::Figures;
 use crate::store::archive::stats_json::JsonObject;
 use crate::store::archive::timeline::{Row, TimelineWriter};
@@ -347,7 +348,7 @@ impl TimelineRecorder {
             live: f.live,
             buffered_bytes: f.buffered,
             spooled_bytes: f.spooled,
-            rss_bytes: current_rss().unwrap_or(0),
+            rss_bytes: resident_bytes().unwrap_or(0),
             revisits: f.revisits,
             not_modified: f.not_modified,
             changed: f.changed,
@@ -356,15 +357,6 @@ impl TimelineRecorder {
             // A file that cannot be written now (a full disk) is retried at the next row.
         }
     }
-}
-
-/// The process's resident memory now (`/proc/self/statm`'s second field, in pages).
-pub fn current_rss() -> Option<u64> {
-    let statm = read_small(Path::new("/proc/self/statm"), 4096).ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf only reads a system constant.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages.saturating_mul(u64::try_from(page).ok().filter(|&p| p > 0)?))
 }
 
 #[cfg(test)]
