@@ -28,7 +28,7 @@ use crate::ReturnCode;
 pub const PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The most a finished crawl waits for the scrape that sees its final figures.
-pub const FINAL_SCRAPE_WAIT: Duration = Duration::from_secs(15);
+pub const FINAL_SCRAPE_WAIT: Duration = Duration::from_secs(30);
 
 /// The OpenMetrics media type (what Prometheus asks for first).
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -121,13 +121,14 @@ impl MetricsBoard {
     }
 
     /// How long a finished crawl should wait for a scrape after its final figures: none if
-    /// nobody has scraped, else twice the scrape interval seen (a scrape may have just
-    /// missed the end), at most [`FINAL_SCRAPE_WAIT`].
+    /// nobody has scraped, else three times the scrape interval seen (a scrape may have just
+    /// missed the end, and a loaded scraper runs late), at most [`FINAL_SCRAPE_WAIT`]. It
+    /// ends at the next scrape, usually within one interval.
     pub fn final_wait(&self) -> Duration {
         let s = lock(&self.scrapes);
         match (s.count, s.interval) {
             (0, _) => Duration::ZERO,
-            (_, Some(i)) => (i * 2).min(FINAL_SCRAPE_WAIT),
+            (_, Some(i)) => (i * 3).min(FINAL_SCRAPE_WAIT),
             (_, None) => FINAL_SCRAPE_WAIT,
         }
     }
@@ -559,7 +560,7 @@ mod tests {
         board.scraped(t);
         assert_eq!(board.final_wait(), FINAL_SCRAPE_WAIT);
         board.scraped(t + Duration::from_secs(2));
-        assert_eq!(board.final_wait(), Duration::from_secs(4));
+        assert_eq!(board.final_wait(), Duration::from_secs(6));
         board.scraped(t + Duration::from_secs(62));
         assert_eq!(board.final_wait(), FINAL_SCRAPE_WAIT);
         assert_eq!(board.scrape_count(), 3);
