@@ -79,15 +79,7 @@ impl<S: Sink> Crawl<S> {
         if self.filter.check_embed(&url).is_err() {
             return;
         }
-        self.queue_new(Entry {
-            url,
-            depth: nesting,
-            referrer,
-            hops: 0,
-            hop: Hop::Sitemap,
-            last: None,
-            priority: None,
-        });
+        self.queue_new(Entry::new(url, nesting, referrer, 0, Hop::Sitemap));
     }
 
     /// Reads a fetched sitemap and admits what it lists.
@@ -144,13 +136,8 @@ impl<S: Sink> Crawl<S> {
         };
         let last = prior(page.lastmod, page.changefreq.and_then(|c| c.period()));
         self.admit_entry(Entry {
-            url: page.url,
-            depth,
-            referrer: Some(sitemap.clone()),
-            hops: 0,
-            hop: Hop::Link,
             last,
-            priority: None,
+            ..Entry::new(page.url, depth, Some(sitemap.clone()), 0, Hop::Link)
         });
     }
 
@@ -167,13 +154,8 @@ impl<S: Sink> Crawl<S> {
                     self.counters.discovery.feed_items += 1;
                     let last = prior(item.date, None);
                     self.admit_entry(Entry {
-                        url: item.url,
-                        depth: entry.depth + 1,
-                        referrer: Some(from.clone()),
-                        hops: 0,
-                        hop: Hop::Link,
                         last,
-                        priority: None,
+                        ..Entry::new(item.url, entry.depth + 1, Some(from.clone()), 0, Hop::Link)
                     });
                 }
                 Ok(None) => break,

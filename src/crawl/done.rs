@@ -461,15 +461,7 @@ impl<S: Sink> Crawl<S> {
     fn readmit(&mut self, url: Url, depth: u32, referrer: Arc<str>, hops: u8, hop: Hop) {
         if self.passes_filter(&url, depth, hop) {
             self.counters.urls_readmitted += 1;
-            self.enqueue(Entry {
-                url,
-                depth,
-                referrer: Some(referrer),
-                hops,
-                hop,
-                last: None,
-                priority: None,
-            });
+            self.enqueue(Entry::new(url, depth, Some(referrer), hops, hop));
         }
     }
 
@@ -528,13 +520,8 @@ impl<S: Sink> Crawl<S> {
                         .clone();
                     // A focused crawl queues the link by its page's and anchor's relevance.
                     self.admit_entry(Entry {
-                        url,
-                        depth: entry.depth + 1,
-                        referrer: Some(referrer),
-                        hops: 0,
-                        hop,
-                        last: None,
                         priority: self.focus.as_ref().map(|f| f.priority(href)),
+                        ..Entry::new(url, entry.depth + 1, Some(referrer), 0, hop)
                     });
                 }
                 Err(_) => self.counters.bad_links += 1,

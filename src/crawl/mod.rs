@@ -123,6 +123,21 @@ struct Entry {
     priority: Option<u8>,
 }
 
+impl Entry {
+    /// A URL found (or given) with no last fetch and no priority: queued by depth.
+    fn new(url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) -> Entry {
+        Entry {
+            url,
+            depth,
+            referrer,
+            hops,
+            hop,
+            last: None,
+            priority: None,
+        }
+    }
+}
+
 /// After an entry's hop letter, a byte of flags saying what follows: a last fetch, a
 /// priority. An entry journaled before either existed ends at the letter.
 const WITH_LAST: u8 = 1;
@@ -558,15 +573,7 @@ impl<S: Sink> Crawl<S> {
     /// is fetched even outside the scope and past the depth limit (wget -p, Heritrix's embed
     /// hops); the other filters still apply.
     fn admit(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) {
-        self.admit_entry(Entry {
-            url,
-            depth,
-            referrer,
-            hops,
-            hop,
-            last: None,
-            priority: None,
-        });
+        self.admit_entry(Entry::new(url, depth, referrer, hops, hop));
     }
 
     /// [`Crawl::admit`] for an entry made by its finder: a focused crawl's link with its
@@ -593,15 +600,7 @@ impl<S: Sink> Crawl<S> {
     /// also holds the other partitions' URLs it forwarded (Mercator's cache of them), so each
     /// is sent at most once from here; the owner's set decides.
     fn queue(&mut self, url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) {
-        self.queue_new(Entry {
-            url,
-            depth,
-            referrer,
-            hops,
-            hop,
-            last: None,
-            priority: None,
-        });
+        self.queue_new(Entry::new(url, depth, referrer, hops, hop));
     }
 
     /// Queues (or forwards) an entry whose URL the URL-seen set does not hold yet.

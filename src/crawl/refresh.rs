@@ -26,13 +26,8 @@ impl<S: Sink> Crawl<S> {
     /// asked again; a URL queued before (a seed, an earlier line) is queued once.
     pub fn add_previous(&mut self, url: Url, depth: u32, hop: Hop, last: LastFetch) {
         self.queue_new(Entry {
-            url,
-            depth,
-            referrer: None,
-            hops: 0,
-            hop,
             last: Some(Box::new(last)),
-            priority: None,
+            ..Entry::new(url, depth, None, 0, hop)
         });
     }
 
@@ -74,13 +69,8 @@ impl<S: Sink> Crawl<S> {
             self.counters.revisits.taken_due += 1;
             // Behind what is new on its host: the links the revisits find go first.
             let entry = Entry {
-                url,
-                depth: d.depth,
-                referrer: None,
-                hops: 0,
-                hop: d.hop,
                 last: Some(Box::new(d.last)),
-                priority: None,
+                ..Entry::new(url, d.depth, None, 0, d.hop)
             };
             self.push_entry_at(entry, None);
         }
