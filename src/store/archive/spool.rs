@@ -6,11 +6,13 @@
 //! fetch, then the WARC writer) drops it — after a normal end, Ctrl-C or kill -9 alike. Nothing
 //! is ever left behind to clean up, and no file name comes from server data.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::store::state::create_unlinked;
 
 use crate::fetcher::spool::{Spool, SpoolFile};
 
@@ -41,12 +43,7 @@ impl Spool for FileSpool {
     fn create(&self) -> io::Result<Box<dyn SpoolFile>> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.join(format!("{}-{n}.body", std::process::id()));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        fs::remove_file(&path)?;
+        let file = create_unlinked(&path)?;
         Ok(Box::new(SpooledBody { file, len: 0 }))
     }
 }

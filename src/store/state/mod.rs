@@ -24,3 +24,15 @@ pub mod near_dup_runs;
 pub mod replay;
 pub mod segments;
 pub mod url_events;
+
+/// Creates `path` (it must not exist), open for reading and writing, and unlinks it at once:
+/// a scratch file (a spooled body, a spilled run) that no crash can leave behind.
+pub(in crate::store) fn create_unlinked(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    std::fs::remove_file(path)?;
+    Ok(file)
+}

@@ -9,7 +9,7 @@
 //! whose index stays in RAM leaves no trace.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -71,12 +71,7 @@ impl NearDupSpill for NearDupRuns {
         let path = self
             .dir
             .join(format!("{}-{}-{n}.run", std::process::id(), self.tag));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        fs::remove_file(&path)?;
+        let file = super::create_unlinked(&path)?;
         self.next += 1;
         self.runs.insert(n, Run { file, len: 0 });
         Ok(n)
