@@ -466,13 +466,7 @@ fn template_main((articles, lifetime): (usize, Duration)) -> ExitCode {
     }
     let _ = out.flush();
     drop(out);
-    // Bounded by the lifetime: the server stops itself.
-    while !http.is_stopped() {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    dns.stop();
-    http.stop();
-    ExitCode::SUCCESS
+    serve_until_stopped(http, dns)
 }
 
 fn fail(msg: String) -> ExitCode {
@@ -558,6 +552,11 @@ fn main() -> ExitCode {
     }
     let _ = out.flush();
     drop(out);
+    serve_until_stopped(http, dns)
+}
+
+/// Waits for `http` to stop by itself (its lifetime bounds the wait), then stops `dns`.
+fn serve_until_stopped(http: HttpServer, dns: DnsServer) -> ExitCode {
     while !http.is_stopped() {
         std::thread::sleep(Duration::from_millis(100));
     }
