@@ -214,6 +214,9 @@ fn a_crawl_on_two_loops_serves_each_loops_figures_while_it_runs() {
         r#"spinneret_queued_urls{loop="0",where="ram"}"#,
         "process_resident_memory_bytes",
         "spinneret_warc_written_bytes_total",
+        "spinneret_warc_files_total",
+        // The crawl journals: the writer has committed by now.
+        "spinneret_checkpoint_age_seconds",
     ] {
         assert!(sample(&text, series).is_some(), "{series} in\n{text}");
     }
