@@ -130,7 +130,7 @@ fn prometheus_installed() -> bool {
 #[test]
 fn prometheus_scrapes_a_crawl_and_sees_its_final_page_count() {
     if !prometheus_installed() {
-        eprintln!("skipped: `prometheus` is not installed (Debian: apt-get install prometheus)");
+        eprintln!("SKIPPED: `prometheus` is not installed (Debian: apt-get install prometheus)");
         return;
     }
     let dir = temp_dir("metrics-prometheus");

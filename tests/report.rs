@@ -218,7 +218,7 @@ fn render_in_chromium(page: &Path) {
             std::env::var("CI").as_deref() != Ok("true"),
             "CI installs chromium (.ci/run)"
         );
-        eprintln!("skipping the Chromium rendering: `chromium` is not installed");
+        eprintln!("SKIPPED: the Chromium rendering: `chromium` is not installed (apt-get install chromium)");
         return;
     }
     let dir = page.parent().unwrap();
