@@ -348,6 +348,8 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = CrawlConfig {
         delay: Duration::ZERO,
         delay_factor: args.delay_factor,
+        // As `crawl`: pages fingerprinted by the store's page workers.
+        near_dups_in_sink: true,
         ..CrawlConfig::new(
             FilterConfig {
                 scope: Scope::Any,

@@ -158,7 +158,7 @@ pub struct NearDupsArgs {
     pub dir: PathBuf,
     /// Memory for the fingerprint index; past it, sorted runs go to a temporary directory
     /// in DIR (removed at the end).
-    #[arg(long, value_name = "BYTES", default_value_t = Size(crate::crawl::near_dups::DEFAULT_NEAR_DUP_RAM as u64))]
+    #[arg(long, value_name = "BYTES", default_value_t = Size(crate::content::near_dups::DEFAULT_NEAR_DUP_RAM as u64))]
     pub index_ram: Size,
 }
 

@@ -458,6 +458,8 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         max_links_per_page: args.max_links_per_page,
         skip_near_duplicate_links: args.skip_near_duplicate_links,
         near_duplicates: !args.no_near_duplicates,
+        // The store's page workers fingerprint pages, off the event loop.
+        near_dups_in_sink: true,
         page_requisites: !args.no_page_requisites,
         manners: MannersConfig {
             cookies,

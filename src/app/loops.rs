@@ -350,6 +350,8 @@ pub fn execute(
     setup.output.crawl_db = db.clone();
     // Revisits refer to its records (a resumed re-crawl has its URLs in the journal already).
     setup.output.previous = previous.map(std::path::Path::to_path_buf);
+    // Each partition's page worker fingerprints its pages, in its share of the RAM.
+    setup.output.near_dup_ram = config.near_dup_ram / n;
     let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
     let out_dir = setup.output.dir.clone();
     // `--metrics`: the endpoint serves from the start (a resume's replay included).
@@ -601,6 +603,8 @@ fn conclude(
         revisits += output.stored().revisits;
         outputs.push(output);
     }
+    // The page workers' fingerprints (every partition's: one writer), final once finished.
+    let gauges = outputs.first().map(Output::gauges);
     // Partition 0's output closes the files and says what was written: it goes last.
     let mut written = Written::default();
     while let Some(output) = outputs.pop() {
@@ -610,6 +614,10 @@ fn conclude(
                 first_failure.get_or_insert(Failure::output(e));
             }
         }
+    }
+    if let Some(g) = gauges.map(|g| g.read()) {
+        counters.pages_fingerprinted += g.pages_fingerprinted;
+        counters.near_duplicates += g.near_duplicates;
     }
     if let Some(f) = first_failure {
         return Err(f);

@@ -23,12 +23,14 @@
 pub mod main_text;
 mod markup;
 pub mod near_dup;
+pub mod near_dups;
 pub mod simhash;
 mod swar;
 pub mod template_memory;
 
 pub use main_text::MainText;
 pub use near_dup::{Match, MemoryRuns, NearDupIndex, NearDupSpill};
+pub use near_dups::{NearDups, PagePrint};
 pub use simhash::{simhash, simhash_parts, Fingerprint};
 pub use template_memory::TemplateMemory;
 

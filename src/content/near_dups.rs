@@ -1,19 +1,20 @@
-//! Near-duplicates found during the crawl (ARCHITECTURE §7): each HTML page the crawl scans
-//! gets its main text (`content::MainText`, helped by a per-host `TemplateMemory`), the
-//! simhash of that text, and a look-up in the partition's `NearDupIndex` for an earlier page
-//! within Hamming distance 3. The fingerprint goes to the sink (crawl.log, CDXJ); a near-
-//! duplicate is counted and, with `--skip-near-duplicate-links`, its links are not followed.
+//! Near-duplicates page by page: each HTML page gets its main text ([`MainText`], helped by
+//! a per-host [`TemplateMemory`]), the simhash of that text, and a look-up in a
+//! [`NearDupIndex`] for an earlier page within Hamming distance 3. One [`NearDups`] serves a
+//! partition; who drives it decides where the work runs: the store's page worker, off the
+//! event loop, by default; the crawl itself when a page's verdict decides what it follows
+//! (`--skip-near-duplicate-links`).
 //!
 //! Per partition and not shared: a near-duplicate on another partition's host is not found
 //! here (`spinneret near-duplicates` finds those afterwards, from the one crawl.log). The
 //! index is not checkpointed: a resumed crawl starts with an empty one (its spill files are
 //! the store's to clean), so a page's near-duplicate fetched before the stop is not found
-//! by the crawl after it — only a trap guard and a counter depend on it.
+//! after it — only a trap guard and a counter depend on it.
 
 use std::io;
 
-use crate::content::near_dup::MAX_DISTANCE;
-use crate::content::{simhash, MainText, MemoryRuns, NearDupIndex, NearDupSpill, TemplateMemory};
+use super::near_dup::MAX_DISTANCE;
+use super::{simhash, MainText, MemoryRuns, NearDupIndex, NearDupSpill, TemplateMemory};
 
 /// RAM for a partition's fingerprint index before it spills runs (64 bytes a page in RAM:
 /// about 130,000 pages; past it runs go to the spill store and RAM keeps 1/512 of them).
@@ -37,7 +38,7 @@ pub struct PagePrint {
 }
 
 /// A partition's main-text buffers, template memory and fingerprint index.
-pub(super) struct NearDups {
+pub struct NearDups {
     text: MainText,
     memory: TemplateMemory,
     index: NearDupIndex<BoxedSpill>,
@@ -52,7 +53,7 @@ pub(super) struct NearDups {
 impl NearDups {
     /// An index in `ram` bytes whose runs past it stay in memory (until the app gives a
     /// spill store with [`NearDups::set_spill`]).
-    pub(super) fn new(ram: usize) -> NearDups {
+    pub fn new(ram: usize) -> NearDups {
         NearDups {
             text: MainText::new(),
             memory: TemplateMemory::new(TEMPLATE_HOSTS),
@@ -65,7 +66,7 @@ impl NearDups {
 
     /// Spills the index's runs past its budget to `spill`. Before the first page only: the
     /// index starts again empty.
-    pub(super) fn set_spill(&mut self, ram: usize, spill: BoxedSpill) {
+    pub fn set_spill(&mut self, ram: usize, spill: BoxedSpill) {
         self.index = NearDupIndex::new(ram, spill);
         self.pages = 0;
     }
@@ -73,7 +74,7 @@ impl NearDups {
     /// The main text of `html` (already cut at the crawl's scan limit) on `host`, its
     /// simhash, and whether an earlier page is within [`MAX_DISTANCE`]; then the page is
     /// added to the index. `None` when the main text is too short to fingerprint.
-    pub(super) fn page(&mut self, html: &[u8], host: &[u8]) -> Option<PagePrint> {
+    pub fn page(&mut self, html: &[u8], host: &[u8]) -> Option<PagePrint> {
         let text = self
             .text
             .extract_with_memory(html, html.len(), &mut self.memory, host);
@@ -113,7 +114,7 @@ impl NearDups {
     }
 
     /// The spill store's error, once: a storage error stops the crawl like any other.
-    pub(super) fn take_error(&mut self) -> Option<io::Error> {
+    pub fn take_error(&mut self) -> Option<io::Error> {
         self.error.take()
     }
 }

@@ -62,6 +62,11 @@ pub struct CrawlConfig {
     pub near_duplicates: bool,
     /// RAM for the near-duplicate index's fingerprints before it spills runs.
     pub near_dup_ram: usize,
+    /// Scanned pages are fingerprinted by the sink, off the event loop (the store's page
+    /// worker): the crawl only asks for it ([`Scheduled::fingerprint`](super::sink::Scheduled))
+    /// and keeps no index. Not with `skip_near_duplicate_links`, whose verdict decides which
+    /// links the crawl follows, so it is taken on the loop.
+    pub near_dups_in_sink: bool,
 }
 
 /// Redirect hops followed from the URL first queued, by default (`--max-redirect`).
@@ -106,7 +111,8 @@ impl CrawlConfig {
             focus: None,
             skip_near_duplicate_links: false,
             near_duplicates: true,
-            near_dup_ram: super::near_dups::DEFAULT_NEAR_DUP_RAM,
+            near_dup_ram: crate::content::near_dups::DEFAULT_NEAR_DUP_RAM,
+            near_dups_in_sink: false,
         }
     }
 }

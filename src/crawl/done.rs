@@ -10,12 +10,12 @@ use url::Url;
 use super::frontier::BackQueueId;
 use super::link_key::LinkKeys;
 use super::manners::says_later;
-use super::near_dups::PagePrint;
 use super::revisit::{self, Seen};
 use super::schedule::{change_rate, PageHistory, Visit};
 use super::sink::{Hop, Scheduled, Sink, Via};
 use super::url_seen::url_key;
 use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_FAILURES, MAX_ROBOTS_REDIRECTS};
+use crate::content::PagePrint;
 use crate::fetcher::{FetchDone, FetchRequest};
 use crate::http::ResponseHead;
 use crate::links::{self, LinkKind, Links};
@@ -224,6 +224,7 @@ impl<S: Sink> Crawl<S> {
         let scheduled = Scheduled {
             relevance: scanned.relevance,
             simhash: scanned.simhash,
+            fingerprint: scanned.fingerprint,
             ..self.scheduled(&entry, seen, done.head, now, hub)
         };
         if let Err(e) = self
@@ -288,6 +289,7 @@ impl<S: Sink> Crawl<S> {
             hop: entry.hop,
             relevance: None,
             simhash: None,
+            fingerprint: false,
         }
     }
 
@@ -421,7 +423,16 @@ impl<S: Sink> Crawl<S> {
             if let Some(score) = relevance {
                 self.counters.focus.add(score);
             }
-            let print = self.fingerprint(done.content, entry);
+            // Fingerprinted on the loop only when its verdict decides what is followed;
+            // otherwise the sink does it, off the loop.
+            let ask = self.config.near_duplicates
+                && self.config.near_dups_in_sink
+                && !self.config.skip_near_duplicate_links;
+            let print = if ask {
+                None
+            } else {
+                self.fingerprint(done.content, entry)
+            };
             // A near-duplicate's links are mostly its original's: with the trap guard on,
             // they are not followed (the page itself is stored all the same).
             if !(self.config.skip_near_duplicate_links && print.is_some_and(|p| p.near_duplicate)) {
@@ -430,6 +441,7 @@ impl<S: Sink> Crawl<S> {
             Scanned {
                 relevance,
                 simhash: print.map(|p| p.simhash),
+                fingerprint: ask,
             }
         } else {
             let mut found = std::mem::take(&mut self.links);
@@ -535,8 +547,10 @@ impl<S: Sink> Crawl<S> {
 struct Scanned {
     /// A focused crawl's relevance score.
     relevance: Option<f32>,
-    /// The main text's simhash (`near_dups`).
+    /// The main text's simhash (`content::near_dups`), when taken on the loop.
     simhash: Option<u64>,
+    /// The sink is asked to fingerprint the page.
+    fingerprint: bool,
 }
 
 /// A feed's or other XML's media type (`application/rss+xml`, `text/xml`, …): read as a feed

@@ -43,7 +43,6 @@ pub mod frontier;
 mod host_state;
 pub mod link_key;
 mod manners;
-pub mod near_dups;
 pub mod revisit;
 pub use host_state::{BadHostState, HostsRestored};
 pub use manners::{CookieConfig, MannersConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
@@ -68,6 +67,7 @@ use slab::Slab;
 use url::Url;
 
 use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
+use crate::content::NearDups;
 use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, PayloadDigest};
 use crate::links::Links;
 use crate::robots::{Check, FetchResult, RobotsCache};
@@ -285,7 +285,7 @@ pub struct Crawl<S: Sink> {
     /// A focused crawl's topic, and its reused buffers (`focused`).
     focus: Option<focused::Focus>,
     /// Main text, simhash and the partition's fingerprint index (`near_dups`).
-    near_dups: near_dups::NearDups,
+    near_dups: NearDups,
 }
 
 impl<S: Sink> Crawl<S> {
@@ -374,14 +374,14 @@ impl<S: Sink> Crawl<S> {
             price_moved_at: 0,
             sitemap_budgets: HashMap::new(),
             focus: config.focus.as_deref().and_then(focused::Focus::new),
-            near_dups: near_dups::NearDups::new(config.near_dup_ram),
+            near_dups: NearDups::new(config.near_dup_ram),
             config,
         }
     }
 
     /// Where the near-duplicate index spills its runs past `near_dup_ram` (the store's
     /// files; without one they stay in memory). Before the first page.
-    pub fn set_near_dup_spill(&mut self, spill: near_dups::BoxedSpill) {
+    pub fn set_near_dup_spill(&mut self, spill: crate::content::near_dups::BoxedSpill) {
         self.near_dups.set_spill(self.config.near_dup_ram, spill);
     }
 

@@ -89,6 +89,10 @@ pub struct Scheduled<'a> {
     /// The simhash of the page's main text, for a scanned HTML page with text (crawl.log's
     /// simhash column, the CDXJ line's `simhash`).
     pub simhash: Option<u64>,
+    /// The crawl asks the sink to fingerprint the page (main text, simhash, near-duplicate
+    /// lookup) off the event loop: `simhash` is then `None`, and the sink fills in crawl.log's
+    /// and CDXJ's simhash itself ([`CrawlConfig::near_dups_in_sink`](super::CrawlConfig)).
+    pub fingerprint: bool,
 }
 
 /// Receives every URL's one outcome.

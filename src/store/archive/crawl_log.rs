@@ -176,6 +176,16 @@ pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
     out.push(b'\n');
 }
 
+/// Puts `h` in the simhash column of a line [`format_line`] wrote without one (the column
+/// is the last: `-` then becomes the 16 digits). A line not ending so is left as it is.
+pub fn set_simhash(line: &mut Vec<u8>, h: u64) {
+    if line.ends_with(b"\t-\n") {
+        line.truncate(line.len() - 2);
+        push_simhash(line, h);
+        line.push(b'\n');
+    }
+}
+
 /// Appends a simhash as crawl.log and CDXJ write it: 16 lowercase hex digits, leading zeros
 /// kept, so every fingerprint has one spelling and the column sorts and greps as text.
 pub fn push_simhash(out: &mut Vec<u8>, h: u64) {
@@ -429,6 +439,10 @@ mod tests {
              http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\tUnchanged\t0.457\t00abcdef01234567\n"
         );
         assert_eq!(parse_line(&s).unwrap().simhash, Some(0x00ab_cdef_0123_4567));
+        // Written without it, then filled in (the page worker's simhash): the same line.
+        let mut later = s.replace("00abcdef01234567", "-").into_bytes();
+        set_simhash(&mut later, 0x00ab_cdef_0123_4567);
+        assert_eq!(String::from_utf8(later).unwrap(), s);
         assert_eq!(parse_line(&s).unwrap().hop, Some(Hop::Embed));
         assert_eq!(parse_line(&s).unwrap().revisit, Some(Seen::Unchanged));
         assert_eq!(parse_line(&s).unwrap().relevance, Some(0.457));

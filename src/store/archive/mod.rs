@@ -15,6 +15,7 @@ pub mod crawl_log;
 pub mod freshen;
 pub mod line_sort;
 pub mod output;
+mod page_work;
 pub mod recover;
 pub mod spool;
 pub mod stats_json;

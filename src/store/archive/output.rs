@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::crawl_log::{self, CrawlLog, LogLine};
+use super::page_work::{self, Content, FingerprintJob, PageJob, PageWorker};
 use super::warc::{self, BlockDeflater, RevisitProfile, WarcInfo, WarcWriter, WriterOptions};
 pub use super::writer::Written;
 use super::writer::{
@@ -29,6 +30,7 @@ use super::writer::{
 };
 use super::writer_gauges::WriterGauges;
 use crate::codec::{put_bytes, secure_random};
+use crate::content::NearDups;
 use crate::crawl::revisit::{LastFetch, Seen, StoredCopy};
 use crate::crawl::sink::{Hop, Scheduled, Sink, Via};
 use crate::fetcher::{FetchDone, PayloadDigest};
@@ -37,6 +39,7 @@ use crate::store::graph::outlinks::{self, OutlinksWriter};
 use crate::store::state::compaction::StateKeys;
 use crate::store::state::crawl_db::{CrawlDb, UrlRecord};
 use crate::store::state::journal_side::JournalSide;
+use crate::store::state::near_dup_runs::NearDupRuns;
 use crate::store::state::{crawl_state, url_events};
 use crate::ReturnCode;
 
@@ -91,6 +94,11 @@ pub struct OutputConfig {
     pub crawl_db: Option<Arc<CrawlDb>>,
     /// The previous crawl's directory (`--previous`), whose records revisits refer to.
     pub previous: Option<PathBuf>,
+    /// Deflate response blocks and fingerprint pages on a worker thread per partition
+    /// (`page_work`), off the event loop and the writer.
+    pub page_worker: bool,
+    /// RAM for each partition's near-duplicate index before it spills runs to `DIR`.
+    pub near_dup_ram: usize,
 }
 
 /// Where [`OutputConfig::echo`] writes: shared by the partitions of a crawl.
@@ -130,6 +138,8 @@ impl OutputConfig {
             echo: None,
             crawl_db: None,
             previous: None,
+            page_worker: true,
+            near_dup_ram: crate::content::near_dups::DEFAULT_NEAR_DUP_RAM,
         }
     }
 }
@@ -152,6 +162,8 @@ pub struct Stored {
 const MAX_REVISIT_DIGESTS: usize = 500_000;
 
 pub struct Output {
+    /// The partition's page worker (`page_work`); `None`: all on the loop and the writer.
+    worker: Option<PageWorker>,
     warc: WarcThread,
     dir: PathBuf,
     stored: Stored,
@@ -183,6 +195,10 @@ pub struct Output {
 /// writer (deflate is most of its work) is then the slower of the two threads, and sharing
 /// its work keeps both cores busy; below it, the loop leaves deflate to the writer.
 const DEFLATE_AHEAD_BACKLOG: usize = super::writer::WRITER_QUEUE / 2;
+/// Pages waiting for the page worker below which it is given their deflate too: it keeps
+/// up; past it the worker's fingerprints are the slower stream and deflate stays with the
+/// writer.
+const WORKER_DEFLATE_BACKLOG: usize = page_work::PAGE_QUEUE / 8;
 
 impl Output {
     /// Creates DIR if needed, opens `crawl.log` and the first WARC file.
@@ -295,9 +311,27 @@ impl Output {
         };
         let gauges = side.gauges.clone();
         let handles = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
+        let mut workers = Vec::new();
+        for part in 0..handles.len() {
+            workers.push(if config.page_worker {
+                let mut near_dups = NearDups::new(config.near_dup_ram);
+                // The index past its RAM share spills to unlinked files in DIR.
+                let spill = NearDupRuns::in_output(&config.dir, &format!("w{part}"));
+                near_dups.set_spill(config.near_dup_ram, Box::new(spill));
+                let deflater = BlockDeflater::new(config.gzip_level, config.response_block_digest);
+                Some(
+                    PageWorker::spawn(part, deflater, near_dups, gauges.clone())
+                        .map_err(|e| err(&config.dir, e))?,
+                )
+            } else {
+                None
+            });
+        }
         Ok(handles
             .into_iter()
-            .map(|warc| Output {
+            .zip(workers)
+            .map(|(warc, worker)| Output {
+                worker,
                 warc,
                 gauges: gauges.clone(),
                 dir: config.dir.clone(),
@@ -401,7 +435,9 @@ impl Output {
                 None => self.refers_to(done, digest, date),
             };
             let head_len = done.response.len() - done.payload.len();
+            let (pending, on_worker) = self.page_work(done, scheduled, refers_to.is_none())?;
             let deflated = if refers_to.is_none()
+                && !on_worker
                 && done.spooled.is_none()
                 && self.warc.backlog() >= DEFLATE_AHEAD_BACKLOG
             {
@@ -417,6 +453,7 @@ impl Output {
             };
             let response = match done.shared_response {
                 // The head alone: the payload is in the record referred to, or deflated.
+                // (Deflated by the worker, it is shared whole: the writer takes the head.)
                 _ if refers_to.is_some() || deflated.is_some() => {
                     ResponseBytes::Copied(self.warc.buffer(&done.response[..head_len]))
                 }
@@ -448,6 +485,9 @@ impl Output {
                 simhash: scheduled.and_then(|s| s.simhash),
                 refers_to,
                 deflated,
+                head_len,
+                pending,
+                spare: None,
                 db_record,
                 links: std::mem::take(&mut self.links),
             };
@@ -472,6 +512,49 @@ impl Output {
         self.stored.body_bytes += done.payload_len();
         self.stored.log_lines += 1;
         Ok(())
+    }
+
+    /// Hands a page's fingerprint (when the crawl asks for it) and its deflate (a full
+    /// response held in memory, `full`) to the partition's page worker. Returns where the
+    /// writer takes the result, and whether the response is deflated there. Deflate goes to
+    /// the worker while it keeps up ([`WORKER_DEFLATE_BACKLOG`]), else it stays the
+    /// writer's (or the loop's, past [`DEFLATE_AHEAD_BACKLOG`]), so the three threads share
+    /// the work whichever of them a page's kind makes the slowest. (The writer's own backlog
+    /// says nothing here: it waits for the worker's results in order.)
+    fn page_work(
+        &mut self,
+        done: &FetchDone<'_>,
+        scheduled: Option<&Scheduled<'_>>,
+        full: bool,
+    ) -> io::Result<(Option<page_work::PageResult>, bool)> {
+        let Some(worker) = &self.worker else {
+            return Ok((None, false));
+        };
+        let shared = done.shared_response.filter(|_| done.spooled.is_none());
+        let deflate = full && shared.is_some() && worker.backlog() < WORKER_DEFLATE_BACKLOG;
+        let fingerprint = scheduled.filter(|s| s.fingerprint).map(|_| FingerprintJob {
+            host: done.request.url.host_str().unwrap_or_default().into(),
+            content: match shared.and_then(|r| page_work::range_in(r, done.content)) {
+                Some(range) => Content::InResponse(range),
+                None => Content::Copied(self.warc.buffer(done.content)),
+            },
+        });
+        if !deflate && fingerprint.is_none() {
+            return Ok((None, false));
+        }
+        let in_response = matches!(
+            fingerprint,
+            Some(FingerprintJob {
+                content: Content::InResponse(_),
+                ..
+            })
+        );
+        let job = PageJob {
+            response: shared.filter(|_| deflate || in_response).cloned(),
+            deflate: deflate.then(|| self.warc.empty_buffer()),
+            fingerprint,
+        };
+        Ok((Some(worker.submit(job)?), deflate))
     }
 
     /// The journal records due with the next message: the URLs admitted since the last one,
@@ -605,6 +688,9 @@ impl Output {
 
     /// Closes the current WARC file and syncs the log and the journal; says what was written.
     pub fn finish(mut self) -> io::Result<Written> {
+        if let Some(w) = &mut self.worker {
+            w.finish()?;
+        }
         if !self.journal.is_empty() {
             let journal = std::mem::take(&mut self.journal);
             self.warc.send(ToWriter::Journal(journal))?;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog};
 use super::freshen;
+use super::page_work::PageResult;
 use super::warc::{self, DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
 use super::writer_gauges::WriterGauges;
 use crate::codec::{get_bytes, put_bytes};
@@ -99,8 +100,16 @@ pub(super) struct OwnedExchange {
     pub(super) log_line: Vec<u8>,
     /// The page's simhash, for its response record's CDXJ line.
     pub(super) simhash: Option<u64>,
-    /// The response deflated on the loop (the writer was behind): `response` is its head.
+    /// The response deflated ahead of the writer (by the page worker, or on the loop while
+    /// the writer was behind): only `response[..head_len]` is written with it.
     pub(super) deflated: Option<Box<DeflatedBlock>>,
+    /// The length of the response's HTTP head.
+    pub(super) head_len: usize,
+    /// The page worker's result for this exchange (`page_work`): its deflated block and
+    /// simhash, taken when the writer reaches it.
+    pub(super) pending: Option<PageResult>,
+    /// A buffer the page worker is done with, to reuse.
+    pub(super) spare: Option<Vec<u8>>,
     /// The URL's crawl database record (an ended URL, with a database): a full response's
     /// record position is filled in once written.
     pub(super) db_record: Option<Box<UrlRecord>>,
@@ -257,6 +266,7 @@ impl WriterSide {
         let mut record = None;
         let journal: &[u8] = match msg {
             ToWriter::Exchange(ex, journal) => {
+                take_page_work(ex)?;
                 let p = self
                     .warcs
                     .get_mut(part)
@@ -486,6 +496,9 @@ impl WriterSide {
                     if let Some(d) = ex.deflated {
                         recycle(back_tx, d.into_buffer());
                     }
+                    if let Some(b) = ex.spare {
+                        recycle(back_tx, b);
+                    }
                 }
                 ToWriter::Line(line, journal, _) => {
                     recycle(back_tx, line);
@@ -659,6 +672,26 @@ impl Drop for WarcThread {
     }
 }
 
+/// Waits for the page worker's result for `ex`, if it has one coming, and puts it in: the
+/// deflated block, and the simhash into the exchange and its crawl.log line.
+fn take_page_work(ex: &mut OwnedExchange) -> io::Result<()> {
+    let Some(result) = ex.pending.take() else {
+        return Ok(());
+    };
+    let done = result
+        .recv()
+        .map_err(|_| io::Error::other("page worker stopped"))??;
+    if let Some(h) = done.simhash {
+        crawl_log::set_simhash(&mut ex.log_line, h);
+        ex.simhash = Some(h);
+    }
+    if let Some(d) = done.deflated {
+        ex.deflated = Some(Box::new(d));
+    }
+    ex.spare = done.spare;
+    Ok(())
+}
+
 /// Writes one exchange (or revisit), after closing the open file's log record when the
 /// exchange will start a new file.
 pub(super) fn write_exchange(
@@ -680,7 +713,10 @@ pub(super) fn write_exchange(
                 date: ex.date,
                 ip: ex.ip,
                 request: &ex.request,
-                response: &ex.response,
+                response: match ex.deflated {
+                    Some(_) => ex.response.get(..ex.head_len).unwrap_or(&ex.response),
+                    None => &ex.response,
+                },
                 payload_digest: ex.payload_digest,
                 spooled: ex.spooled.as_deref(),
                 truncated: ex.truncated.map(Into::into),

@@ -1,5 +1,6 @@
 //! What the writer thread has written so far, for whoever watches the crawl (`--metrics`):
-//! WARC files and bytes and when the journal was last committed. Atomics the writer stores
+//! WARC files and bytes and when the journal was last committed; and what the page workers
+//! (`page_work`) found: pages fingerprinted and near-duplicates. Atomics the writer stores
 //! now and then (at each commit, and every few hundred messages) and any thread reads: a
 //! reader never waits for the writer, nor the writer for it.
 
@@ -13,6 +14,8 @@ pub struct WriterGauges {
     crawl_log_bytes: AtomicU64,
     /// Unix milliseconds of the last journal commit (what a resume starts from); 0: none.
     committed_unix_ms: AtomicU64,
+    pages_fingerprinted: AtomicU64,
+    near_duplicates: AtomicU64,
 }
 
 /// One reading of [`WriterGauges`].
@@ -22,6 +25,10 @@ pub struct WriterFigures {
     pub warc_bytes: u64,
     pub crawl_log_bytes: u64,
     pub committed_unix_ms: Option<u64>,
+    /// Pages the page workers fingerprinted, and those an earlier page was a near-duplicate
+    /// of (the crawl counts its own when it fingerprints on the loop).
+    pub pages_fingerprinted: u64,
+    pub near_duplicates: u64,
 }
 
 impl WriterGauges {
@@ -40,6 +47,12 @@ impl WriterGauges {
         self.committed_unix_ms.store(ms.max(1), Ordering::Relaxed);
     }
 
+    pub(super) fn count_fingerprint(&self, near_duplicate: bool) {
+        self.pages_fingerprinted.fetch_add(1, Ordering::Relaxed);
+        self.near_duplicates
+            .fetch_add(u64::from(near_duplicate), Ordering::Relaxed);
+    }
+
     pub fn read(&self) -> WriterFigures {
         let committed = self.committed_unix_ms.load(Ordering::Relaxed);
         WriterFigures {
@@ -47,6 +60,8 @@ impl WriterGauges {
             warc_bytes: self.warc_bytes.load(Ordering::Relaxed),
             crawl_log_bytes: self.crawl_log_bytes.load(Ordering::Relaxed),
             committed_unix_ms: (committed > 0).then_some(committed),
+            pages_fingerprinted: self.pages_fingerprinted.load(Ordering::Relaxed),
+            near_duplicates: self.near_duplicates.load(Ordering::Relaxed),
         }
     }
 }
@@ -67,7 +82,8 @@ mod tests {
                 warc_files: 2,
                 warc_bytes: 1000,
                 crawl_log_bytes: 300,
-                committed_unix_ms: Some(1234)
+                committed_unix_ms: Some(1234),
+                ..WriterFigures::default()
             }
         );
     }

@@ -2,7 +2,7 @@
 //! run in a directory of the crawl's output, each unlinked as soon as it is created, as the
 //! body spool's are (`archive::spool`).
 //!
-//! The index is not checkpointed (a resumed crawl starts a new one, `crawl::near_dups`), so
+//! The index is not checkpointed (a resumed crawl starts a new one, `content::near_dups`), so
 //! a run is worth nothing once its process ends: unlinked, its space returns to the file
 //! system when the descriptor closes — at a merge, at the crawl's end, or at a kill -9 — and
 //! a resume finds nothing to clean up. The directory is made at the first spill, so a crawl

@@ -1,0 +1,284 @@
+//! Per-page work off the event loop (ARCHITECTURE §9): a worker thread per partition takes
+//! what a page's records need and the next fetch does not — the response block's deflate
+//! (and block digest) and, for a scanned HTML page, its fingerprint (main text, simhash,
+//! near-duplicate lookup: `content::NearDups`) — in the order the pages were stored. The
+//! writer thread takes each page's result when it reaches that page's message, so records,
+//! crawl.log lines and journal records keep their order (and a resume what it relies on)
+//! whatever the worker's pace; the event loop hands over pointers.
+//!
+//! Bounded: at most [`PAGE_QUEUE`] pages wait for the worker (past that the loop waits, as
+//! it does for the writer); each holds its response, shared with the writer and not copied,
+//! and, for a content-encoded page, a copy of its decoded content. The worker never waits
+//! for the writer (each reply has a slot of its own), so neither can stall the other.
+
+use std::io;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use super::warc::{BlockDeflater, DeflatedBlock};
+use super::writer_gauges::WriterGauges;
+use crate::content::NearDups;
+use crate::fetcher::SharedBytes;
+
+/// Pages queued for the worker before the loop waits: as many as the writer's queue, so a
+/// worker that keeps up never holds the loop back before the writer would.
+pub(super) const PAGE_QUEUE: usize = super::writer::WRITER_QUEUE;
+
+/// What one page needs done.
+pub(super) struct PageJob {
+    /// The whole response (head and body) as received.
+    pub(super) response: Option<Arc<SharedBytes>>,
+    /// Deflate all of `response` into this (reused) buffer.
+    pub(super) deflate: Option<Vec<u8>>,
+    pub(super) fingerprint: Option<FingerprintJob>,
+}
+
+/// A scanned HTML page to fingerprint.
+pub(super) struct FingerprintJob {
+    /// Its host, for the template memory.
+    pub(super) host: Box<str>,
+    pub(super) content: Content,
+}
+
+/// Where a page's decoded content is.
+pub(super) enum Content {
+    /// In the response (no content coding): these bytes of it.
+    InResponse(Range<usize>),
+    /// Decoded into a buffer of its own (given back in [`PageDone::spare`]).
+    Copied(Vec<u8>),
+}
+
+/// What the worker made of a page.
+#[derive(Default)]
+pub(super) struct PageDone {
+    /// The main text's simhash (`None`: not asked for, or too little text).
+    pub(super) simhash: Option<u64>,
+    pub(super) deflated: Option<DeflatedBlock>,
+    /// A copied content's buffer, to reuse.
+    pub(super) spare: Option<Vec<u8>>,
+}
+
+/// The writer's side of one page's result.
+pub(super) type PageResult = Receiver<io::Result<PageDone>>;
+
+/// A partition's worker thread.
+pub(super) struct PageWorker {
+    tx: Option<SyncSender<(PageJob, SyncSender<io::Result<PageDone>>)>>,
+    handle: Option<JoinHandle<()>>,
+    /// Pages queued and not yet done: how far behind the worker is.
+    backlog: Arc<AtomicUsize>,
+}
+
+impl PageWorker {
+    /// Starts the worker: `deflater` at the writer's level, `near_dups` the partition's
+    /// fingerprint index, `gauges` where pages fingerprinted and near-duplicates are counted.
+    pub(super) fn spawn(
+        part: usize,
+        mut deflater: BlockDeflater,
+        mut near_dups: NearDups,
+        gauges: Arc<WriterGauges>,
+    ) -> io::Result<PageWorker> {
+        let (tx, rx) =
+            mpsc::sync_channel::<(PageJob, SyncSender<io::Result<PageDone>>)>(PAGE_QUEUE);
+        let backlog = Arc::new(AtomicUsize::new(0));
+        let left = backlog.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("page-work-{part}"))
+            .spawn(move || {
+                for (job, reply) in rx {
+                    let done = work(job, &mut deflater, &mut near_dups, &gauges);
+                    left.fetch_sub(1, Ordering::Relaxed);
+                    // The writer gone (it failed): its error is the one reported.
+                    let _ = reply.send(done);
+                }
+            })?;
+        Ok(PageWorker {
+            tx: Some(tx),
+            handle: Some(handle),
+            backlog,
+        })
+    }
+
+    /// Pages queued and not yet done.
+    pub(super) fn backlog(&self) -> usize {
+        self.backlog.load(Ordering::Relaxed)
+    }
+
+    /// Queues a page (waiting while [`PAGE_QUEUE`] are queued); the writer takes the result
+    /// from the returned receiver.
+    pub(super) fn submit(&self, job: PageJob) -> io::Result<PageResult> {
+        let (reply, result) = mpsc::sync_channel(1);
+        let stopped = || io::Error::other("page worker stopped");
+        let tx = self.tx.as_ref().ok_or_else(stopped)?;
+        // Counted before it is sent, so the worker's decrement never comes first.
+        self.backlog.fetch_add(1, Ordering::Relaxed);
+        tx.send((job, reply)).map_err(|_| stopped())?;
+        Ok(result)
+    }
+
+    /// Lets the worker finish what is queued, and waits for it.
+    pub(super) fn finish(&mut self) -> io::Result<()> {
+        drop(self.tx.take());
+        match self.handle.take().map(JoinHandle::join) {
+            Some(Err(_)) => Err(io::Error::other("page worker panicked")),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for PageWorker {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// One page's work: its fingerprint first (so a copied content's buffer is free), then its
+/// deflate.
+fn work(
+    job: PageJob,
+    deflater: &mut BlockDeflater,
+    near_dups: &mut NearDups,
+    gauges: &WriterGauges,
+) -> io::Result<PageDone> {
+    let mut done = PageDone::default();
+    let response: &[u8] = job.response.as_deref().map_or(&[], |r| r);
+    if let Some(f) = job.fingerprint {
+        let html = match &f.content {
+            Content::InResponse(range) => response.get(range.clone()).unwrap_or_default(),
+            Content::Copied(v) => v,
+        };
+        let print = near_dups.page(html, f.host.as_bytes());
+        if let Some(e) = near_dups.take_error() {
+            return Err(e);
+        }
+        if let Some(p) = print {
+            gauges.count_fingerprint(p.near_duplicate);
+            done.simhash = Some(p.simhash);
+        }
+        if let Content::Copied(v) = f.content {
+            done.spare = Some(v);
+        }
+    }
+    if let Some(buf) = job.deflate {
+        done.deflated = Some(deflater.deflate(response, buf)?);
+    }
+    Ok(done)
+}
+
+/// Where `inner` lies in `outer`, when it is a part of it (the same memory, not equal bytes).
+pub(super) fn range_in(outer: &[u8], inner: &[u8]) -> Option<Range<usize>> {
+    let (o, i) = (outer.as_ptr() as usize, inner.as_ptr() as usize);
+    (i >= o && i + inner.len() <= o + outer.len()).then(|| i - o..i - o + inner.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::near_dups::DEFAULT_NEAR_DUP_RAM;
+    use flate2::read::DeflateDecoder;
+    use std::io::Read;
+
+    fn page(article: &str) -> Vec<u8> {
+        let words: String = (0..200).map(|i| format!("{article}{} ", i % 37)).collect();
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body><nav>Home</nav>\
+             <article><p>{words}</p></article></body></html>"
+        )
+        .into_bytes()
+    }
+
+    fn worker() -> (PageWorker, Arc<WriterGauges>) {
+        let gauges = Arc::new(WriterGauges::default());
+        let w = PageWorker::spawn(
+            0,
+            BlockDeflater::new(1, false),
+            NearDups::new(DEFAULT_NEAR_DUP_RAM),
+            gauges.clone(),
+        )
+        .unwrap();
+        (w, gauges)
+    }
+
+    /// Results come back per page, whatever is asked of each; the deflated block inflates
+    /// to the response, and a copy of a page is found a near-duplicate of it.
+    #[test]
+    fn each_page_gets_its_own_result_in_order() {
+        let (w, gauges) = worker();
+        let a = Arc::new(SharedBytes::new(page("alpha"), None));
+        let body = a.iter().position(|&b| b == b'<').unwrap();
+        let in_response = |r: &Arc<SharedBytes>| FingerprintJob {
+            host: "a.test".into(),
+            content: Content::InResponse(body..r.len()),
+        };
+        let first = w
+            .submit(PageJob {
+                response: Some(a.clone()),
+                deflate: Some(Vec::new()),
+                fingerprint: Some(in_response(&a)),
+            })
+            .unwrap();
+        let copy = w
+            .submit(PageJob {
+                response: None,
+                deflate: None,
+                fingerprint: Some(FingerprintJob {
+                    host: "b.test".into(),
+                    content: Content::Copied(a[body..].to_vec()),
+                }),
+            })
+            .unwrap();
+        let plain = w
+            .submit(PageJob {
+                response: Some(a.clone()),
+                deflate: Some(Vec::new()),
+                fingerprint: None,
+            })
+            .unwrap();
+        let first = first.recv().unwrap().unwrap();
+        let copy = copy.recv().unwrap().unwrap();
+        let plain = plain.recv().unwrap().unwrap();
+        assert!(first.simhash.is_some());
+        assert_eq!(copy.simhash, first.simhash);
+        assert!(copy.spare.is_some(), "a copied content's buffer comes back");
+        assert_eq!(plain.simhash, None, "no fingerprint asked");
+        let block = plain.deflated.unwrap().into_buffer();
+        let mut inflated = Vec::new();
+        DeflateDecoder::new(&block[..])
+            .read_to_end(&mut inflated)
+            .unwrap();
+        assert_eq!(
+            &inflated[..a.len()],
+            &a[..],
+            "the response, then the record's end"
+        );
+        let figures = gauges.read();
+        assert_eq!(
+            (figures.pages_fingerprinted, figures.near_duplicates),
+            (2, 1)
+        );
+    }
+
+    #[test]
+    fn range_in_finds_a_part_and_not_an_equal_copy() {
+        let outer = b"0123456789".to_vec();
+        assert_eq!(range_in(&outer, &outer[3..7]), Some(3..7));
+        assert_eq!(range_in(&outer, &outer[10..]), Some(10..10));
+        let copy = outer[3..7].to_vec();
+        assert_eq!(range_in(&outer, &copy), None);
+    }
+
+    #[test]
+    fn a_finished_worker_refuses_work() {
+        let (mut w, _) = worker();
+        w.finish().unwrap();
+        let job = PageJob {
+            response: None,
+            deflate: None,
+            fingerprint: None,
+        };
+        assert!(w.submit(job).is_err());
+    }
+}
