@@ -28,18 +28,19 @@ const DEFLATE_PENDING: usize = 64 * 1024;
 const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255];
 
 /// The deflate behind a level: ISA-L for level 1 (its fastest level: faster than zlib-rs's
-/// and smaller output, see [`super::isal`]) when built with the `isal` feature, zlib-rs
+/// and smaller output, see [`super::isal`]) when built with ISA-L (the system's, or the `isal`
+/// feature's), zlib-rs
 /// otherwise and for every other level.
 enum Engine {
     Zlib(Compress),
-    #[cfg(feature = "isal")]
+    #[cfg(isal_engine)]
     Isal(super::isal::IsalDeflate),
     /// zlib-rs at level 1 without ISA-L: a joined record's header (a few hundred bytes) is
     /// written as a stored block instead of being compressed, which spares a stream reset
     /// (a 128 KiB hash-table clear) per response record — 4 % of the bench's CPU per page
     /// for about 150 bytes more per record. The reset itself is deferred (`stale`) to the
     /// next compressed input for the same reason.
-    #[cfg(not(feature = "isal"))]
+    #[cfg(not(isal_engine))]
     Fast {
         stream: Box<Compress>,
         stale: bool,
@@ -49,9 +50,9 @@ enum Engine {
 impl Engine {
     fn new(level: u32) -> Engine {
         if level == 1 {
-            #[cfg(feature = "isal")]
+            #[cfg(isal_engine)]
             return Engine::Isal(super::isal::IsalDeflate::new());
-            #[cfg(not(feature = "isal"))]
+            #[cfg(not(isal_engine))]
             return Engine::Fast {
                 stream: Box::new(Compress::new(Compression::new(1), false)),
                 stale: false,
@@ -64,9 +65,9 @@ impl Engine {
     fn reset(&mut self) {
         match self {
             Engine::Zlib(c) => c.reset(),
-            #[cfg(feature = "isal")]
+            #[cfg(isal_engine)]
             Engine::Isal(_) => {}
-            #[cfg(not(feature = "isal"))]
+            #[cfg(not(isal_engine))]
             Engine::Fast { stale, .. } => *stale = true,
         }
     }
@@ -95,7 +96,7 @@ impl Engine {
     fn deflate(&mut self, data: &[u8], flush: FlushCompress, out: &mut Vec<u8>) -> io::Result<()> {
         match self {
             Engine::Zlib(c) => zlib_deflate(c, data, flush, out),
-            #[cfg(feature = "isal")]
+            #[cfg(isal_engine)]
             Engine::Isal(d) => {
                 if flush == FlushCompress::Finish && data.len() <= FINISH_STORED {
                     super::stored::finish(data, out);
@@ -107,7 +108,7 @@ impl Engine {
                 }
                 Ok(())
             }
-            #[cfg(not(feature = "isal"))]
+            #[cfg(not(isal_engine))]
             Engine::Fast { stream, stale } => {
                 // Only a joined header is sync-flushed, and it starts its stream.
                 if flush == FlushCompress::Sync {
@@ -137,7 +138,7 @@ fn zlib_deflate(
     Ok(())
 }
 
-/// gzip's CRC-32 and the length of the data it covers. With the `isal` feature it is ISA-L's
+/// gzip's CRC-32 and the length of the data it covers. With ISA-L (`cfg(isal_engine)`) it is ISA-L's
 /// (AVX-512 carry-less multiply: ~0.3 µs for a 15 KB record, a quarter of zlib-rs's); the
 /// combination of two is zlib-rs's either way.
 #[derive(Clone, Copy, Default)]
@@ -146,9 +147,9 @@ pub(super) struct Crc {
     len: u64,
 }
 
-#[cfg(feature = "isal")]
+#[cfg(isal_engine)]
 extern "C" {
-    /// ISA-L's gzip CRC-32 (in `libisal`, which `isal-sys` links): continues from `init`, the
+    /// ISA-L's gzip CRC-32 (in `libisal`, the system's or the one `isal-sys` builds): continues from `init`, the
     /// CRC of the data before `buf` (0 for none), as zlib's `crc32` does.
     fn crc32_gzip_refl(init: u32, buf: *const u8, len: u64) -> u32;
 }
@@ -159,12 +160,12 @@ impl Crc {
     }
 
     pub(super) fn update(&mut self, data: &[u8]) {
-        #[cfg(feature = "isal")]
+        #[cfg(isal_engine)]
         {
             // SAFETY: reads exactly `data.len()` bytes from `data`, keeps no pointer.
             self.sum = unsafe { crc32_gzip_refl(self.sum, data.as_ptr(), data.len() as u64) };
         }
-        #[cfg(not(feature = "isal"))]
+        #[cfg(not(isal_engine))]
         {
             self.sum = zlib_rs::crc32::crc32(self.sum, data);
         }
@@ -187,7 +188,7 @@ impl Crc {
 
 /// A last piece up to this long (a record's closing `\r\n\r\n`) is stored in the final
 /// block instead of being compressed on its own.
-#[cfg(feature = "isal")]
+#[cfg(isal_engine)]
 const FINISH_STORED: usize = 16;
 
 /// Reusable gzip-member encoder: one deflate engine, reset per record.

@@ -11,14 +11,16 @@
 //! for large inputs, deflate's fixed code for small ones (no code table to send), stored
 //! blocks when compressing would grow the data (images, archives).
 //!
+//! Two builds of it: the system's ISA-L (Debian's `libisal-dev`), which build.rs finds and
+//! reaches through a small C shim, in the default build when present; or ISA-L built from
+//! source with the opt-in `isal` feature (nasm and the autotools). Either sets
+//! `cfg(isal_engine)`.
+//!
 //! The only `unsafe` of the store: the stream's input and output pointers are set from
 //! slices just before each call and cleared after it, so the stream never holds a pointer
 //! between calls.
 
 use std::io;
-use std::ptr;
-
-use isal_sys::igzip_lib as isal;
 
 use super::stored::{push_stored, stored_size};
 
@@ -28,22 +30,17 @@ use super::stored::{push_stored, stored_size};
 const SMALL_INPUT: usize = 1024;
 /// Largest piece compressed at once (ISA-L's lengths are `u32`); longer input is split.
 const MAX_PIECE: usize = 4 << 20;
+
 /// ISA-L level 0 stateless compression, its state reused from piece to piece.
 pub(super) struct IsalDeflate {
-    // Boxed: the state holds a history buffer and the hash table (about 90 KB).
-    stream: Box<isal::isal_zstream>,
+    stream: stream::Stream,
 }
-
-// The stream holds no pointer between calls (see the module doc) and level 0 uses no
-// `level_buf`, so moving it to another thread moves all of its state with it.
-unsafe impl Send for IsalDeflate {}
 
 impl IsalDeflate {
     pub(super) fn new() -> IsalDeflate {
-        // SAFETY: `isal_zstream` is a plain C struct for which all zeroes is a valid value
-        // (null pointers, zero counters); `isal_deflate_stateless_init` sets what it uses.
-        let stream: Box<isal::isal_zstream> = Box::new(unsafe { std::mem::zeroed() });
-        IsalDeflate { stream }
+        IsalDeflate {
+            stream: stream::Stream::new(),
+        }
     }
 
     /// Appends `data` to `out` as byte-aligned deflate blocks that are not final and need
@@ -60,55 +57,186 @@ impl IsalDeflate {
         let room = stored_size(data.len());
         // ISA-L writes into the spare capacity: no zeroing of a page-sized buffer per piece.
         out.reserve(room);
-        let s = &mut *self.stream;
-        // SAFETY: initialises the stream's fields for one stateless call.
-        unsafe { isal::isal_deflate_stateless_init(s) };
-        s.level = 0;
-        s.level_buf = ptr::null_mut();
-        s.level_buf_size = 0;
-        s.gzip_flag = isal::IGZIP_DEFLATE as u16;
-        s.end_of_stream = 0;
-        // Byte-aligns the end, so the next piece (or the final block) can follow.
-        s.flush = isal::FULL_FLUSH as u16;
-        let code = if data.len() < SMALL_INPUT {
-            isal::IGZIP_HUFFTABLE_STATIC
-        } else {
-            isal::IGZIP_HUFFTABLE_DEFAULT
-        };
-        // SAFETY: a built-in code needs no table pointer.
-        let rc = unsafe { isal::isal_deflate_set_hufftables(s, ptr::null_mut(), code as i32) };
-        if rc != isal::COMP_OK as i32 {
-            return Err(io::Error::other(format!(
-                "deflate setup failed (ISA-L code {rc})"
-            )));
+        let spare = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+        // SAFETY: `spare` is the start of at least `room` bytes of `out`'s spare capacity
+        // (reserved above), live and unaliased for the call; ISA-L only writes there.
+        match unsafe {
+            self.stream
+                .compress(data, spare, room, data.len() < SMALL_INPUT)
+        } {
+            Ok(Some(written)) => {
+                // SAFETY: ISA-L wrote (initialised) the `written` bytes after `at`.
+                unsafe { out.set_len(at + written) };
+                Ok(())
+            }
+            // Compressed, it would be at least as long as stored: store it.
+            Ok(None) => {
+                push_stored(data, false, out);
+                Ok(())
+            }
+            Err(code) => Err(io::Error::other(format!(
+                "deflate failed (ISA-L code {code})"
+            ))),
         }
-        // ISA-L reads through `next_in` only; the `*mut` is its C signature.
-        s.next_in = data.as_ptr().cast_mut();
-        s.avail_in = data.len() as u32;
-        s.next_out = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
-        s.avail_out = room as u32;
-        // SAFETY: `next_in`/`avail_in` describe `data` and `next_out`/`avail_out` the first
-        // `room` bytes of `out`'s spare capacity (reserved above), both live and unaliased
-        // for the call; ISA-L only writes there.
-        let rc = unsafe { isal::isal_deflate_stateless(s) };
-        let written = room - s.avail_out as usize;
-        s.next_in = ptr::null_mut();
-        s.avail_in = 0;
-        s.next_out = ptr::null_mut();
-        s.avail_out = 0;
-        if rc == isal::COMP_OK as i32 && written < room {
-            // SAFETY: ISA-L wrote (initialised) the `written` bytes after `at`.
-            unsafe { out.set_len(at + written) };
-            return Ok(());
+    }
+}
+
+/// ISA-L built from source (`--features isal`, through `isal-sys`'s bindings).
+#[cfg(feature = "isal")]
+mod stream {
+    use isal_sys::igzip_lib as isal;
+    use std::ptr;
+
+    pub(super) struct Stream {
+        // Boxed: the state holds a history buffer and the hash table (about 90 KB).
+        stream: Box<isal::isal_zstream>,
+    }
+
+    // The stream holds no pointer between calls (see the module doc) and level 0 uses no
+    // `level_buf`, so moving it to another thread moves all of its state with it.
+    unsafe impl Send for Stream {}
+
+    impl Stream {
+        pub(super) fn new() -> Stream {
+            // SAFETY: `isal_zstream` is a plain C struct for which all zeroes is a valid
+            // value (null pointers, zero counters); the stateless init sets what it uses.
+            Stream {
+                stream: Box::new(unsafe { std::mem::zeroed() }),
+            }
         }
-        if rc != isal::COMP_OK as i32 && rc != isal::STATELESS_OVERFLOW {
-            return Err(io::Error::other(format!(
-                "deflate failed (ISA-L code {rc})"
-            )));
+
+        /// Compresses `data` into the `room` bytes at `out`: `Ok(None)` when they would not
+        /// fit, `Err(ISA-L's code)` on another failure.
+        ///
+        /// # Safety
+        /// `out` must be valid for writes of `room` bytes.
+        pub(super) unsafe fn compress(
+            &mut self,
+            data: &[u8],
+            out: *mut u8,
+            room: usize,
+            fixed: bool,
+        ) -> Result<Option<usize>, i32> {
+            let s = &mut *self.stream;
+            // SAFETY: initialises the stream's fields for one stateless call.
+            unsafe { isal::isal_deflate_stateless_init(s) };
+            s.level = 0;
+            s.level_buf = ptr::null_mut();
+            s.level_buf_size = 0;
+            s.gzip_flag = isal::IGZIP_DEFLATE as u16;
+            s.end_of_stream = 0;
+            // Byte-aligns the end, so the next piece (or the final block) can follow.
+            s.flush = isal::FULL_FLUSH as u16;
+            let code = if fixed {
+                isal::IGZIP_HUFFTABLE_STATIC
+            } else {
+                isal::IGZIP_HUFFTABLE_DEFAULT
+            };
+            // SAFETY: a built-in code needs no table pointer.
+            let rc = unsafe { isal::isal_deflate_set_hufftables(s, ptr::null_mut(), code as i32) };
+            if rc != isal::COMP_OK as i32 {
+                return Err(rc);
+            }
+            // ISA-L reads through `next_in` only; the `*mut` is its C signature.
+            s.next_in = data.as_ptr().cast_mut();
+            s.avail_in = data.len() as u32;
+            s.next_out = out;
+            s.avail_out = room as u32;
+            // SAFETY: `next_in`/`avail_in` describe `data`, `next_out`/`avail_out` the
+            // caller's `room` bytes.
+            let rc = unsafe { isal::isal_deflate_stateless(s) };
+            let written = room - s.avail_out as usize;
+            s.next_in = ptr::null_mut();
+            s.avail_in = 0;
+            s.next_out = ptr::null_mut();
+            s.avail_out = 0;
+            if rc == isal::COMP_OK as i32 && written < room {
+                Ok(Some(written))
+            } else if rc == isal::COMP_OK as i32 || rc == isal::STATELESS_OVERFLOW {
+                Ok(None)
+            } else {
+                Err(rc)
+            }
         }
-        // Compressed, it would be at least as long as stored: store it.
-        push_stored(data, false, out);
-        Ok(())
+    }
+}
+
+/// The system's ISA-L (found by build.rs), through `csrc/isal_shim.c`: the shim owns the
+/// stream, so no C struct layout is assumed here.
+#[cfg(not(feature = "isal"))]
+mod stream {
+    use std::ffi::c_void;
+
+    extern "C" {
+        fn spinneret_isal_new() -> *mut c_void;
+        fn spinneret_isal_free(stream: *mut c_void);
+        fn spinneret_isal_chunk(
+            stream: *mut c_void,
+            data: *const u8,
+            len: u32,
+            out: *mut u8,
+            cap: u32,
+            fixed: i32,
+            code: *mut i32,
+        ) -> std::ffi::c_long;
+    }
+
+    pub(super) struct Stream {
+        stream: *mut c_void,
+    }
+
+    // The shim's stream holds no pointer between calls, so it moves between threads whole.
+    unsafe impl Send for Stream {}
+
+    impl Stream {
+        pub(super) fn new() -> Stream {
+            // SAFETY: allocates a zeroed stream (null when out of memory: checked per call).
+            Stream {
+                stream: unsafe { spinneret_isal_new() },
+            }
+        }
+
+        /// As the `isal` feature's: `Ok(None)` when the output would not fit in `room`.
+        ///
+        /// # Safety
+        /// `out` must be valid for writes of `room` bytes.
+        pub(super) unsafe fn compress(
+            &mut self,
+            data: &[u8],
+            out: *mut u8,
+            room: usize,
+            fixed: bool,
+        ) -> Result<Option<usize>, i32> {
+            if self.stream.is_null() {
+                return Err(-1);
+            }
+            let mut code = 0;
+            // SAFETY: `data` is readable for its length, `out` writable for `room` bytes
+            // (the caller's promise); both fit in u32 (pieces are at most 4 MiB).
+            let n = unsafe {
+                spinneret_isal_chunk(
+                    self.stream,
+                    data.as_ptr(),
+                    data.len() as u32,
+                    out,
+                    room as u32,
+                    i32::from(fixed),
+                    &mut code,
+                )
+            };
+            match n {
+                n if n >= 0 => Ok(Some(n as usize)),
+                -1 => Ok(None),
+                _ => Err(code),
+            }
+        }
+    }
+
+    impl Drop for Stream {
+        fn drop(&mut self) {
+            // SAFETY: made by `spinneret_isal_new` and freed once.
+            unsafe { spinneret_isal_free(self.stream) };
+        }
     }
 }
 

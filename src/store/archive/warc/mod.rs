@@ -455,7 +455,7 @@ pub fn parse_file_name(name: &str) -> Option<(&str, u32)> {
 }
 
 mod gzip;
-#[cfg(feature = "isal")]
+#[cfg(isal_engine)]
 mod isal;
 pub mod reader;
 mod spooled;

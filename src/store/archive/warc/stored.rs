@@ -6,11 +6,11 @@
 /// Largest stored block (its length field is 16 bits).
 pub(super) const MAX_STORED: usize = 0xffff;
 /// A final block that holds nothing (fixed code, end-of-block only): ends a stream.
-#[cfg(feature = "isal")]
+#[cfg(isal_engine)]
 const FINAL_EMPTY_BLOCK: [u8; 2] = [0x03, 0x00];
 
 /// Output bytes of `len` input bytes as stored blocks, the most a piece may take.
-#[cfg(feature = "isal")]
+#[cfg(isal_engine)]
 pub(super) fn stored_size(len: usize) -> usize {
     len + 5 * len.div_ceil(MAX_STORED).max(1)
 }
@@ -34,7 +34,7 @@ pub(super) fn push_stored(data: &[u8], last: bool, out: &mut Vec<u8>) {
 
 /// Ends a stream whose pieces so far were byte-aligned and not final: `tail` (a few bytes, such
 /// as a record's closing `\r\n\r\n`) goes into the final block, stored.
-#[cfg(feature = "isal")]
+#[cfg(isal_engine)]
 pub(super) fn finish(tail: &[u8], out: &mut Vec<u8>) {
     if tail.is_empty() {
         out.extend_from_slice(&FINAL_EMPTY_BLOCK);
