@@ -294,6 +294,10 @@ def main():
     ap.add_argument("--timeout", type=int, default=900, help="seconds per crawl")
     ap.add_argument("--seed", type=int, default=1, help="of the --fetch-list shuffle")
     ap.add_argument("--no-build", action="store_true", help="use target/release as it is")
+    ap.add_argument("--baseline", metavar="EXE",
+                    help="another spinneret binary (say, the build before a change) crawled in "
+                         "the same rounds with the same flags, for before/after figures from "
+                         "one run")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (site, nginx log, last outputs)")
     ap.add_argument("--work-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
@@ -381,12 +385,21 @@ def main():
                   f"{'server CPU':>10}")
         print(header)
         results = {"spinneret": [], "wget2": []}
+        if args.baseline:
+            results["baseline"] = []
         for r in range(args.rounds):
             # Alternating who goes first evens out a machine that drifts (caches, clocks).
-            for name in ["spinneret", "wget2"] if r % 2 == 0 else ["wget2", "spinneret"]:
+            names = list(results)
+            # Each round starts with the next crawler: every one goes first once in 3 rounds.
+            for name in names[r % len(names):] + names[:r % len(names)]:
                 out = os.path.join(work, "out")
                 shutil.rmtree(out, ignore_errors=True)
-                cmd = spin + ["-o", out] if name == "spinneret" else wget + ["-P", out, "--no-verbose"]
+                if name == "wget2":
+                    cmd = wget + ["-P", out, "--no-verbose"]
+                elif name == "baseline":
+                    cmd = [os.path.abspath(args.baseline)] + spin[1:] + ["-o", out]
+                else:
+                    cmd = spin + ["-o", out]
                 row = measure(name, prefix + cmd, nginx, work, env, args.timeout, scheme, port)
                 pages, wall, cpu, per_host = row["pages"], row["wall"], row["cpu"], row["per_host"]
                 n = max(len(pages), 1)
@@ -408,6 +421,11 @@ def main():
                 results[name].append((len(pages) / wall, cpu / n, per_host))
 
         med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in results.items()}
+        if "baseline" in med:
+            b = med["baseline"]
+            print(f"median  baseline {b[0]:.0f} pages/s, {b[1] * 1e3:.3f} ms CPU/page; spinneret "
+                  f"{med['spinneret'][0] / b[0]:.2f}x its pages/s, "
+                  f"{med['spinneret'][1] / b[1]:.2f}x its CPU per page")
         s, w = med["spinneret"], med["wget2"]
         print(f"median  spinneret {s[0]:.0f} pages/s, {s[1] * 1e3:.3f} ms CPU/page, "
               f"{s[2]:.2f} conns/host; wget2 {w[0]:.0f} pages/s, {w[1] * 1e3:.3f} ms CPU/page, "

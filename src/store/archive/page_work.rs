@@ -23,9 +23,10 @@ use super::writer_gauges::WriterGauges;
 use crate::content::NearDups;
 use crate::fetcher::SharedBytes;
 
-/// Pages queued for the worker before the loop waits: as many as the writer's queue, so a
-/// worker that keeps up never holds the loop back before the writer would.
-pub(super) const PAGE_QUEUE: usize = super::writer::WRITER_QUEUE;
+/// Pages queued for the worker before the loop waits: as many as the writer's queue
+/// (`writer::WRITER_QUEUE`), so a worker that keeps up never holds the loop back before the
+/// writer would.
+pub(super) const PAGE_QUEUE: usize = 64;
 
 /// What one page needs done.
 pub(super) struct PageJob {
