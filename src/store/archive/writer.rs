@@ -130,6 +130,9 @@ pub(super) struct RefersTo {
     pub(super) at: Option<(Arc<str>, u64)>,
 }
 
+// An exchange is most messages, moved once through a channel of `WRITER_QUEUE` slots:
+// boxing it would add an allocation per page to save a few KiB of channel.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum ToWriter {
     /// WARC records, then the crawl.log line, then `journal` (framed journal records).
     Exchange(OwnedExchange, Vec<u8>),
