@@ -66,7 +66,13 @@ fn sentence(rng: &mut Rng, out: &mut String, words: usize) {
 /// article of paragraphs with inline links (relative, root-relative, absolute, with query and
 /// entities), a footer; mixed-case tags and quoted, single-quoted and unquoted attributes.
 pub fn realistic_page() -> Vec<u8> {
-    let mut rng = Rng::new(0x5eed);
+    page_from_seed(0x5eed)
+}
+
+/// A page like [`realistic_page`] whose article text (and so its length, links and hashes)
+/// comes from `seed`: many distinct pages of one site, for benches that need a crawl's mix.
+pub fn page_from_seed(seed: u64) -> Vec<u8> {
+    let mut rng = Rng::new(seed);
     let mut s = String::with_capacity(PAGE_BYTES + 2048);
     s.push_str(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<HEAD>\n<meta charset=\"utf-8\">\n\
