@@ -587,8 +587,29 @@ fn skip_near_duplicate_links_does_not_follow_a_copy() {
     );
     let stats = std::fs::read_to_string(guarded.join("stats.json")).unwrap();
     assert!(stats.contains("\"near_duplicates\": 1"), "{stats}");
-    // The plain crawl fingerprinted its pages; one with --no-near-duplicates none.
+    // The plain crawl fingerprinted its pages (off the event loop, in the store's page
+    // worker) and counted the copy as the guarded one did (on the loop); one with
+    // --no-near-duplicates none.
     assert!(read_log(&plain).iter().any(|l| l.simhash.is_some()));
+    let plain_stats = std::fs::read_to_string(plain.join("stats.json")).unwrap();
+    let count = |name: &str| -> u64 {
+        let at = plain_stats.find(&format!("\"{name}\": ")).expect(name) + name.len() + 4;
+        let digits: String = plain_stats[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    assert!(count("near_duplicates") >= 1, "{plain_stats}");
+    let simhashes = read_log(&plain)
+        .iter()
+        .filter(|l| l.simhash.is_some())
+        .count();
+    assert_eq!(
+        count("pages_fingerprinted"),
+        simhashes as u64,
+        "{plain_stats}"
+    );
     let off = temp_dir("near-dups-off");
     crawl(
         &servers,
