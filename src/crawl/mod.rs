@@ -284,7 +284,8 @@ pub struct Crawl<S: Sink> {
     sitemap_budgets: HashMap<String, crate::discovery::sitemap::HostBudget>,
     /// A focused crawl's topic, and its reused buffers (`focused`).
     focus: Option<focused::Focus>,
-    /// Main text, simhash and the partition's fingerprint index (`near_dups`).
+    /// Main text, simhash and the partition's fingerprint index (`content::near_dups`), when
+    /// the crawl fingerprints on the loop (not `near_dups_in_sink`, or the trap guard on).
     near_dups: NearDups,
 }
 
