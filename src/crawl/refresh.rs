@@ -31,7 +31,7 @@ impl<S: Sink> Crawl<S> {
         });
     }
 
-    /// Where a continuous crawl ([`CrawlConfig::continuous`]) finds the URLs due again.
+    /// Where a continuous crawl ([`CrawlConfig::continuous`](super::CrawlConfig::continuous)) finds the URLs due again.
     pub fn set_due_urls(&mut self, due: Box<dyn DueUrls>) {
         self.due_urls = Some(due);
     }

@@ -129,7 +129,7 @@ pub trait Sink {
     ) -> io::Result<()>;
 
     /// A URL entered the frontier; `entry` is the crawl's encoding of its queue entry, given
-    /// back by [`crate::crawl::Crawl::restore`] when a crawl resumes. A durable sink records it
+    /// back by [`crate::crawl::Crawl::restore_queued`] when a crawl resumes. A durable sink records it
     /// before the end of the page that linked it (the crawl reports that page's end after its
     /// links), so no link of a page counted as done can be lost.
     fn admitted(&mut self, _url: &str, _entry: &[u8]) {}
