@@ -63,22 +63,6 @@ impl FeedFormat {
     }
 }
 
-/// Whether an HTML `<link>` with these `rel` and `type` values announces a feed: `rel` has the
-/// token `alternate` (ASCII case-insensitive, among others: `alternate home` counts) and `type`
-/// is `application/rss+xml` or `application/atom+xml` (what browsers and feed readers look
-/// for; RDF is too often not a feed to count). The link scanner reports such links as
-/// [`LinkKind::Feed`](crate::links::LinkKind::Feed).
-pub fn is_feed_link(rel: &[u8], media_type: &[u8]) -> bool {
-    let alternate = rel
-        .split(|b| b.is_ascii_whitespace())
-        .any(|t| t.eq_ignore_ascii_case(b"alternate"));
-    alternate
-        && matches!(
-            FeedFormat::of_media_type(media_type),
-            Some(FeedFormat::Rss2 | FeedFormat::Atom)
-        )
-}
-
 /// One item of a feed: where it links to, and its date if it had a usable one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FeedItem {

@@ -10,7 +10,7 @@
 //!   sitemaps, as search engines accept them), gzip or not, and the protocol's scope rule
 //!   ([`sitemap::allowed`]).
 //! - [`feed`]: RSS 2.0, RSS 1.0 (RDF) and Atom 1.0 item links with their dates, and which
-//!   `<link>` of a page names a feed ([`feed::is_feed_link`]).
+//!   `<link>` of a page names a feed ([`crate::links::is_feed_link`]).
 //! - [`visible_text`]: the words a reader sees in an HTML page, and the text of its anchors,
 //!   for the focused crawl's relevance score.
 //! - `xml` (private): the streaming XML reading both readers share: quick-xml's

@@ -17,7 +17,7 @@
 //!   the token `stylesheet`, `icon` or `apple-touch-icon`, `preload` or `modulepreload`
 //!   ([`LinkKind::Stylesheet`], [`LinkKind::Icon`], [`LinkKind::Preload`]); a `link href`
 //!   with none of those whose `rel` and `type` announce a feed
-//!   ([`crate::discovery::feed::is_feed_link`]) is a link to follow, [`LinkKind::Feed`]; `img src` and every
+//!   ([`is_feed_link`]) is a link to follow, [`LinkKind::Feed`]; `img src` and every
 //!   `img srcset` candidate; `source src`/`srcset`; `script src`; `video src`, `video poster`,
 //!   `audio src`, `track src` ([`LinkKind::Media`]); `object data`, `embed src`; `input src`
 //!   when its `type` is `image`; and every `url(…)` / `@import` in a `style` attribute (of any
@@ -143,9 +143,7 @@ impl LinkKind {
     /// first ([`LinkKind::of_link_rel`]), then whether it announces a feed.
     pub fn of_link(rel: &[u8], media_type: &[u8]) -> LinkKind {
         match LinkKind::of_link_rel(rel) {
-            LinkKind::Link if crate::discovery::feed::is_feed_link(rel, media_type) => {
-                LinkKind::Feed
-            }
+            LinkKind::Link if is_feed_link(rel, media_type) => LinkKind::Feed,
             kind => kind,
         }
     }
@@ -166,6 +164,26 @@ impl LinkKind {
         }
         kind
     }
+}
+
+/// Whether an HTML `<link>` with these `rel` and `type` values announces a feed: `rel` has the
+/// token `alternate` (ASCII case-insensitive, among others: `alternate home` counts) and
+/// `type`'s essence (case, surrounding whitespace and parameters aside) is
+/// `application/rss+xml` or `application/atom+xml` (what browsers and feed readers look for;
+/// RDF is too often not a feed to count). The scanner reports such links as
+/// [`LinkKind::Feed`]; `discovery::feed` reads what they lead to.
+pub fn is_feed_link(rel: &[u8], media_type: &[u8]) -> bool {
+    let alternate = rel
+        .split(|b| b.is_ascii_whitespace())
+        .any(|t| t.eq_ignore_ascii_case(b"alternate"));
+    let essence = media_type
+        .split(|&b| b == b';')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii();
+    alternate
+        && (essence.eq_ignore_ascii_case(b"application/rss+xml")
+            || essence.eq_ignore_ascii_case(b"application/atom+xml"))
 }
 
 /// One kept link: its element and where its decoded value sits in `Links::buf`.

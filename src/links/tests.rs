@@ -688,3 +688,21 @@ fn realistic_requisites_page() {
         .collect();
     assert_eq!(pages, ["index.html", "about.html"]);
 }
+
+#[test]
+fn feed_links_in_html() {
+    assert!(is_feed_link(b"alternate", b"application/rss+xml"));
+    assert!(is_feed_link(
+        b"Alternate",
+        b"APPLICATION/ATOM+XML; charset=UTF-8"
+    ));
+    assert!(is_feed_link(
+        b" home  alternate ",
+        b" application/atom+xml "
+    ));
+    assert!(!is_feed_link(b"alternate", b"text/html"));
+    assert!(!is_feed_link(b"alternate", b"application/rdf+xml"));
+    assert!(!is_feed_link(b"stylesheet", b"application/rss+xml"));
+    assert!(!is_feed_link(b"alternates", b"application/rss+xml"));
+    assert!(!is_feed_link(b"", b"application/rss+xml"));
+}
