@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Fails on an upward import between layers or an import cycle between files in src/.
+"""Fails on an upward import between layers, an import cycle between files in src/, or two
+top-level folders that import each other (say, two protocol cores), directly or round a
+longer loop.
 
 Layers, lowest first (docs/ARCHITECTURE.md §1): shared leaves (codec, datetime,
 return_code) < protocol cores (dns, http, links, robots, discovery, content) < fetcher <
@@ -257,6 +259,21 @@ def self_test():
         up = [t for m, f in tree.files.items() for t in edges(tree, m, f)
               if m[:1] == ("crawl",) and tree.module_of_file[t][:1] == ("store",)]
         assert len(up) == 1, up
+        # Two cores that import each other, through files that form no file cycle.
+        for name, text in {"lib.rs": "pub mod links;\npub mod discovery;\n",
+                           "links/mod.rs": "pub mod scan;\npub mod kind;\n",
+                           "links/scan.rs": "pub fn scan() {}\n",
+                           "links/kind.rs": "fn k() { crate::discovery::feed::f(); }\n",
+                           "discovery/mod.rs": "pub mod feed;\npub mod text;\n",
+                           "discovery/feed.rs": "pub fn f() {}\n",
+                           "discovery/text.rs": "fn t() { crate::links::scan::scan(); }\n"}.items():
+            os.makedirs(os.path.dirname(os.path.join(d, "b", name)), exist_ok=True)
+            with open(os.path.join(d, "b", name), "w") as fh:
+                fh.write(text)
+        tree = Tree(os.path.join(d, "b"))
+        graph = {f: edges(tree, m, f) for m, f in tree.files.items()}
+        assert not find_cycles(graph), find_cycles(graph)
+        assert len(find_cycles(folder_graph(tree, graph))) == 1
     print("self-test passed")
 
 
@@ -283,11 +300,28 @@ def main():
     cycles = find_cycles(graph)
     for c in cycles:
         problems.append("cycle: " + " -> ".join(c + [c[0]]))
+    folder_cycles = find_cycles(folder_graph(tree, graph))
+    for c in folder_cycles:
+        problems.append("folders import each other: " + " -> ".join(c + [c[0]]))
     for p in problems:
         print(p)
+    upward = len(problems) - len(cycles) - len(folder_cycles)
     print(f"{len(tree.files)} files, {sum(len(e) for e in graph.values())} imports, "
-          f"{len(cycles)} cycles, {len(problems) - len(cycles)} upward imports")
+          f"{len(cycles)} cycles, {len(folder_cycles)} folder cycles, {upward} upward imports")
     return 1 if problems else 0
+
+
+def folder_graph(tree, graph):
+    """Top-level folder -> the folders its files import (each edge with one file that makes
+    it): the same layer may import itself, but two folders must not import each other."""
+    folders = {}
+    for f, es in graph.items():
+        mod = tree.module_of_file.get(f)
+        for target in es:
+            tmod = tree.module_of_file[target]
+            if mod and tmod and mod[0] != tmod[0]:
+                folders.setdefault(mod[0], {}).setdefault(tmod[0], f)
+    return folders
 
 
 def find_cycles(graph):
