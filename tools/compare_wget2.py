@@ -24,6 +24,7 @@ medians and the ratios. Skips, saying why, where wget2, nginx, openssl or a priv
 namespace is missing. Every child has a timeout; nginx is stopped in any case.
 """
 import argparse
+import json
 import os
 import random
 import resource
@@ -254,6 +255,17 @@ def served(log, offset, scheme, port):
     return pages, requests, conns, len(resumed), len(first)
 
 
+def peak_rss(name, out):
+    """A spinneret run's peak RSS as its stats.json says (MB), or "-" (wget2 writes none)."""
+    if name == "wget2":
+        return "-"
+    try:
+        with open(os.path.join(out, "stats.json")) as f:
+            return f"{json.load(f)['peak_rss_bytes'] / 1e6:.1f} MB"
+    except (OSError, ValueError, KeyError):
+        return "?"
+
+
 def measure(name, cmd, nginx, work, env, timeout, scheme, port):
     """Runs one crawler to its end (or timeout); what it cost and what nginx served it."""
     offset = os.path.getsize(nginx.log)
@@ -382,7 +394,7 @@ def main():
         print(f"  wget2:     {' '.join(wget).replace(work, 'WORK')} -P WORK/out")
         header = (f"{'round':>5} {'crawler':<10} {'pages':>6} {'requests':>8} {'seconds':>8} "
                   f"{'pages/s':>8} {'CPU ms/page':>11} {'conns/host':>10} {'TLS full/resumed':>16} "
-                  f"{'server CPU':>10}")
+                  f"{'server CPU':>10} {'peak RSS':>8}")
         print(header)
         results = {"spinneret": [], "wget2": []}
         if args.baseline:
@@ -406,7 +418,8 @@ def main():
                 tls_col = f"{row['tls_full']}/{row['tls_resumed']}" if args.https else "-"
                 print(f"{r + 1:>5} {name:<10} {len(pages):>6} {row['requests']:>8} {wall:>8.2f} "
                       f"{len(pages) / wall:>8.0f} {cpu * 1e3 / n:>11.3f} {per_host:>10.2f} "
-                      f"{tls_col:>16} {row['server_cpu'] / wall * 100:>9.0f}%", flush=True)
+                      f"{tls_col:>16} {row['server_cpu'] / wall * 100:>9.0f}% "
+                      f"{peak_rss(name, out):>8}", flush=True)
                 if row["rc"] != 0:
                     # wget2's 8 is "a server answered with an error": the 404s of the links
                     # it misreads (unquoted values ending at `>`, `&amp;` left undecoded).
