@@ -6,16 +6,17 @@
 //! crawl.log lines and journal records keep their order (and a resume what it relies on)
 //! whatever the worker's pace; the event loop hands over pointers.
 //!
-//! Bounded: at most [`PAGE_QUEUE`] pages wait for the worker (past that the loop waits, as
-//! it does for the writer); each holds its response, shared with the writer and not copied,
-//! and, for a content-encoded page, a copy of its decoded content. The worker never waits
+//! Bounded: at most [`PAGE_QUEUE`] pages, and [`PAGE_QUEUE_BYTES`] of their bytes, wait for
+//! the worker (past either the loop waits, as it does for the writer); each holds its
+//! response, shared with the writer and not copied, and, for a content-encoded or spooled
+//! page, a copy of its decoded content (up to `--max-scan-bytes`). The worker never waits
 //! for the writer (each reply has a slot of its own), so neither can stall the other.
 
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use super::warc::{BlockDeflater, DeflatedBlock};
@@ -27,6 +28,10 @@ use crate::fetcher::SharedBytes;
 /// (`writer::WRITER_QUEUE`), so a worker that keeps up never holds the loop back before the
 /// writer would.
 pub(super) const PAGE_QUEUE: usize = 64;
+/// Bytes the queued pages may hold (responses and copied contents): 64 large pages
+/// (`--max-scan-bytes` each) from a hostile site must not hold 256 MB. A page larger than
+/// this alone is taken once the queue is empty.
+pub(super) const PAGE_QUEUE_BYTES: usize = 16 << 20;
 
 /// What one page needs done.
 pub(super) struct PageJob {
@@ -71,6 +76,56 @@ pub(super) struct PageWorker {
     handle: Option<JoinHandle<()>>,
     /// Pages queued and not yet done: how far behind the worker is.
     backlog: Arc<AtomicUsize>,
+    bytes: Arc<ByteBudget>,
+}
+
+/// The bytes queued pages hold, and a wait for room ([`PAGE_QUEUE_BYTES`]).
+#[derive(Default)]
+struct ByteBudget {
+    held: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl ByteBudget {
+    /// Waits until `n` more bytes fit (or nothing is held), then holds them; `false`, holding
+    /// nothing, once `alive` says the worker that gives bytes back is gone (so a dead worker
+    /// cannot hang the loop).
+    fn take(&self, n: usize, alive: impl Fn() -> bool) -> bool {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        while *held > 0 && *held + n > PAGE_QUEUE_BYTES {
+            if !alive() {
+                return false;
+            }
+            held = self
+                .freed
+                .wait_timeout(held, std::time::Duration::from_millis(100))
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        *held += n;
+        true
+    }
+
+    fn give_back(&self, n: usize) {
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        *held = held.saturating_sub(n);
+        self.freed.notify_all();
+    }
+}
+
+impl PageJob {
+    /// The bytes this job keeps alive while queued.
+    fn bytes(&self) -> usize {
+        let response = self.response.as_deref().map_or(0, |r| r.len());
+        let copied = match &self.fingerprint {
+            Some(FingerprintJob {
+                content: Content::Copied(v),
+                ..
+            }) => v.len(),
+            _ => 0,
+        };
+        response + copied
+    }
 }
 
 impl PageWorker {
@@ -86,11 +141,15 @@ impl PageWorker {
             mpsc::sync_channel::<(PageJob, SyncSender<io::Result<PageDone>>)>(PAGE_QUEUE);
         let backlog = Arc::new(AtomicUsize::new(0));
         let left = backlog.clone();
+        let bytes = Arc::new(ByteBudget::default());
+        let freed = bytes.clone();
         let handle = std::thread::Builder::new()
             .name(format!("page-work-{part}"))
             .spawn(move || {
                 for (job, reply) in rx {
+                    let held = job.bytes();
                     let done = work(job, &mut deflater, &mut near_dups, &gauges);
+                    freed.give_back(held);
                     left.fetch_sub(1, Ordering::Relaxed);
                     // The writer gone (it failed): its error is the one reported.
                     let _ = reply.send(done);
@@ -100,6 +159,7 @@ impl PageWorker {
             tx: Some(tx),
             handle: Some(handle),
             backlog,
+            bytes,
         })
     }
 
@@ -114,6 +174,10 @@ impl PageWorker {
         let (reply, result) = mpsc::sync_channel(1);
         let stopped = || io::Error::other("page worker stopped");
         let tx = self.tx.as_ref().ok_or_else(stopped)?;
+        let alive = || self.handle.as_ref().is_some_and(|h| !h.is_finished());
+        if !self.bytes.take(job.bytes(), alive) {
+            return Err(stopped());
+        }
         // Counted before it is sent, so the worker's decrement never comes first.
         self.backlog.fetch_add(1, Ordering::Relaxed);
         tx.send((job, reply)).map_err(|_| stopped())?;
@@ -269,6 +333,29 @@ mod tests {
         assert_eq!(range_in(&outer, &outer[10..]), Some(10..10));
         let copy = outer[3..7].to_vec();
         assert_eq!(range_in(&outer, &copy), None);
+    }
+
+    /// Past the byte budget a page waits for room; a page larger than the budget alone is
+    /// taken once nothing is held; with the worker gone nothing waits for ever.
+    #[test]
+    fn queued_bytes_are_bounded_and_a_dead_worker_does_not_hang_the_queue() {
+        let budget = ByteBudget::default();
+        assert!(budget.take(PAGE_QUEUE_BYTES - 10, || true));
+        assert!(budget.take(10, || true), "fits exactly");
+        // Full: with the worker gone the wait ends, holding nothing more.
+        assert!(!budget.take(1, || false));
+        assert_eq!(*budget.held.lock().unwrap(), PAGE_QUEUE_BYTES);
+        budget.give_back(PAGE_QUEUE_BYTES);
+        assert!(
+            budget.take(3 * PAGE_QUEUE_BYTES, || true),
+            "alone, any size"
+        );
+        // Room freed by another thread wakes the wait.
+        let budget = Arc::new(budget);
+        let freer = budget.clone();
+        let t = std::thread::spawn(move || freer.give_back(3 * PAGE_QUEUE_BYTES));
+        assert!(budget.take(PAGE_QUEUE_BYTES, || true));
+        t.join().unwrap();
     }
 
     #[test]
