@@ -29,11 +29,8 @@ use std::time::{Duration, SystemTime};
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use spinneret::content::near_dup::MAX_DISTANCE;
-use spinneret::content::near_dups::{
-    BoxedSpill, DEFAULT_NEAR_DUP_RAM, MIN_SHINGLES, TEMPLATE_HOSTS,
-};
-use spinneret::content::{simhash, MainText, MemoryRuns, NearDupIndex, TemplateMemory};
+use spinneret::content::near_dups::{BoxedSpill, DEFAULT_NEAR_DUP_RAM};
+use spinneret::content::{MemoryRuns, NearDupIndex, NearDups};
 use spinneret::crawl::link_key::LinkKeys;
 use spinneret::crawl::sink::Hop;
 use spinneret::crawl::url_seen::{url_key, UrlSeen};
@@ -212,51 +209,14 @@ impl Fetcher {
     }
 }
 
-/// `content::NearDups`, made of the same public parts, so its index can start crawl-sized
-/// (the real one's index is its own).
-struct NearDups {
-    text: MainText,
-    memory: TemplateMemory,
-    index: NearDupIndex<BoxedSpill>,
-    /// The next fingerprinted page's id in the index.
-    page_id: u64,
-}
-
-impl NearDups {
-    /// An index already holding [`PREFILL_FINGERPRINTS`].
-    fn new(rng: &mut common::Rng) -> NearDups {
-        let mut index: NearDupIndex<BoxedSpill> =
-            NearDupIndex::new(DEFAULT_NEAR_DUP_RAM, Box::new(MemoryRuns::default()));
-        for id in 0..PREFILL_FINGERPRINTS {
-            index.insert(rng.next_u64(), id).expect("in-memory index");
-        }
-        NearDups {
-            text: MainText::new(),
-            memory: TemplateMemory::new(TEMPLATE_HOSTS),
-            index,
-            page_id: PREFILL_FINGERPRINTS,
-        }
+/// `content::NearDups` with an index already holding [`PREFILL_FINGERPRINTS`], as mid-crawl.
+fn near_dups(rng: &mut common::Rng) -> NearDups {
+    let mut index: NearDupIndex<BoxedSpill> =
+        NearDupIndex::new(DEFAULT_NEAR_DUP_RAM, Box::new(MemoryRuns::default()));
+    for id in 0..PREFILL_FINGERPRINTS {
+        index.insert(rng.next_u64(), id).expect("in-memory index");
     }
-
-    /// `NearDups::page`: the main text's simhash, and whether an earlier page is within
-    /// [`MAX_DISTANCE`]; `None` when the text is too short to fingerprint.
-    #[inline(never)]
-    fn page(&mut self, html: &[u8], host: &[u8]) -> io::Result<Option<(u64, bool)>> {
-        let text = self
-            .text
-            .extract_with_memory(html, html.len(), &mut self.memory, host);
-        let print = simhash(text);
-        if print.shingles < MIN_SHINGLES {
-            return Ok(None);
-        }
-        let found = self.index.nearest(print.hash)?;
-        if found.is_none_or(|m| m.distance > 0) {
-            self.index.insert(print.hash, self.page_id)?;
-        }
-        self.page_id += 1;
-        let near = found.is_some_and(|m| m.distance <= MAX_DISTANCE);
-        Ok(Some((print.hash, near)))
-    }
+    NearDups::with_index(index)
 }
 
 /// The crawl's link work: found links, the URL-seen set, the page's outlinks.
@@ -364,7 +324,7 @@ impl Pipeline {
                 decoder: ResponseDecoder::new(Limits::default()),
                 decoded: Vec::new(),
             },
-            near_dups: NearDups::new(&mut rng),
+            near_dups: near_dups(&mut rng),
             links: LinkWork::new(&mut rng),
             store: Store {
                 log_line: Vec::new(),
@@ -381,7 +341,13 @@ impl Pipeline {
         // What `FetchDone::payload_digest` runs.
         let payload_digest = digest::of(r.payload);
         let host = page.url.host_str().unwrap_or_default().as_bytes();
-        let print = self.near_dups.page(r.content, host)?;
+        let print = self
+            .near_dups
+            .page(r.content, host)
+            .map(|p| (p.simhash, p.near_duplicate));
+        if let Some(e) = self.near_dups.take_error() {
+            return Err(e);
+        }
         self.links.scan(r.content, &page.url, &mut self.totals);
         let page_simhash = print.map(|(hash, _)| hash);
         self.store.record(page, &r, payload_digest, page_simhash)?;

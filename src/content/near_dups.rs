@@ -54,11 +54,17 @@ impl NearDups {
     /// An index in `ram` bytes whose runs past it stay in memory (until the app gives a
     /// spill store with [`NearDups::set_spill`]).
     pub fn new(ram: usize) -> NearDups {
+        NearDups::with_index(NearDupIndex::new(ram, Box::new(MemoryRuns::default())))
+    }
+
+    /// Fingerprints pages into `index` as it is (one a caller filled already, say to
+    /// measure a crawl-sized index), their ids following its entries.
+    pub fn with_index(index: NearDupIndex<BoxedSpill>) -> NearDups {
         NearDups {
             text: MainText::new(),
             memory: TemplateMemory::new(TEMPLATE_HOSTS),
-            index: NearDupIndex::new(ram, Box::new(MemoryRuns::default())),
-            pages: 0,
+            pages: index.len(),
+            index,
             spill_failed: false,
             error: None,
         }
