@@ -532,9 +532,10 @@ impl Output {
         };
         let shared = done.shared_response.filter(|_| done.spooled.is_none());
         let deflate = full && shared.is_some() && worker.backlog() < WORKER_DEFLATE_BACKLOG;
+        let in_response = shared.and_then(|r| page_work::range_in(r, done.content));
         let fingerprint = scheduled.filter(|s| s.fingerprint).map(|_| FingerprintJob {
             host: done.request.url.host_str().unwrap_or_default().into(),
-            content: match shared.and_then(|r| page_work::range_in(r, done.content)) {
+            content: match in_response.clone() {
                 Some(range) => Content::InResponse(range),
                 None => Content::Copied(self.warc.buffer(done.content)),
             },
@@ -542,15 +543,9 @@ impl Output {
         if !deflate && fingerprint.is_none() {
             return Ok((None, false));
         }
-        let in_response = matches!(
-            fingerprint,
-            Some(FingerprintJob {
-                content: Content::InResponse(_),
-                ..
-            })
-        );
+        let needs_response = deflate || fingerprint.is_some() && in_response.is_some();
         let job = PageJob {
-            response: shared.filter(|_| deflate || in_response).cloned(),
+            response: shared.filter(|_| needs_response).cloned(),
             deflate: deflate.then(|| self.warc.empty_buffer()),
             fingerprint,
         };
