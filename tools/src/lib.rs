@@ -4,8 +4,10 @@
 //! synthetic web at scale served by one `mio` loop (`testweb`), and a web that never ends
 //! (`fanout`) for frontiers of millions of URLs, and a web that changes while it is crawled
 //! (`freshweb`) for continuous crawls, and two news sites whose templates dwarf their
-//! articles (`templateweb`) for near-duplicate detection. `conditional` and `http_date` answer conditional GETs
-//! for the servers that send validators.
+//! articles (`templateweb`) for near-duplicate detection, and articles of 50 to 5,000 words
+//! with edited, datelined, syndicated and partly quoted copies on those templates
+//! (`resemblanceweb`) for judging shingle resemblance. `conditional` and `http_date` answer
+//! conditional GETs for the servers that send validators.
 //!
 //! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler
 //! (except `testweb`, which must outrun the crawler it benchmarks).
@@ -19,6 +21,7 @@ pub mod freshweb;
 pub mod http_date;
 pub mod http_server;
 pub mod manners_web;
+pub mod resemblanceweb;
 pub mod sites;
 pub mod templateweb;
 pub mod testweb;

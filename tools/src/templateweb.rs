@@ -13,8 +13,8 @@
 //! Serving is `http_server`'s job ([`TemplateWeb::routes`]), names `dns_server`'s
 //! ([`TemplateWeb::dns_records`]: both names → 127.0.0.1).
 
-mod layout;
-mod words;
+pub(crate) mod layout;
+pub(crate) mod words;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::words::{Rng, Words};
 
 /// One site's fixed template text, made once.
-pub(super) struct Template {
+pub(crate) struct Template {
     pub(super) name: String,
     pub(super) tagline: String,
     pub(super) cookie: String,
@@ -21,7 +21,7 @@ pub(super) struct Template {
 }
 
 impl Template {
-    pub(super) fn new(words: &Words, rng: &mut Rng, name: &str) -> Template {
+    pub(crate) fn new(words: &Words, rng: &mut Rng, name: &str) -> Template {
         Template {
             name: name.to_owned(),
             tagline: words.sentence(rng, 9),
@@ -43,10 +43,10 @@ impl Template {
 }
 
 /// What changes from page to page in a template: lists of other articles, counts.
-pub(super) struct PageContext<'a> {
-    pub(super) headlines: &'a [String],
-    pub(super) teasers: &'a [(String, String)],
-    pub(super) page_no: usize,
+pub(crate) struct PageContext<'a> {
+    pub(crate) headlines: &'a [String],
+    pub(crate) teasers: &'a [(String, String)],
+    pub(crate) page_no: usize,
 }
 
 pub(super) fn links(h: &mut String, items: impl Iterator<Item = String>, class: &str) {
@@ -62,7 +62,7 @@ pub(super) fn pick<'a>(rng: &mut Rng, from: &'a [String], n: usize) -> Vec<&'a S
 }
 
 /// Site 0: a classic news layout, the article between a long header and a long sidebar.
-pub(super) fn site_a(
+pub(crate) fn site_a(
     t: &Template,
     ctx: &PageContext,
     rng: &mut Rng,
@@ -166,7 +166,7 @@ pub(super) fn site_a(
 
 /// Site 1: a magazine layout: a mega menu, a briefing of teasers before the article, a grid
 /// of teaser cards after it, and a long footer.
-pub(super) fn site_b(
+pub(crate) fn site_b(
     t: &Template,
     ctx: &PageContext,
     rng: &mut Rng,

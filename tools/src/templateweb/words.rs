@@ -5,10 +5,10 @@
 use std::fmt::Write;
 
 /// xorshift64*: deterministic, no `rand` dependency.
-pub(super) struct Rng(pub(super) u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    pub(super) fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -17,15 +17,15 @@ impl Rng {
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    pub(super) fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
 
-    pub(super) fn range(&mut self, lo: usize, hi: usize) -> usize {
+    pub(crate) fn range(&mut self, lo: usize, hi: usize) -> usize {
         lo + self.below(hi - lo + 1)
     }
 
-    pub(super) fn chance(&mut self, percent: usize) -> bool {
+    pub(crate) fn chance(&mut self, percent: usize) -> bool {
         self.below(100) < percent
     }
 }
@@ -35,7 +35,7 @@ pub(super) const FUNCTION_WORDS: [&str; 30] = [
     "at", "it", "from", "his", "her", "their", "be", "are", "were", "has", "have", "had", "not",
     "but", "or", "which",
 ];
-pub(super) const MONTHS: [&str; 12] = [
+pub(crate) const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",
@@ -49,7 +49,7 @@ pub(super) const MONTHS: [&str; 12] = [
     "November",
     "December",
 ];
-pub(super) const DAYS: [&str; 7] = [
+pub(crate) const DAYS: [&str; 7] = [
     "Monday",
     "Tuesday",
     "Wednesday",
@@ -61,12 +61,12 @@ pub(super) const DAYS: [&str; 7] = [
 
 /// Words to write with: made-up content words and English function words, Zipf-like enough
 /// that distinct texts share common words but rarely four in a row.
-pub(super) struct Words {
+pub(crate) struct Words {
     pub(super) content: Vec<String>,
 }
 
 impl Words {
-    pub(super) fn new(rng: &mut Rng) -> Words {
+    pub(crate) fn new(rng: &mut Rng) -> Words {
         let onsets = [
             "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w",
             "br", "ch", "cl", "dr", "fl", "gr", "pl", "pr", "sh", "st", "th", "tr",
@@ -89,7 +89,7 @@ impl Words {
         Words { content }
     }
 
-    pub(super) fn word(&self, rng: &mut Rng) -> &str {
+    pub(crate) fn word(&self, rng: &mut Rng) -> &str {
         if rng.chance(40) {
             FUNCTION_WORDS[rng.below(FUNCTION_WORDS.len())]
         } else {
@@ -102,7 +102,7 @@ impl Words {
     }
 
     /// `n` words, the first capitalized, ending in a full stop.
-    pub(super) fn sentence(&self, rng: &mut Rng, n: usize) -> String {
+    pub(crate) fn sentence(&self, rng: &mut Rng, n: usize) -> String {
         let mut s = String::new();
         for i in 0..n {
             let w = self.word(rng);
@@ -121,7 +121,7 @@ impl Words {
     }
 
     /// About `lo..=hi` words in sentences of 6 to 18.
-    pub(super) fn prose(&self, rng: &mut Rng, lo: usize, hi: usize) -> String {
+    pub(crate) fn prose(&self, rng: &mut Rng, lo: usize, hi: usize) -> String {
         let n = rng.range(lo, hi);
         let mut out = Vec::new();
         let mut left = n;
@@ -134,7 +134,7 @@ impl Words {
     }
 
     /// `lo..=hi` capitalized words.
-    pub(super) fn title(&self, rng: &mut Rng, lo: usize, hi: usize) -> String {
+    pub(crate) fn title(&self, rng: &mut Rng, lo: usize, hi: usize) -> String {
         (0..rng.range(lo, hi))
             .map(|_| capitalize(&self.content[rng.below(self.content.len())]))
             .collect::<Vec<_>>()
@@ -142,7 +142,7 @@ impl Words {
     }
 }
 
-pub(super) fn capitalize(w: &str) -> String {
+pub(crate) fn capitalize(w: &str) -> String {
     let mut c = w.chars();
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
