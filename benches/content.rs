@@ -1,6 +1,6 @@
-//! The near-duplicate cores: main text + simhash per page (goal: ≤ 10 µs for a 15 KB page),
-//! and the near-duplicate index's query + insert at a million fingerprints, in RAM and with
-//! its runs spilled (to the in-memory store: the read path without a disk).
+//! The near-duplicate cores: main text + min-hash sketch per page (goal: ≤ 10 µs for a 15 KB
+//! page), and the near-duplicate index's query + insert at a million sketches, in RAM and
+//! with its runs spilled (to the in-memory store: the read path without a disk).
 
 mod common;
 
@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use spinneret::content::{simhash, MainText, MemoryRuns, NearDupIndex, TemplateMemory};
+use spinneret::content::{sketch, MainText, MemoryRuns, NearDupIndex, Sketch, TemplateMemory};
 
 /// CPU time this thread has used.
 fn thread_cpu_time() -> Duration {
@@ -31,7 +31,7 @@ fn page(c: &mut Criterion) {
         page.len(),
         mt.page_text().len(),
         text.len(),
-        simhash(&text).shingles
+        sketch(&text).shingles
     );
     let mut memory = TemplateMemory::new(16);
     let mut g = c.benchmark_group("content_page");
@@ -39,23 +39,23 @@ fn page(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .sample_size(30)
         .throughput(Throughput::Bytes(page.len() as u64));
-    g.bench_function("main_text+simhash/generated_15k", |b| {
-        b.iter(|| simhash(mt.extract(black_box(&page), usize::MAX)))
+    g.bench_function("main_text+sketch/generated_15k", |b| {
+        b.iter(|| sketch(mt.extract(black_box(&page), usize::MAX)))
     });
     // The same in this thread's CPU time: on a shared machine, wall time also counts the
     // time other processes had the core.
-    g.bench_function("main_text+simhash/generated_15k/thread_cpu_time", |b| {
+    g.bench_function("main_text+sketch/generated_15k/thread_cpu_time", |b| {
         b.iter_custom(|iters| {
             let start = thread_cpu_time();
             for _ in 0..iters {
-                black_box(simhash(mt.extract(black_box(&page), usize::MAX)));
+                black_box(sketch(mt.extract(black_box(&page), usize::MAX)));
             }
             thread_cpu_time() - start
         })
     });
-    g.bench_function("main_text+memory+simhash/generated_15k", |b| {
+    g.bench_function("main_text+memory+sketch/generated_15k", |b| {
         b.iter(|| {
-            simhash(mt.extract_with_memory(
+            sketch(mt.extract_with_memory(
                 black_box(&page),
                 usize::MAX,
                 &mut memory,
@@ -67,8 +67,8 @@ fn page(c: &mut Criterion) {
         b.iter(|| mt.extract(black_box(&page), usize::MAX).len())
     });
     g.throughput(Throughput::Bytes(text.len() as u64));
-    g.bench_function("simhash/main_text_of_15k", |b| {
-        b.iter(|| simhash(black_box(&text)))
+    g.bench_function("sketch/main_text_of_15k", |b| {
+        b.iter(|| sketch(black_box(&text)))
     });
     g.finish();
 }
@@ -79,15 +79,22 @@ fn index(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1))
         .sample_size(30);
-    // 64 bytes a fingerprint: 1M fit in 64 MB; the small budget spills all but the newest.
-    for (name, budget) in [("ram", 256 << 20), ("spilled_8MiB_budget", 8 << 20)] {
+    // 200 bytes a sketch: 1M fit in 200 MB; the small budget spills all but the newest.
+    let random_sketch = |rng: &mut common::Rng| {
+        let mut s = [0u8; 64];
+        for chunk in s.chunks_exact_mut(8) {
+            chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        Sketch(s)
+    };
+    for (name, budget) in [("ram", 512 << 20), ("spilled_8MiB_budget", 8 << 20)] {
         let mut rng = common::Rng::new(0x6e64);
         let mut index = NearDupIndex::new(budget, MemoryRuns::default());
         for id in 0..N {
-            index.insert(rng.next_u64(), id).unwrap();
+            index.insert(&random_sketch(&mut rng), id).unwrap();
         }
         eprintln!(
-            "near_dup {name}: {} fingerprints, {} spilled runs, {:.1} MiB in RAM",
+            "near_dup {name}: {} sketches, {} spilled runs, {:.1} MiB in RAM",
             index.len(),
             index.spilled_runs(),
             index.memory_bytes() as f64 / (1 << 20) as f64
@@ -95,9 +102,9 @@ fn index(c: &mut Criterion) {
         let mut id = N;
         g.bench_function(format!("query+insert/{name}"), |b| {
             b.iter(|| {
-                let fp = rng.next_u64();
-                let m = index.nearest(black_box(fp)).unwrap();
-                index.insert(fp, id).unwrap();
+                let s = random_sketch(&mut rng);
+                let m = index.earliest(black_box(&s), 110).unwrap();
+                index.insert(&s, id).unwrap();
                 id += 1;
                 m
             })

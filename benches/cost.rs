@@ -4,7 +4,7 @@
 //! Per page, in the crawl's order: the response fed to `http::ResponseDecoder` in the event
 //! loop's 16 KiB reads and its content coding undone (a quarter of the pages are gzip, half
 //! of the responses chunked); the payload digest (`fetcher::digest::of`, what
-//! `FetchDone::payload_digest` runs); main text with the host's template memory, simhash, and
+//! `FetchDone::payload_digest` runs); main text with the host's template memory, min-hash sketch, and
 //! a query and insert in the near-duplicate index (as `content::near_dups`, which the page
 //! worker runs off the event loop: counted here all the same, as CPU per page is); `links::scan`; the
 //! found links' URL-seen keys, normalized where the fast key has no answer, against the
@@ -30,7 +30,7 @@ use std::time::{Duration, SystemTime};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use spinneret::content::near_dups::{BoxedSpill, DEFAULT_NEAR_DUP_RAM};
-use spinneret::content::{MemoryRuns, NearDupIndex, NearDups};
+use spinneret::content::{MemoryRuns, NearDupIndex, NearDups, Sketch};
 use spinneret::crawl::link_key::LinkKeys;
 use spinneret::crawl::sink::Hop;
 use spinneret::crawl::url_seen::{url_key, UrlSeen};
@@ -141,7 +141,7 @@ struct Totals {
     fingerprinted: u64,
     near_duplicates: u64,
     log_bytes: u64,
-    /// All payload digests and simhashes folded together: equal between runs, or the input
+    /// All payload digests and sketches folded together: equal between runs, or the input
     /// was not deterministic.
     check: u64,
 }
@@ -214,7 +214,11 @@ fn near_dups(rng: &mut common::Rng) -> NearDups {
     let mut index: NearDupIndex<BoxedSpill> =
         NearDupIndex::new(DEFAULT_NEAR_DUP_RAM, Box::new(MemoryRuns::default()));
     for id in 0..PREFILL_FINGERPRINTS {
-        index.insert(rng.next_u64(), id).expect("in-memory index");
+        let mut sketch = [0u8; 64];
+        for chunk in sketch.chunks_exact_mut(8) {
+            chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        index.insert(&Sketch(sketch), id).expect("in-memory index");
     }
     NearDups::with_index(index)
 }
@@ -269,7 +273,7 @@ impl Store {
         page: &Page,
         r: &Response<'_>,
         payload_digest: PayloadDigest,
-        page_simhash: Option<u64>,
+        page_sketch: Option<Sketch>,
     ) -> io::Result<()> {
         self.log_line.clear();
         crawl_log::format_line(
@@ -286,7 +290,7 @@ impl Store {
                 digest: Some(payload_digest),
                 revisit: None,
                 relevance: None,
-                simhash: page_simhash,
+                sketch: page_sketch,
             },
         );
         let exchange = Exchange {
@@ -301,7 +305,7 @@ impl Store {
             deflated: None,
         };
         self.warc
-            .write_exchange_with_simhash(&exchange, page_simhash)?;
+            .write_exchange_with_sketch(&exchange, page_sketch)?;
         Ok(())
     }
 }
@@ -344,13 +348,13 @@ impl Pipeline {
         let print = self
             .near_dups
             .page(r.content, host)
-            .map(|p| (p.simhash, p.near_duplicate));
+            .map(|p| (p.sketch, p.near_duplicate));
         if let Some(e) = self.near_dups.take_error() {
             return Err(e);
         }
         self.links.scan(r.content, &page.url, &mut self.totals);
-        let page_simhash = print.map(|(hash, _)| hash);
-        self.store.record(page, &r, payload_digest, page_simhash)?;
+        let page_sketch = print.map(|(sketch, _)| sketch);
+        self.store.record(page, &r, payload_digest, page_sketch)?;
 
         let t = &mut self.totals;
         t.pages += 1;
@@ -360,7 +364,9 @@ impl Pipeline {
         t.near_duplicates += u64::from(print.is_some_and(|(_, near)| near));
         t.log_bytes += self.store.log_line.len() as u64;
         let digest_word = u64::from_le_bytes(payload_digest[..8].try_into().expect("8 bytes"));
-        t.check = t.check.rotate_left(5) ^ digest_word ^ page_simhash.unwrap_or_default();
+        let sketch_word =
+            page_sketch.map_or(0, |s| u64::from_le_bytes(s.0[..8].try_into().unwrap()));
+        t.check = t.check.rotate_left(5) ^ digest_word ^ sketch_word;
         Ok(())
     }
 }

@@ -133,7 +133,7 @@ fn bench_writer(c: &mut Criterion, dir: &Path) {
         filename: "spinneret-20240402100000-00000.warc.gz",
         offset: 1_234_567,
         length: 4_567,
-        simhash: Some(0x0123_4567_89ab_cdef),
+        sketch: Some(spinneret::content::Sketch([0xab; 64])),
     };
     g.throughput(Throughput::Elements(1));
     g.bench_function("cdxj_line", |b| {

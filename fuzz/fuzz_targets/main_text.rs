@@ -1,4 +1,4 @@
-//! Main-text extraction and its simhash on arbitrary bytes: no panic, both texts within the
+//! Main-text extraction and its min-hash sketch on arbitrary bytes: no panic, both texts within the
 //! bytes read, only long blocks kept, and a reused `MainText` (with or without a template
 //! memory) gives the same page text as a fresh one. Input layout: the first byte picks the
 //! limit (`byte × 64` bytes, 255 for none), the rest is the page.
@@ -8,7 +8,7 @@ use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
 use spinneret::content::main_text::BlockKind;
-use spinneret::content::{simhash, MainText, TemplateMemory};
+use spinneret::content::{sketch, MainText, Sketch, TemplateMemory};
 
 thread_local! {
     /// Kept across inputs, as a crawler keeps them: each page must forget the last one.
@@ -37,9 +37,10 @@ fuzz_target!(|data: &[u8]| {
     assert!(fresh
         .blocks()
         .all(|b| b.words > 0 && b.link_words <= b.words && (!b.kept || b.kind == BlockKind::Long)));
-    let fp = simhash(&text);
-    assert!(fp.shingles as usize <= text.len());
-    assert!(fp.shingles > 0 || fp.hash == 0, "a hash without shingles");
+    let s = sketch(&text);
+    assert!(s.shingles as usize <= text.len());
+    assert!(s.shingles > 0 || s.sketch == Sketch([0; 64]), "a sketch without shingles");
+    assert_eq!(s.sketch.equal_bins(&s.sketch), 128);
 
     REUSED.with(|r| {
         let (reused, memory) = &mut *r.borrow_mut();
@@ -48,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
             .to_vec();
         assert!(learned.len() <= reused.page_text().len());
         assert_eq!(reused.page_text(), fresh.page_text());
-        simhash(&learned);
+        sketch(&learned);
         assert_eq!(reused.extract(html, limit), &text[..]);
     });
 });

@@ -93,7 +93,7 @@ pub enum Command {
     /// and queue per node.
     ClusterStatus(ClusterStatusArgs),
     /// Print every page of the crawl in DIR whose main text is a near-duplicate of an
-    /// earlier page's (simhash within 3 bits): `URL<TAB>URL it duplicates<TAB>distance`.
+    /// earlier page's: `URL<TAB>URL it duplicates<TAB>resemblance` (estimated Jaccard).
     NearDuplicates(NearDupsArgs),
     /// Write the link graph of the crawl in DIR (every DIR of a cluster's nodes) in WebGraph's
     /// BVGraph format, and print its nodes, arcs, bits per link and top pages.
@@ -160,6 +160,10 @@ pub struct NearDupsArgs {
     /// in DIR (removed at the end).
     #[arg(long, value_name = "BYTES", default_value_t = Size(crate::content::near_dups::DEFAULT_NEAR_DUP_RAM as u64))]
     pub index_ram: Size,
+    /// Report pairs whose main texts' word 4-shingle Jaccard coefficient (estimated from
+    /// the sketches in crawl.log) is at least this.
+    #[arg(long, value_name = "0..1", default_value_t = Threshold(crate::content::near_dups::DEFAULT_THRESHOLD))]
+    pub near_duplicate_threshold: Threshold,
 }
 
 /// `spinneret add DIR URL… | -i FILE`.
@@ -236,11 +240,17 @@ pub struct CrawlArgs {
     /// Links admitted from one page at most.
     #[arg(long, value_name = "N", default_value_t = crate::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
     pub max_links_per_page: usize,
-    /// Store a page whose main text is a near-duplicate of an earlier page's (simhash
-    /// within 3 bits) but do not follow its links: a guard against traps of copies.
+    /// Store a page whose main text is a near-duplicate of an earlier page's (see
+    /// --near-duplicate-threshold) but do not follow its links: a guard against traps of
+    /// copies.
     #[arg(long)]
     pub skip_near_duplicate_links: bool,
-    /// Take no main text and no simhash of pages (crawl.log's simhash column is `-`): saves
+    /// A page is a near-duplicate of an earlier one whose main text's word 4-shingles it
+    /// shares at this Jaccard coefficient (estimated from min-hash sketches; a pair at the
+    /// threshold is found 19 times in 20, pairs a little under it may be too).
+    #[arg(long, value_name = "0..1", default_value_t = Threshold(crate::content::near_dups::DEFAULT_THRESHOLD))]
+    pub near_duplicate_threshold: Threshold,
+    /// Take no main text and no sketch of pages (crawl.log's sketch column is `-`): saves
     /// their CPU (about 0.05 ms a page of running text) where near-duplicates do not matter.
     #[arg(long, conflicts_with = "skip_near_duplicate_links")]
     pub no_near_duplicates: bool,
@@ -600,6 +610,26 @@ pub struct GzipArgs {
     /// gzip level of the WARC records (1 fastest … 9 smallest).
     #[arg(long = "warc-gzip-level", value_name = "0-9", default_value_t = DEFAULT_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub level: u32,
+}
+
+/// A resemblance threshold: a number from 0 to 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Threshold(pub f64);
+
+impl std::str::FromStr for Threshold {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Threshold, String> {
+        match s.trim().parse::<f64>() {
+            Ok(t) if (0.0..=1.0).contains(&t) => Ok(Threshold(t)),
+            _ => Err(format!("{s:?} is not a number from 0 to 1")),
+        }
+    }
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
 }
 
 /// A byte count given as `65536`, `64K`, `100M` or `1G` (binary units), shown the same way.

@@ -458,6 +458,7 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         max_links_per_page: args.max_links_per_page,
         skip_near_duplicate_links: args.skip_near_duplicate_links,
         near_duplicates: !args.no_near_duplicates,
+        near_dup_threshold: args.near_duplicate_threshold.0,
         // The store's page workers fingerprint pages, off the event loop.
         near_dups_in_sink: true,
         page_requisites: !args.no_page_requisites,
@@ -682,6 +683,10 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
         (
             "near-duplicates".into(),
             (!args.no_near_duplicates).to_string(),
+        ),
+        (
+            "near-duplicate-threshold".into(),
+            args.near_duplicate_threshold.0.to_string(),
         ),
         ("continuous".into(), args.fresh.continuous.to_string()),
         ("sitemaps".into(), (!args.discovery.no_sitemaps).to_string()),

@@ -352,6 +352,7 @@ pub fn execute(
     setup.output.previous = previous.map(std::path::Path::to_path_buf);
     // Each partition's page worker fingerprints its pages, in its share of the RAM.
     setup.output.near_dup_ram = config.near_dup_ram / n;
+    setup.output.near_dup_threshold = config.near_dup_threshold;
     let outputs = Output::create_partitioned(&setup.output, n).map_err(Failure::output)?;
     let out_dir = setup.output.dir.clone();
     // `--metrics`: the endpoint serves from the start (a resume's replay included).

@@ -1,20 +1,20 @@
 //! `spinneret near-duplicates DIR`: the near-duplicate pairs of a finished (or stopped)
-//! crawl, from its crawl.log's simhash column (README, "Near-duplicates").
+//! crawl, from the sketches in its crawl.log's last column (README, "Near-duplicates").
 //!
 //! Every partition's lines are in the one crawl.log, so this finds what the crawl's
 //! per-partition indexes could not: copies across partitions, and across a resume. In log
-//! order, each page with a simhash is looked up in a `NearDupIndex` of the pages before it;
-//! the earliest within Hamming distance 3 is the page it duplicates, and the pair is printed
-//! `URL<TAB>URL it duplicates<TAB>distance` (URLs as logged). A page whose earliest match is
-//! an earlier fetch of its own URL (a revisit) is not printed.
+//! order, each page with a sketch is looked up in a `NearDupIndex` of the pages before it;
+//! the earliest whose estimated resemblance reaches `--near-duplicate-threshold` is the
+//! page it duplicates, and the pair is printed `URL<TAB>URL it duplicates<TAB>resemblance`
+//! (URLs as logged, the resemblance with two decimals). A page whose earliest match is an
+//! earlier fetch of its own URL (a revisit) is not printed.
 //!
 //! Bounded memory whatever the log's size: a page's id in the index is its line's byte
 //! offset in crawl.log (so no URL is kept; a pair's earlier URL is read back from there), the
 //! index keeps `--index-ram` bytes and spills sorted runs past it to unlinked files in a
-//! temporary directory under DIR, removed at the end. A fingerprint already in the index is
-//! not added again: a later page finds the earlier copy at the same distance, and a trap of
-//! identical pages stays one entry (so a look-up returns at most the 43,745 fingerprints
-//! within 3 bits of it).
+//! temporary directory under DIR, removed at the end. A sketch already in the index is not
+//! added again: a later page finds the earlier copy alike, and a trap of identical pages
+//! stays one entry; a look-up reads at most 8 candidates a band whatever the crawl.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -22,16 +22,18 @@ use std::path::{Path, PathBuf};
 
 use crate::app::cli::NearDupsArgs;
 use crate::app::exit::{usage, ExitStatus, Failure};
-use crate::content::{Match, NearDupIndex};
+use crate::content::near_dups::min_equal_bins;
+use crate::content::NearDupIndex;
 use crate::store::archive::crawl_log::{self, parse_line, MAX_LINE_BYTES};
 use crate::store::state::near_dup_runs::NearDupRuns;
 
-/// One reported pair: the later page, the earlier one it duplicates, their distance.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One reported pair: the later page, the earlier one it duplicates, their estimated
+/// resemblance.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Pair {
     pub url: String,
     pub duplicates: String,
-    pub distance: u32,
+    pub resemblance: f64,
 }
 
 /// The temporary directory for spilled runs, removed when dropped (on every return).
@@ -49,13 +51,13 @@ pub fn run(args: &NearDupsArgs) -> Result<ExitStatus, Failure> {
     let mut line = Vec::new();
     let budget = usize::try_from(args.index_ram.0).unwrap_or(usize::MAX);
     let mut write_err = None;
-    near_duplicates(&args.dir, budget, |p| {
+    near_duplicates(&args.dir, budget, args.near_duplicate_threshold.0, |p| {
         line.clear();
         line.extend_from_slice(p.url.as_bytes());
         line.push(b'\t');
         line.extend_from_slice(p.duplicates.as_bytes());
         line.push(b'\t');
-        line.extend_from_slice(p.distance.to_string().as_bytes());
+        line.extend_from_slice(format!("{:.2}", p.resemblance).as_bytes());
         line.push(b'\n');
         if let Err(e) = out.write_all(&line) {
             write_err.get_or_insert(e);
@@ -69,11 +71,12 @@ pub fn run(args: &NearDupsArgs) -> Result<ExitStatus, Failure> {
     Ok(ExitStatus::Ok)
 }
 
-/// Calls `each` with every pair of the crawl in `dir`, in log order, with an index of
-/// `budget` bytes of RAM. Returns the pages with a simhash read.
+/// Calls `each` with every pair of the crawl in `dir` at `threshold`, in log order, with an
+/// index of `budget` bytes of RAM. Returns the pages with a sketch read.
 pub fn near_duplicates(
     dir: &Path,
     budget: usize,
+    threshold: f64,
     mut each: impl FnMut(&Pair),
 ) -> Result<u64, Failure> {
     if !dir.is_dir() {
@@ -95,7 +98,7 @@ pub fn near_duplicates(
 
     let mut reader = BufReader::new(file);
     let mut text = String::new();
-    let mut matches: Vec<Match> = Vec::new();
+    let min_equal = min_equal_bins(threshold);
     let mut earlier = Vec::new();
     let (mut offset, mut pages) = (0u64, 0u64);
     // Bounded by the file's length: each pass consumes a line.
@@ -110,27 +113,23 @@ pub fn near_duplicates(
         let Some(page) = parse_line(&text) else {
             continue;
         };
-        let Some(fp) = page.simhash else {
+        let Some(sketch) = page.sketch else {
             continue;
         };
         pages += 1;
-        matches.clear();
-        index
-            .within(fp, usize::MAX, &mut matches)
-            .map_err(spill_err)?;
-        let first = matches.iter().min_by_key(|m| m.id).copied();
+        let (first, same) = index.earliest(&sketch, min_equal).map_err(spill_err)?;
         if let Some(m) = first {
             let other = url_at(&mut back, m.id, &mut earlier).map_err(read_err)?;
             if other != page.url {
                 each(&Pair {
                     url: page.url.clone(),
                     duplicates: other,
-                    distance: m.distance,
+                    resemblance: m.resemblance(),
                 });
             }
         }
-        if !matches.iter().any(|m| m.distance == 0) {
-            index.insert(fp, at).map_err(spill_err)?;
+        if !same {
+            index.insert(&sketch, at).map_err(spill_err)?;
         }
     }
     Ok(pages)

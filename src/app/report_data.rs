@@ -481,7 +481,7 @@ mod tests {
             digest: None,
             revisit: None,
             relevance: None,
-            simhash: None,
+            sketch: None,
         }
     }
 

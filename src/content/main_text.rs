@@ -26,8 +26,8 @@
 //!    the main content is the contiguous run of candidates with the largest sum (Kadane), and
 //!    of it the long blocks. Short blocks — headline, dateline, byline, subheadings, an ad's
 //!    label, "3 comments" — are left out even inside the run: they are where two copies of
-//!    one article differ (a dateline added, a subheading next to an ad), and a simhash at
-//!    distance 3 tolerates only about 1 % of changed shingles. A reader would keep the
+//!    one article differ (a dateline added, a subheading next to an ad), and every changed word
+//!    changes 4 shingles of the sketch. A reader would keep the
 //!    headline and subheadings; near-duplicate detection is better without them.
 //!
 //! The main text is the kept blocks joined by `\n`. A page with no long block that is not

@@ -1,5 +1,5 @@
 //! What a page says, apart from its template: a protocol core (sans-IO: bytes in, text and
-//! fingerprints out; no sockets, no clock, no files) for near-duplicate detection.
+//! sketches out; no sockets, no clock, no files) for near-duplicate detection.
 //!
 //! The pipeline, per HTML page, in the order the crawl layer calls it:
 //!
@@ -9,10 +9,14 @@
 //!    few shallow features (word count, link density, tag density: boilerpipe, Finn's body
 //!    text extraction), optionally helped by [`template_memory`], a bounded per-host memory of
 //!    blocks repeated across a site's pages.
-//! 2. [`simhash`](mod@simhash): a 64-bit simhash (Charikar 2002) of the main text's word 3-shingles.
-//! 3. [`near_dup`]: the permuted-table index of Manku, Jain and Das Sarma (WWW 2007) that finds
-//!    earlier fingerprints within Hamming distance 3, in a RAM budget, spilling sorted runs to
-//!    a [`near_dup::NearDupSpill`] store past it.
+//! 2. [`minhash`]: a min-hash sketch (one-permutation hashing, 128 bins of 4 bits) of the
+//!    main text's word 4-shingles, whose agreeing bins estimate two texts' resemblance
+//!    (IIR §19.6).
+//! 3. [`near_dup`]: the banded index (locality-sensitive hashing: 16 bands of 8 bins) that
+//!    finds earlier sketches at a resemblance threshold, in a RAM budget, spilling sorted
+//!    runs to a [`near_dup::NearDupSpill`] store past it.
+//!
+//! [`near_dups`] strings the three together for a partition's pages.
 //!
 //! Where the neighbours' jobs live: fetching and cutting the body at `--max-scan-bytes` is the
 //! fetcher's; deciding which pages to fingerprint, the page ids and what to record (crawl.log,
@@ -22,19 +26,19 @@
 
 pub mod main_text;
 mod markup;
+pub mod minhash;
 pub mod near_dup;
 pub mod near_dups;
-pub mod simhash;
 mod swar;
 pub mod template_memory;
 
 pub use main_text::MainText;
+pub use minhash::{sketch, sketch_parts, Shingled, Sketch};
 pub use near_dup::{Match, MemoryRuns, NearDupIndex, NearDupSpill};
 pub use near_dups::{NearDups, PagePrint};
-pub use simhash::{simhash, simhash_parts, Fingerprint};
 pub use template_memory::TemplateMemory;
 
-/// Bytes that make up words, for counting words in blocks and for the simhash's tokens: ASCII
+/// Bytes that make up words, for counting words in blocks and for the sketch's tokens: ASCII
 /// letters and digits, and every byte ≥ 0x80 (so a UTF-8 word in any script stays whole).
 static WORD_BYTE: [bool; 256] = {
     let mut t = [false; 256];

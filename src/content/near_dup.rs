@@ -1,61 +1,62 @@
-//! Near-duplicate search: the earlier 64-bit fingerprints within Hamming distance
-//! [`MAX_DISTANCE`] (3) of a new one, by the permuted tables of Manku, Jain and Das Sarma
-//! ("Detecting near-duplicates for web crawling", WWW 2007; seomoz `simhash-cpp` is a small
-//! implementation of the same idea), in a RAM budget.
+//! Near-duplicate search: the earlier sketches ([`super::minhash`]) whose resemblance to a
+//! new one reaches a threshold, by locality-sensitive banding (IIR §19.6; Leskovec,
+//! Rajaraman and Ullman, *Mining of Massive Datasets* §3.4), in a RAM budget.
 //!
 //! # Tables
-//! The 64 bits are cut into 4 blocks of 16. Two fingerprints at most 3 bits apart agree
-//! exactly on at least one block (3 differing bits touch at most 3 of the 4). Table `t` holds
-//! every fingerprint rotated so that block `t` leads, sorted; a query looks, in each table,
-//! at the entries whose leading 16 bits equal its own rotated ones, and checks their
-//! distance. A fingerprint that agrees on several blocks is reported from the first table
-//! only. Why 4 tables and not the 20 of the 6-block design (`simhash-cpp`'s default, leading
-//! 32–33 bits): every table is a copy of the index, and on disk every table is one more read
-//! per run per query; 4 tables cost 64 bytes per fingerprint (fingerprint and id, 16 bytes,
-//! per table), 20 would cost 320. The price is the scan: a query compares about N / 65,536
-//! entries per table (15 at a million fingerprints, 1,500 at a hundred million), each an XOR
-//! and a popcount over sequential memory — far below what fetching the page cost.
+//! A sketch's 128 bins make [`BANDS`] (16) bands of 8 bins, each a `u32`. Table `t` holds
+//! band `t` of every sketch inserted, with the sketch's number, sorted. A query looks up
+//! each of its bands in its table: every sketch agreeing on a whole band is a candidate
+//! (at resemblance 0.9, 0.9999 of pairs share a band; at 0.5, one in ten), and each
+//! candidate's sketch is read back to estimate the resemblance, which decides. At most
+//! [`PER_BAND`] candidates a band are read (the earliest), so a trap of a thousand copies
+//! costs a query no more than one of a few.
+//!
+//! # Sketches
+//! The sketches themselves (64 bytes, and the caller's 64-bit id) are a log in insertion
+//! order: a sketch's number is its place there. It stays in RAM until the budget is passed,
+//! then goes to the spill store like the runs and is read back by offset.
 //!
 //! # Runs and memory (an LSM tree of sorted runs)
-//! New fingerprints go to a small unsorted buffer ([`PENDING_ENTRIES`], scanned linearly).
-//! When it fills it is sorted into a run (4 sorted tables); runs are merged like a binary
-//! counter (the newer into the older while the older is no larger), so there are at most
-//! log₂(N / [`PENDING_ENTRIES`]) runs in RAM. When [`NearDupIndex::memory_bytes`] passes the
-//! budget, the RAM runs are merged into one immutable run written to a [`NearDupSpill`]
+//! New sketches' bands go to a small unsorted buffer ([`PENDING_ENTRIES`], scanned
+//! linearly). When it fills it is sorted into a run (16 sorted tables); runs are merged like a
+//! binary counter (the newer into the older while the older is no larger), so there are at
+//! most log₂(N / [`PENDING_ENTRIES`]) runs in RAM. When [`NearDupIndex::memory_bytes`] passes
+//! the budget, the RAM runs are merged into one immutable run written to a [`NearDupSpill`]
 //! store, of which RAM keeps only a fence index (the first key of every [`FENCE_ENTRIES`]
-//! entries of each table: 1/512 of the run). Spilled runs are merged the same way, streaming
-//! (two cursors of [`MERGE_CHUNK_ENTRIES`] each). A query reads, per spilled run and table,
-//! the fence blocks whose keys can share its leading 16 bits: usually one or two 4 KiB
-//! blocks.
+//! entries of each table: 1/256 of the run), and the sketch log's RAM part is appended to
+//! its own run. Spilled runs are merged the same way, streaming (two cursors of
+//! [`MERGE_CHUNK_ENTRIES`] each). A query reads, per spilled run and band, the fence blocks
+//! whose keys can hold its band: usually one 2 KiB block.
 //!
-//! The index is not checkpointed: the crawl that wants it across a restart rebuilds it from
-//! the fingerprints it recorded.
+//! RAM per sketch before the spill: 16 entries of 8 bytes and the 72-byte log record,
+//! 200 bytes. The index is not checkpointed: the crawl that wants it across a restart
+//! rebuilds it from the sketches it recorded.
 
 use std::collections::HashMap;
 use std::io;
-use std::ops::ControlFlow;
 
-/// The Hamming distance within which fingerprints are near-duplicates (Manku et al.'s k = 3
-/// of 64 bits).
-pub const MAX_DISTANCE: u32 = 3;
-/// Tables, one per 16-bit block: any k ≤ 3 leaves one block intact.
-const TABLES: usize = 4;
-const BLOCK_BITS: u32 = 16;
-/// Fingerprints kept unsorted before they become a run: a linear scan of 256 entries costs
-/// about what a binary search in each of 4 tables would.
+use super::minhash::{resemblance_of, Sketch, BANDS, SKETCH_BYTES};
+
+/// Tables, one per band.
+const TABLES: usize = BANDS;
+/// Sketches kept unsorted before they become a run: a linear scan of 256 × 16 band keys
+/// costs about what 16 binary searches in a run would.
 pub const PENDING_ENTRIES: usize = 256;
-/// Entries per fence block of a spilled run: 256 × 16 bytes = a 4 KiB read.
+/// Entries per fence block of a spilled run: 256 × 8 bytes = a 2 KiB read.
 pub const FENCE_ENTRIES: usize = 256;
-/// Entries a merge or a long query reads at a time: 64 KiB buffers.
+/// Entries a merge or a long query reads at a time: 32 KiB buffers.
 pub const MERGE_CHUNK_ENTRIES: usize = 4096;
-const ENTRY_BYTES: usize = 16;
+/// Candidates read per band of a query, the earliest first.
+pub const PER_BAND: usize = 8;
+const ENTRY_BYTES: usize = 8;
+/// A log record: the sketch, then the caller's id (little-endian).
+const RECORD_BYTES: usize = SKETCH_BYTES + 8;
 
-/// A stored fingerprint and the caller's id for it; in a table, `key` is the fingerprint
-/// rotated for that table.
+/// A band's value in one sketch, and that sketch's number in the log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
-    key: u64,
-    id: u64,
+    key: u32,
+    id: u32,
 }
 
 impl Entry {
@@ -65,24 +66,28 @@ impl Entry {
     }
 
     fn decode(b: &[u8]) -> Entry {
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&b[i..i + 8]);
-            u64::from_le_bytes(w)
-        };
+        let word = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         Entry {
             key: word(0),
-            id: word(8),
+            id: word(4),
         }
     }
 }
 
-/// An earlier fingerprint within [`MAX_DISTANCE`] of the one asked about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// An earlier sketch whose resemblance reached the threshold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Match {
-    pub distance: u32,
+    /// The caller's id of the earlier sketch.
     pub id: u64,
-    pub fingerprint: u64,
+    /// Bins equal in the two sketches (128: the same sketch).
+    pub equal_bins: u32,
+}
+
+impl Match {
+    /// The estimated resemblance (`minhash::resemblance_of`).
+    pub fn resemblance(&self) -> f64 {
+        resemblance_of(self.equal_bins)
+    }
 }
 
 /// Where spilled runs live: the store's files in a crawl, memory in tests. A run is written
@@ -170,30 +175,7 @@ impl NearDupSpill for MemoryRuns {
     }
 }
 
-/// Rotates a fingerprint so that block `table` leads.
-fn permute(fp: u64, table: usize) -> u64 {
-    fp.rotate_left(BLOCK_BITS * table as u32)
-}
-
-fn unpermute(key: u64, table: usize) -> u64 {
-    key.rotate_right(BLOCK_BITS * table as u32)
-}
-
-/// The first table in which `a` and `b` share the leading block (the one that reports them).
-fn first_shared_table(a: u64, b: u64) -> usize {
-    let x = a ^ b;
-    (0..TABLES)
-        .find(|&t| permute(x, t) >> (64 - BLOCK_BITS) == 0)
-        .unwrap_or(TABLES)
-}
-
-/// The keys of table entries that share `q`'s leading block: `lo..=hi`.
-fn key_range(q: u64) -> (u64, u64) {
-    let lo = q & !(u64::MAX >> BLOCK_BITS);
-    (lo, lo | u64::MAX >> BLOCK_BITS)
-}
-
-/// A run in RAM: 4 tables of the same entries, each sorted by its rotation.
+/// A run in RAM: 16 tables, each sorted.
 #[derive(Debug)]
 struct RamRun {
     tables: [Vec<Entry>; TABLES],
@@ -209,13 +191,13 @@ impl RamRun {
     }
 }
 
-/// A run in the spill store: `len` entries per table, table `t` at byte `t × len × 16`.
+/// A run in the spill store: `len` entries per table, table `t` at byte `t × len × 8`.
 #[derive(Debug)]
 struct DiskRun {
     run: u64,
     len: u64,
     /// The key of every [`FENCE_ENTRIES`]-th entry, per table.
-    fences: [Vec<u64>; TABLES],
+    fences: [Vec<u32>; TABLES],
 }
 
 impl DiskRun {
@@ -224,25 +206,83 @@ impl DiskRun {
     }
 }
 
-/// The permuted-table index over fingerprints inserted so far, within a RAM budget.
+/// The sketches inserted, in order: the first `spilled` in a spill run, the rest in RAM.
+#[derive(Debug, Default)]
+struct SketchLog {
+    run: Option<u64>,
+    spilled: u64,
+    ram: Vec<u8>,
+    record: Vec<u8>,
+}
+
+impl SketchLog {
+    fn len(&self) -> u64 {
+        self.spilled + (self.ram.len() / RECORD_BYTES) as u64
+    }
+
+    fn push(&mut self, sketch: &Sketch, id: u64) {
+        self.ram.extend_from_slice(&sketch.0);
+        self.ram.extend_from_slice(&id.to_le_bytes());
+    }
+
+    /// Sketch number `n` and its caller's id.
+    fn get(&mut self, spill: &mut dyn NearDupSpill, n: u64) -> io::Result<(Sketch, u64)> {
+        let bytes: &[u8] = if n >= self.spilled {
+            let at = (n - self.spilled) as usize * RECORD_BYTES;
+            self.ram
+                .get(at..at + RECORD_BYTES)
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "no such sketch"))?
+        } else {
+            let run = self.run.ok_or_else(no_run)?;
+            self.record.resize(RECORD_BYTES, 0);
+            spill.read_at(run, n * RECORD_BYTES as u64, &mut self.record)?;
+            &self.record
+        };
+        let sketch = Sketch(bytes[..SKETCH_BYTES].try_into().expect("64 bytes"));
+        let id = u64::from_le_bytes(bytes[SKETCH_BYTES..].try_into().expect("8 bytes"));
+        Ok((sketch, id))
+    }
+
+    /// Appends the RAM part to the spill run. On an error nothing moved.
+    fn spill(&mut self, spill: &mut dyn NearDupSpill) -> io::Result<()> {
+        if self.ram.is_empty() {
+            return Ok(());
+        }
+        let run = match self.run {
+            Some(r) => r,
+            None => {
+                let r = spill.create_run()?;
+                self.run = Some(r);
+                r
+            }
+        };
+        spill.append(run, &self.ram)?;
+        self.spilled += (self.ram.len() / RECORD_BYTES) as u64;
+        self.ram = Vec::new();
+        Ok(())
+    }
+}
+
+/// The banded index over sketches inserted so far, within a RAM budget.
 #[derive(Debug)]
 pub struct NearDupIndex<S> {
     spill: S,
     budget: usize,
-    /// Unsorted, unrotated.
-    pending: Vec<Entry>,
+    /// The bands of sketches not yet in a run, with their numbers.
+    pending: Vec<([u32; BANDS], u32)>,
     ram: Vec<RamRun>,
     /// Oldest first.
     disk: Vec<DiskRun>,
-    len: u64,
-    /// Reused for reads of spilled entries.
+    log: SketchLog,
+    /// Reused for reads of spilled entries, and for a query's candidates.
     read_buf: Vec<u8>,
+    candidates: Vec<u32>,
 }
 
 impl<S: NearDupSpill> NearDupIndex<S> {
-    /// An empty index that keeps at most about `budget_bytes` in RAM (runs, fences and the
-    /// pending buffer) and spills to `spill` past it. A merge briefly needs the merged
-    /// runs twice.
+    /// An empty index that keeps at most about `budget_bytes` in RAM (runs, fences, the
+    /// sketch log and the pending buffer) and spills to `spill` past it. A merge briefly
+    /// needs the merged runs twice.
     pub fn new(budget_bytes: usize, spill: S) -> Self {
         NearDupIndex {
             spill,
@@ -250,21 +290,22 @@ impl<S: NearDupSpill> NearDupIndex<S> {
             pending: Vec::with_capacity(PENDING_ENTRIES),
             ram: Vec::new(),
             disk: Vec::new(),
-            len: 0,
+            log: SketchLog::default(),
             read_buf: Vec::new(),
+            candidates: Vec::new(),
         }
     }
 
-    /// Fingerprints inserted.
+    /// Sketches inserted.
     pub fn len(&self) -> u64 {
-        self.len
+        self.log.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
-    /// Runs in the spill store now.
+    /// Runs in the spill store now (the sketch log's not counted).
     pub fn spilled_runs(&self) -> usize {
         self.disk.len()
     }
@@ -274,160 +315,158 @@ impl<S: NearDupSpill> NearDupIndex<S> {
         &self.spill
     }
 
-    /// RAM held by entries and fences (what the budget bounds).
+    /// RAM held by entries, fences and sketches (what the budget bounds).
     pub fn memory_bytes(&self) -> usize {
         let fences: usize = self
             .disk
             .iter()
             .flat_map(|d| d.fences.iter())
-            .map(|f| f.capacity() * size_of::<u64>())
+            .map(|f| f.capacity() * size_of::<u32>())
             .sum();
-        self.pending.capacity() * ENTRY_BYTES
+        self.pending.capacity() * (BANDS * 4 + 4)
             + self.ram.iter().map(RamRun::bytes).sum::<usize>()
             + fences
             + self.read_buf.capacity()
+            + self.log.ram.capacity()
     }
 
-    /// Adds `fingerprint` with the caller's `id` (a page number, say). Spills when the budget
+    /// Adds `sketch` with the caller's `id` (a page number, say). Spills when the budget
     /// is passed; an error leaves the index as it was before the spill.
-    pub fn insert(&mut self, fingerprint: u64, id: u64) -> io::Result<()> {
-        self.pending.push(Entry {
-            key: fingerprint,
-            id,
-        });
-        self.len += 1;
+    pub fn insert(&mut self, sketch: &Sketch, id: u64) -> io::Result<()> {
+        let n = u32::try_from(self.log.len()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                "near-duplicate index full (2³² sketches)",
+            )
+        })?;
+        self.log.push(sketch, id);
+        self.pending.push((sketch.bands(), n));
         if self.pending.len() >= PENDING_ENTRIES {
             self.seal();
             if self.memory_bytes() > self.budget {
                 self.spill_ram()?;
+                self.log.spill(&mut self.spill)?;
             }
         }
         Ok(())
     }
 
-    /// The nearest fingerprint within [`MAX_DISTANCE`] of `fingerprint`, ties going to the
-    /// smaller id (the earlier page when ids grow with time).
-    pub fn nearest(&mut self, fingerprint: u64) -> io::Result<Option<Match>> {
-        let mut best: Option<Match> = None;
-        self.visit(fingerprint, &mut |m| {
-            if best.is_none_or(|b| (m.distance, m.id) < (b.distance, b.id)) {
-                best = Some(m);
-            }
-            ControlFlow::Continue(())
-        })?;
-        Ok(best)
-    }
-
-    /// Appends to `out` the fingerprints within [`MAX_DISTANCE`] of `fingerprint`, at most
-    /// `max` of them (in no particular order); returns how many it appended.
-    pub fn within(
+    /// The earliest inserted sketch with at least `min_equal_bins` bins equal to `sketch`'s
+    /// among the candidates its bands find (`minhash::equal_bins_for` turns a resemblance
+    /// into bins), and whether any candidate is the same sketch.
+    pub fn earliest(
         &mut self,
-        fingerprint: u64,
-        max: usize,
-        out: &mut Vec<Match>,
-    ) -> io::Result<usize> {
-        let mut n = 0;
-        if max == 0 {
-            return Ok(0);
-        }
-        self.visit(fingerprint, &mut |m| {
-            out.push(m);
-            n += 1;
-            if n == max {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        })?;
-        Ok(n)
-    }
-
-    /// Calls `f` on every stored fingerprint within [`MAX_DISTANCE`] of `fp`, once each,
-    /// until it breaks.
-    fn visit(&mut self, fp: u64, f: &mut dyn FnMut(Match) -> ControlFlow<()>) -> io::Result<()> {
-        for e in &self.pending {
-            let distance = (e.key ^ fp).count_ones();
-            if distance <= MAX_DISTANCE {
-                let m = Match {
-                    distance,
-                    id: e.id,
-                    fingerprint: e.key,
-                };
-                if f(m).is_break() {
-                    return Ok(());
-                }
-            }
-        }
-        for run in &self.ram {
-            for (t, table) in run.tables.iter().enumerate() {
-                let q = permute(fp, t);
-                let (lo, hi) = key_range(q);
-                let from = lower_bound(table, lo);
-                for e in table[from..].iter().take_while(|e| e.key <= hi) {
-                    if check(fp, q, t, *e, f).is_break() {
-                        return Ok(());
+        sketch: &Sketch,
+        min_equal_bins: u32,
+    ) -> io::Result<(Option<Match>, bool)> {
+        self.find_candidates(&sketch.bands())?;
+        let mut found = None;
+        let mut same = false;
+        let candidates = std::mem::take(&mut self.candidates);
+        let mut result = Ok(());
+        for &n in &candidates {
+            match self.log.get(&mut self.spill, u64::from(n)) {
+                Ok((earlier, id)) => {
+                    let equal_bins = earlier.equal_bins(sketch);
+                    same |= equal_bins == 128;
+                    if found.is_none() && equal_bins >= min_equal_bins {
+                        found = Some(Match { id, equal_bins });
                     }
                 }
-            }
-        }
-        for i in 0..self.disk.len() {
-            for t in 0..TABLES {
-                if self.visit_spilled(i, t, fp, f)?.is_break() {
-                    return Ok(());
+                Err(e) => {
+                    result = Err(e);
+                    break;
                 }
             }
         }
-        Ok(())
+        self.candidates = candidates;
+        result.map(|()| (found, same))
     }
 
-    /// Reads the fence blocks of spilled run `i`, table `t`, that may hold `fp`'s leading
-    /// block, and checks their entries.
-    fn visit_spilled(
+    /// Fills `self.candidates` with the numbers of sketches sharing a band with `bands`, at
+    /// most [`PER_BAND`] a band (the earliest), sorted, each once.
+    fn find_candidates(&mut self, bands: &[u32; BANDS]) -> io::Result<()> {
+        let mut out = std::mem::take(&mut self.candidates);
+        out.clear();
+        let mut result = Ok(());
+        for (t, &key) in bands.iter().enumerate() {
+            let start = out.len();
+            // Oldest first: spilled runs, RAM runs, then the pending buffer.
+            for i in 0..self.disk.len() {
+                if let Err(e) = self.spilled_ids(i, t, key, start, &mut out) {
+                    result = Err(e);
+                    break;
+                }
+            }
+            for run in &self.ram {
+                let table = &run.tables[t];
+                let from = lower_bound(table, key);
+                for e in table[from..].iter().take_while(|e| e.key == key) {
+                    if out.len() - start >= PER_BAND {
+                        break;
+                    }
+                    out.push(e.id);
+                }
+            }
+            for (b, n) in &self.pending {
+                if out.len() - start >= PER_BAND {
+                    break;
+                }
+                if b[t] == key {
+                    out.push(*n);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        self.candidates = out;
+        result
+    }
+
+    /// Appends the ids of spilled run `i`, table `t`, whose key is `key`, while the band
+    /// has fewer than [`PER_BAND`] (counted from `start` in `out`).
+    fn spilled_ids(
         &mut self,
         i: usize,
         t: usize,
-        fp: u64,
-        f: &mut dyn FnMut(Match) -> ControlFlow<()>,
-    ) -> io::Result<ControlFlow<()>> {
+        key: u32,
+        start: usize,
+        out: &mut Vec<u32>,
+    ) -> io::Result<()> {
         let run = &self.disk[i];
-        let q = permute(fp, t);
-        let (lo, hi) = key_range(q);
         let fences = &run.fences[t];
-        let first = fences.partition_point(|&k| k < lo).saturating_sub(1);
-        let end_block = fences.partition_point(|&k| k <= hi);
+        let first = fences.partition_point(|&k| k < key).saturating_sub(1);
+        let end_block = fences.partition_point(|&k| k <= key);
         let mut next = (first * FENCE_ENTRIES) as u64;
         let end = ((end_block * FENCE_ENTRIES) as u64).min(run.len);
         let (id, base) = (run.run, run.table_offset(t));
         // Bound: each turn reads at most MERGE_CHUNK_ENTRIES entries and moves past them.
-        while next < end {
+        while next < end && out.len() - start < PER_BAND {
             let n = (end - next).min(MERGE_CHUNK_ENTRIES as u64) as usize;
             self.read_buf.resize(n * ENTRY_BYTES, 0);
             let offset = base + next * ENTRY_BYTES as u64;
             self.spill.read_at(id, offset, &mut self.read_buf)?;
             for chunk in self.read_buf.chunks_exact(ENTRY_BYTES) {
                 let e = Entry::decode(chunk);
-                if e.key > hi {
-                    return Ok(ControlFlow::Continue(()));
+                if e.key > key || out.len() - start >= PER_BAND {
+                    return Ok(());
                 }
-                if e.key >= lo && check(fp, q, t, e, f).is_break() {
-                    return Ok(ControlFlow::Break(()));
+                if e.key == key {
+                    out.push(e.id);
                 }
             }
             next += n as u64;
         }
-        Ok(ControlFlow::Continue(()))
+        Ok(())
     }
 
-    /// Sorts the pending fingerprints into a run and merges RAM runs like a binary counter.
+    /// Sorts the pending bands into a run and merges RAM runs like a binary counter.
     fn seal(&mut self) {
         let tables = std::array::from_fn(|t| {
             let mut table: Vec<Entry> = self
                 .pending
                 .iter()
-                .map(|e| Entry {
-                    key: permute(e.key, t),
-                    id: e.id,
-                })
+                .map(|(b, n)| Entry { key: b[t], id: *n })
                 .collect();
             table.sort_unstable();
             table
@@ -484,30 +523,6 @@ impl<S: NearDupSpill> NearDupIndex<S> {
     }
 }
 
-/// Reports table entry `e` (table `t`, query rotated to `q`) if it is within distance and
-/// this is the first table that finds it.
-fn check(
-    fp: u64,
-    q: u64,
-    t: usize,
-    e: Entry,
-    f: &mut dyn FnMut(Match) -> ControlFlow<()>,
-) -> ControlFlow<()> {
-    let distance = (e.key ^ q).count_ones();
-    if distance > MAX_DISTANCE {
-        return ControlFlow::Continue(());
-    }
-    let fingerprint = unpermute(e.key, t);
-    if first_shared_table(fingerprint, fp) != t {
-        return ControlFlow::Continue(());
-    }
-    f(Match {
-        distance,
-        id: e.id,
-        fingerprint,
-    })
-}
-
 /// Tables shorter than this are binary-searched directly.
 const INTERPOLATE_FROM: usize = 64;
 
@@ -516,12 +531,12 @@ const INTERPOLATE_FROM: usize = 64;
 /// points, gallops out to bracket it, then bisects the bracket: a couple of cache misses
 /// where a binary search over a million entries takes twenty. Any order of keys gives the
 /// right answer; only the speed depends on the spread.
-fn lower_bound(table: &[Entry], key: u64) -> usize {
+fn lower_bound(table: &[Entry], key: u32) -> usize {
     let n = table.len();
     if n < INTERPOLATE_FROM {
         return table.partition_point(|e| e.key < key);
     }
-    let guess = ((u128::from(key) * n as u128) >> 64) as usize;
+    let guess = ((u64::from(key) * n as u64) >> 32) as usize;
     let (mut below, mut above) = (guess, guess + 1);
     let mut step = 1;
     // Bound: `step` doubles each turn, so at most log2(n) turns each way.
@@ -658,7 +673,7 @@ fn write_tables(
     sources: &mut [Source],
 ) -> io::Result<DiskRun> {
     let len: u64 = sources.iter().map(Source::len).sum();
-    let mut fences: [Vec<u64>; TABLES] = Default::default();
+    let mut fences: [Vec<u32>; TABLES] = Default::default();
     let mut buf = Vec::with_capacity(MERGE_CHUNK_ENTRIES * ENTRY_BYTES);
     for (t, fence) in fences.iter_mut().enumerate() {
         sources.iter_mut().for_each(|s| s.start_table(t));

@@ -1,6 +1,7 @@
 //! Near-duplicates page by page: each HTML page gets its main text ([`MainText`], helped by
-//! a per-host [`TemplateMemory`]), the simhash of that text, and a look-up in a
-//! [`NearDupIndex`] for an earlier page within Hamming distance 3. One [`NearDups`] serves a
+//! a per-host [`TemplateMemory`]), the min-hash sketch of that text's word 4-shingles, and a
+//! look-up in a [`NearDupIndex`] for an earlier page whose estimated resemblance (Jaccard
+//! coefficient of the shingle sets) reaches the threshold. One [`NearDups`] serves a
 //! partition; who drives it decides where the work runs: the store's page worker, off the
 //! event loop, by default; the crawl itself when a page's verdict decides what it follows
 //! (`--skip-near-duplicate-links`).
@@ -13,15 +14,22 @@
 
 use std::io;
 
-use super::near_dup::MAX_DISTANCE;
-use super::{simhash, MainText, MemoryRuns, NearDupIndex, NearDupSpill, TemplateMemory};
+use super::minhash::{equal_bins_for, sketch, Sketch};
+use super::{MainText, MemoryRuns, NearDupIndex, NearDupSpill, TemplateMemory};
 
-/// RAM for a partition's fingerprint index before it spills runs (64 bytes a page in RAM:
-/// about 130,000 pages; past it runs go to the spill store and RAM keeps 1/512 of them).
+/// RAM for a partition's sketch index before it spills runs (200 bytes a page in RAM:
+/// about 42,000 pages; past it runs go to the spill store and RAM keeps 1/256 of them).
 pub const DEFAULT_NEAR_DUP_RAM: usize = 8 << 20;
 /// Hosts whose template blocks are remembered at once (3 KiB each: 12 MiB).
 pub const TEMPLATE_HOSTS: usize = 4096;
-/// Fewest shingles (word 3-grams) a main text needs to be fingerprinted: a fingerprint of a
+/// The resemblance (estimated Jaccard coefficient of word 4-shingle sets) at which a page is
+/// a near-duplicate of an earlier one, by default (IIR §19.6's example).
+pub const DEFAULT_THRESHOLD: f64 = 0.9;
+/// How far under the threshold an estimate may fall and still count: the estimate's
+/// standard deviation is about 0.027 at 0.9, so a pair at the threshold is found 19 times
+/// in 20, and pairs a few hundredths under it may be reported too.
+pub const ESTIMATE_SLACK: f64 = 0.05;
+/// Fewest shingles (word 4-grams) a main text needs to be sketched: a fingerprint of a
 /// few words matches every other page with the same few words (a "page not found" text, a
 /// short caption).
 pub const MIN_SHINGLES: u32 = 8;
@@ -29,11 +37,16 @@ pub const MIN_SHINGLES: u32 = 8;
 /// Where spilled index runs go: the store's files, given by the app.
 pub type BoxedSpill = Box<dyn NearDupSpill + Send>;
 
-/// What fingerprinting one page found.
+/// Equal bins of 128 two sketches need for a pair at `threshold` (see [`ESTIMATE_SLACK`]).
+pub fn min_equal_bins(threshold: f64) -> u32 {
+    equal_bins_for((threshold - ESTIMATE_SLACK).max(0.0))
+}
+
+/// What sketching one page found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PagePrint {
-    pub simhash: u64,
-    /// An earlier page of this partition is within [`MAX_DISTANCE`].
+    pub sketch: Sketch,
+    /// An earlier page of this partition resembles it at the threshold.
     pub near_duplicate: bool,
 }
 
@@ -42,8 +55,10 @@ pub struct NearDups {
     text: MainText,
     memory: TemplateMemory,
     index: NearDupIndex<BoxedSpill>,
-    /// Pages fingerprinted: the next page's id in the index.
+    /// Pages sketched: the next page's id in the index.
     pages: u64,
+    /// [`min_equal_bins`] of the threshold.
+    min_equal: u32,
     /// The spill store failed once: the index is no longer asked or grown (a page's
     /// fingerprint is still recorded), and the error waits for the crawl to take it.
     spill_failed: bool,
@@ -57,7 +72,13 @@ impl NearDups {
         NearDups::with_index(NearDupIndex::new(ram, Box::new(MemoryRuns::default())))
     }
 
-    /// Fingerprints pages into `index` as it is (one a caller filled already, say to
+    /// Near-duplicates from `threshold` on (a resemblance in 0..=1).
+    pub fn with_threshold(mut self, threshold: f64) -> NearDups {
+        self.min_equal = min_equal_bins(threshold);
+        self
+    }
+
+    /// Sketches pages into `index` as it is (one a caller filled already, say to
     /// measure a crawl-sized index), their ids following its entries.
     pub fn with_index(index: NearDupIndex<BoxedSpill>) -> NearDups {
         NearDups {
@@ -65,6 +86,7 @@ impl NearDups {
             memory: TemplateMemory::new(TEMPLATE_HOSTS),
             pages: index.len(),
             index,
+            min_equal: min_equal_bins(DEFAULT_THRESHOLD),
             spill_failed: false,
             error: None,
         }
@@ -78,39 +100,39 @@ impl NearDups {
     }
 
     /// The main text of `html` (already cut at the crawl's scan limit) on `host`, its
-    /// simhash, and whether an earlier page is within [`MAX_DISTANCE`]; then the page is
-    /// added to the index. `None` when the main text is too short to fingerprint.
+    /// sketch, and whether an earlier page resembles it at the threshold; then the page is
+    /// added to the index. `None` when the main text is too short to sketch.
     pub fn page(&mut self, html: &[u8], host: &[u8]) -> Option<PagePrint> {
         let text = self
             .text
             .extract_with_memory(html, html.len(), &mut self.memory, host);
-        let print = simhash(text);
+        let print = sketch(text);
         if print.shingles < MIN_SHINGLES {
             return None;
         }
-        let found = if self.spill_failed {
-            None
+        let (found, same) = if self.spill_failed {
+            (None, false)
         } else {
-            match self.index.nearest(print.hash) {
+            match self.index.earliest(&print.sketch, self.min_equal) {
                 Ok(m) => m,
                 Err(e) => {
                     self.failed(e);
-                    None
+                    (None, false)
                 }
             }
         };
-        // A fingerprint already in the index adds nothing a later query could need (it
-        // finds the earlier copy at the same distance), and a trap of identical pages would
-        // otherwise fill the index with one value.
-        if found.is_none_or(|m| m.distance > 0) && !self.spill_failed {
-            if let Err(e) = self.index.insert(print.hash, self.pages) {
+        // A sketch already in the index adds nothing a later query could need (it finds
+        // the earlier copy alike), and a trap of identical pages would otherwise fill the
+        // index with one value.
+        if !same && !self.spill_failed {
+            if let Err(e) = self.index.insert(&print.sketch, self.pages) {
                 self.failed(e);
             }
         }
         self.pages += 1;
         Some(PagePrint {
-            simhash: print.hash,
-            near_duplicate: found.is_some_and(|m| m.distance <= MAX_DISTANCE),
+            sketch: print.sketch,
+            near_duplicate: found.is_some(),
         })
     }
 
@@ -158,7 +180,7 @@ mod tests {
         assert!(!first.near_duplicate);
         let copy = n.page(page(&article, "").as_bytes(), b"b.test").unwrap();
         assert!(copy.near_duplicate);
-        assert_eq!(copy.simhash, first.simhash);
+        assert_eq!(copy.sketch, first.sketch);
         let other = n
             .page(page(&words(2, 300), "").as_bytes(), b"a.test")
             .unwrap();

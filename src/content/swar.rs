@@ -1,5 +1,5 @@
 //! SWAR (SIMD within a register) tests on 8 bytes at once, for the content cores' per-byte
-//! paths: the main-text scanner and the simhash tokenizer look at every byte of a page's
+//! paths: the main-text scanner and the sketch tokenizer look at every byte of a page's
 //! text, and a branch or a table load per byte was most of their cost. Plain `u64`
 //! arithmetic: no target features, the same on every platform.
 

@@ -54,14 +54,17 @@ pub struct CrawlConfig {
     /// A focused crawl's topic (`--focus FILE`'s text): pages are scored against it and
     /// their links queued by the score (`crawl::focus`).
     pub focus: Option<std::sync::Arc<[u8]>>,
-    /// A page within simhash distance 3 of an earlier one is stored but its links are not
-    /// followed (`--skip-near-duplicate-links`: a trap guard, `crawl::near_dups`).
+    /// A page that resembles an earlier one at `near_dup_threshold` is stored but its links
+    /// are not followed (`--skip-near-duplicate-links`: a trap guard, `crawl::near_dups`).
     pub skip_near_duplicate_links: bool,
-    /// Whether scanned pages get a main text, a simhash and a near-duplicate lookup
+    /// Whether scanned pages get a main text, a sketch and a near-duplicate lookup
     /// (`--no-near-duplicates` turns it off).
     pub near_duplicates: bool,
-    /// RAM for the near-duplicate index's fingerprints before it spills runs.
+    /// RAM for the near-duplicate index's sketches before it spills runs.
     pub near_dup_ram: usize,
+    /// The resemblance (word 4-shingle Jaccard, estimated) from which a page is a
+    /// near-duplicate (`--near-duplicate-threshold`).
+    pub near_dup_threshold: f64,
     /// Scanned pages are fingerprinted by the sink, off the event loop (the store's page
     /// worker): the crawl only asks for it ([`Scheduled::fingerprint`](super::sink::Scheduled))
     /// and keeps no index. Not with `skip_near_duplicate_links`, whose verdict decides which
@@ -112,6 +115,7 @@ impl CrawlConfig {
             skip_near_duplicate_links: false,
             near_duplicates: true,
             near_dup_ram: crate::content::near_dups::DEFAULT_NEAR_DUP_RAM,
+            near_dup_threshold: crate::content::near_dups::DEFAULT_THRESHOLD,
             near_dups_in_sink: false,
         }
     }

@@ -16,6 +16,7 @@ use super::sink::{Hop, Scheduled, Sink, Via};
 use super::url_seen::url_key;
 use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_FAILURES, MAX_ROBOTS_REDIRECTS};
 use crate::content::PagePrint;
+use crate::content::Sketch;
 use crate::fetcher::{FetchDone, FetchRequest};
 use crate::http::ResponseHead;
 use crate::links::{self, LinkKind, Links};
@@ -223,7 +224,7 @@ impl<S: Sink> Crawl<S> {
         let store_started = Instant::now();
         let scheduled = Scheduled {
             relevance: scanned.relevance,
-            simhash: scanned.simhash,
+            sketch: scanned.sketch,
             fingerprint: scanned.fingerprint,
             ..self.scheduled(&entry, seen, done.head, now, hub)
         };
@@ -288,7 +289,7 @@ impl<S: Sink> Crawl<S> {
             depth: entry.depth,
             hop: entry.hop,
             relevance: None,
-            simhash: None,
+            sketch: None,
             fingerprint: false,
         }
     }
@@ -440,7 +441,7 @@ impl<S: Sink> Crawl<S> {
             }
             Scanned {
                 relevance,
-                simhash: print.map(|p| p.simhash),
+                sketch: print.map(|p| p.sketch),
                 fingerprint: ask,
             }
         } else {
@@ -452,7 +453,7 @@ impl<S: Sink> Crawl<S> {
         }
     }
 
-    /// The main text's simhash of a page being scanned, and whether an earlier page of the
+    /// The main text's sketch of a page being scanned, and whether an earlier page of the
     /// partition is a near-duplicate of it (counted).
     fn fingerprint(&mut self, html: &[u8], entry: &Entry) -> Option<PagePrint> {
         if !self.config.near_duplicates {
@@ -547,8 +548,8 @@ impl<S: Sink> Crawl<S> {
 struct Scanned {
     /// A focused crawl's relevance score.
     relevance: Option<f32>,
-    /// The main text's simhash (`content::near_dups`), when taken on the loop.
-    simhash: Option<u64>,
+    /// The main text's sketch (`content::near_dups`), when taken on the loop.
+    sketch: Option<Sketch>,
     /// The sink is asked to fingerprint the page.
     fingerprint: bool,
 }

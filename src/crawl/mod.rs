@@ -284,7 +284,7 @@ pub struct Crawl<S: Sink> {
     sitemap_budgets: HashMap<String, crate::discovery::sitemap::HostBudget>,
     /// A focused crawl's topic, and its reused buffers (`focused`).
     focus: Option<focused::Focus>,
-    /// Main text, simhash and the partition's fingerprint index (`content::near_dups`), when
+    /// Main text, sketch and the partition's sketch index (`content::near_dups`), when
     /// the crawl fingerprints on the loop (not `near_dups_in_sink`, or the trap guard on).
     near_dups: NearDups,
 }
@@ -375,7 +375,7 @@ impl<S: Sink> Crawl<S> {
             price_moved_at: 0,
             sitemap_budgets: HashMap::new(),
             focus: config.focus.as_deref().and_then(focused::Focus::new),
-            near_dups: NearDups::new(config.near_dup_ram),
+            near_dups: NearDups::new(config.near_dup_ram).with_threshold(config.near_dup_threshold),
             config,
         }
     }

@@ -5,6 +5,7 @@ use std::io;
 
 use super::revisit::{LastFetch, Seen};
 use super::schedule::PageHistory;
+use crate::content::Sketch;
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::ReturnCode;
 
@@ -86,12 +87,12 @@ pub struct Scheduled<'a> {
     pub hop: Hop,
     /// A focused crawl's relevance score of the page (crawl.log's relevance column).
     pub relevance: Option<f32>,
-    /// The simhash of the page's main text, for a scanned HTML page with text (crawl.log's
-    /// simhash column, the CDXJ line's `simhash`).
-    pub simhash: Option<u64>,
-    /// The crawl asks the sink to fingerprint the page (main text, simhash, near-duplicate
-    /// lookup) off the event loop: `simhash` is then `None`, and the sink fills in crawl.log's
-    /// and CDXJ's simhash itself ([`CrawlConfig::near_dups_in_sink`](super::CrawlConfig)).
+    /// The sketch of the page's main text, for a scanned HTML page with text (crawl.log's
+    /// sketch column, the CDXJ line's `sketch`).
+    pub sketch: Option<Sketch>,
+    /// The crawl asks the sink to fingerprint the page (main text, sketch, near-duplicate
+    /// lookup) off the event loop: `sketch` is then `None`, and the sink fills in crawl.log's
+    /// and CDXJ's sketch itself ([`CrawlConfig::near_dups_in_sink`](super::CrawlConfig)).
     pub fingerprint: bool,
 }
 

@@ -4,8 +4,9 @@
 //! (`url`, `mime`, `status`, `digest`, `length`, `offset`, `filename`), each a string, absent
 //! when the record has no value for it, and spelled as Python's `json.dumps` spells it (`", "`
 //! and `": "` separators, non-ASCII as `\uXXXX`), so our index and cdxj-indexer's agree byte for
-//! byte; a page's response line may end with our own `simhash` field (16 lowercase hex
-//! digits, crawl.log's column), which cdxj-indexer does not write. Revisit records have `mime`
+//! byte; a page's response line may end with our own `sketch` field (the min-hash sketch of
+//! its main text, 128 lowercase hex digits, crawl.log's last column), which cdxj-indexer
+//! does not write. Revisit records have `mime`
 //! `warc/revisit`. A file is sorted bytewise, as pywb's binary
 //! search expects. The [`WarcWriter`](crate::store::archive::warc::WarcWriter) writes these lines as it
 //! writes records (`WriterOptions::cdxj`); this module only formats.
@@ -14,6 +15,7 @@ use std::borrow::Cow;
 use std::time::SystemTime;
 
 use crate::codec::push_u64;
+use crate::content::Sketch;
 use crate::datetime;
 use crate::store::archive::warc::{push_sha1_base32, sha1, Digest, RecordType};
 
@@ -40,10 +42,10 @@ pub struct IndexEntry<'a> {
     pub filename: &'a str,
     pub offset: u64,
     pub length: u64,
-    /// The page's simhash (a scanned HTML page's response record): written as a last field
-    /// `"simhash": "16 hex digits"`, after cdxj-indexer's. pywb reads the fields it knows by
+    /// The page's sketch (a scanned HTML page's response record): written as a last field
+    /// `"sketch": "128 hex digits"`, after cdxj-indexer's. pywb reads the fields it knows by
     /// name and passes others through, so replay is unchanged.
-    pub simhash: Option<u64>,
+    pub sketch: Option<Sketch>,
 }
 
 /// Appends one index line (with its `\n`) to `out`.
@@ -118,10 +120,10 @@ pub fn format_line(out: &mut Vec<u8>, e: &IndexEntry<'_>) {
     }
     key(out, "filename");
     push_json_string(out, e.filename.as_bytes());
-    if let Some(h) = e.simhash {
-        key(out, "simhash");
+    if let Some(s) = &e.sketch {
+        key(out, "sketch");
         out.push(b'"');
-        crate::store::archive::crawl_log::push_simhash(out, h);
+        s.push_hex(out);
         out.push(b'"');
     }
     out.extend_from_slice(b"}\n");

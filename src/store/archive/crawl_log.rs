@@ -2,17 +2,18 @@
 //! tests and, later, resuming a crawl).
 //!
 //! Line format (after the `#` header line), always exactly 12 fields:
-//! `time outcome status bytes ms url referrer hop digest revisit relevance simhash`, time in RFC 3339
+//! `time outcome status bytes ms url referrer hop digest revisit relevance sketch`, time in RFC 3339
 //! UTC with
 //! milliseconds, outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, hop
 //! how the URL was found (Heritrix's letters: `S` seed, `L` link, `E` embed, `R` redirect, `P`
 //! prerequisite such as robots.txt; `-` unknown), digest the SHA-1 of the payload as `sha1:` +
 //! base32 (the form of `WARC-Payload-Digest` and CDXJ) or `-`, revisit what fetching the URL
 //! again found (`NotModified`: a 304; `Unchanged`: the same payload; `Changed`) or `-`.
-//! relevance a focused crawl's score of the page (0 to 1, three decimals) or `-`. simhash the
-//! 64-bit simhash of the page's main text (`content::simhash`, 16 lowercase hex digits) for a
-//! scanned HTML page with text, or `-`. Lines of 9, 10 or 11 fields (written before revisits,
-//! relevance or simhash existed) are read as without them.
+//! relevance a focused crawl's score of the page (0 to 1, three decimals) or `-`. sketch the
+//! min-hash sketch of the page's main text (`content::minhash`, 128 lowercase hex digits, one
+//! per bin) for a scanned HTML page with text, or `-`. Lines of 9, 10 or 11 fields (written
+//! before revisits, relevance or sketches existed) are read as without them, and so is the
+//! 16-digit sketch older crawls wrote in the last column.
 //! URLs come from hostile pages, so any byte that could split a line or a field (controls, space,
 //! DEL, non-ASCII) is percent-encoded: the logged URL is an equivalent URL, and a line is always
 //! one line. What a fetch's outcome *is* is decided by the fetch layer; this module only writes.
@@ -23,6 +24,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::codec::push_u64;
+use crate::content::Sketch;
 use crate::crawl::revisit::Seen;
 use crate::crawl::sink::Hop;
 use crate::datetime;
@@ -31,7 +33,7 @@ use crate::ReturnCode;
 
 /// The first line of every crawl log.
 pub const HEADER: &str =
-    "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\trevisit\trelevance\tsimhash\n";
+    "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\trevisit\trelevance\tsketch\n";
 /// Fields per line.
 const FIELDS: usize = 12;
 /// Fields of the oldest lines still read (before the revisit and relevance columns).
@@ -75,8 +77,8 @@ pub struct LogLine<'a> {
     pub revisit: Option<Seen>,
     /// A focused crawl's relevance score; `-` when `None`.
     pub relevance: Option<f32>,
-    /// The simhash of the page's main text; `-` when `None`.
-    pub simhash: Option<u64>,
+    /// The sketch of the page's main text; `-` when `None`.
+    pub sketch: Option<Sketch>,
 }
 
 /// A line read back by [`parse_line`]. URLs are as logged (percent-encoded where they held
@@ -95,7 +97,7 @@ pub struct ParsedLine {
     pub revisit: Option<Seen>,
     /// As written: three decimals.
     pub relevance: Option<f32>,
-    pub simhash: Option<u64>,
+    pub sketch: Option<Sketch>,
 }
 
 /// Appends `s` with unsafe bytes percent-encoded. Runs of safe bytes are copied whole.
@@ -169,42 +171,35 @@ pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
         _ => out.push(b'-'),
     }
     out.push(b'\t');
-    match line.simhash {
-        Some(h) => push_simhash(out, h),
+    match &line.sketch {
+        Some(s) => s.push_hex(out),
         None => out.push(b'-'),
     }
     out.push(b'\n');
 }
 
-/// Puts `h` in the simhash column of a line [`format_line`] wrote without one (the column
-/// is the last: `-` then becomes the 16 digits). A line not ending so is left as it is.
-pub fn set_simhash(line: &mut Vec<u8>, h: u64) {
+/// Puts `sketch` in the last column of a line [`format_line`] wrote without one (`-` then
+/// becomes the 128 digits). A line not ending so is left as it is.
+pub fn set_sketch(line: &mut Vec<u8>, sketch: &Sketch) {
     if line.ends_with(b"\t-\n") {
         line.truncate(line.len() - 2);
-        push_simhash(line, h);
+        sketch.push_hex(line);
         line.push(b'\n');
     }
 }
 
-/// Appends a simhash as crawl.log and CDXJ write it: 16 lowercase hex digits, leading zeros
-/// kept, so every fingerprint has one spelling and the column sorts and greps as text.
-pub fn push_simhash(out: &mut Vec<u8>, h: u64) {
-    const LOWER: &[u8; 16] = b"0123456789abcdef";
-    for i in (0..16).rev() {
-        out.push(LOWER[((h >> (i * 4)) & 15) as usize]);
-    }
-}
-
-/// Reads what [`push_simhash`] writes (exactly 16 lowercase hex digits).
-pub fn parse_simhash(s: &str) -> Option<u64> {
-    if s.len() != 16
-        || !s
+/// The last column: `-`, a sketch, or an older crawl's 16-digit sketch (read as none).
+fn parse_sketch(s: &str) -> Option<Option<Sketch>> {
+    match s.len() {
+        1 if s == "-" => Some(None),
+        16 if s
             .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
-        return None;
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
+        {
+            Some(None)
+        }
+        _ => Some(Some(Sketch::from_hex(s.as_bytes())?)),
     }
-    u64::from_str_radix(s, 16).ok()
 }
 
 /// Only plain decimal digits (no sign, no spaces), as `format_line` writes them.
@@ -268,10 +263,7 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
             "-" => None,
             r => Some(r.parse::<f32>().ok().filter(|r| (0.0..=1.0).contains(r))?),
         },
-        simhash: match f[11] {
-            "-" => None,
-            h => Some(parse_simhash(h)?),
-        },
+        sketch: parse_sketch(f[11])?,
     })
 }
 
@@ -416,6 +408,11 @@ mod tests {
 
     #[test]
     fn formats_known_line() {
+        let mut bins = [0u8; 64];
+        bins[0] = 0x0a;
+        bins[63] = 0xf1;
+        let sketch = Sketch(bins);
+        let hex = format!("0a{}f1", "0".repeat(124));
         let mut digest = [0u8; 20];
         digest[0] = 0xab;
         digest[19] = 0x01;
@@ -431,17 +428,19 @@ mod tests {
             digest: Some(digest),
             revisit: Some(Seen::Unchanged),
             relevance: Some(0.4567),
-            simhash: Some(0x00ab_cdef_0123_4567),
+            sketch: Some(sketch),
         });
         assert_eq!(
             s,
-            "2026-11-21T05:54:44.123Z\tSuccess\t200\t15360\t42\thttp://a.test/x?q=1\t\
-             http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\tUnchanged\t0.457\t00abcdef01234567\n"
+            format!(
+                "2026-11-21T05:54:44.123Z\tSuccess\t200\t15360\t42\thttp://a.test/x?q=1\t\
+             http://a.test/\tE\tsha1:VMAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB\tUnchanged\t0.457\t{hex}\n"
+            )
         );
-        assert_eq!(parse_line(&s).unwrap().simhash, Some(0x00ab_cdef_0123_4567));
-        // Written without it, then filled in (the page worker's simhash): the same line.
-        let mut later = s.replace("00abcdef01234567", "-").into_bytes();
-        set_simhash(&mut later, 0x00ab_cdef_0123_4567);
+        assert_eq!(parse_line(&s).unwrap().sketch, Some(sketch));
+        // Written without it, then filled in (the page worker's sketch): the same line.
+        let mut later = s.replace(&hex, "-").into_bytes();
+        set_sketch(&mut later, &sketch);
         assert_eq!(String::from_utf8(later).unwrap(), s);
         assert_eq!(parse_line(&s).unwrap().hop, Some(Hop::Embed));
         assert_eq!(parse_line(&s).unwrap().revisit, Some(Seen::Unchanged));
@@ -458,16 +457,20 @@ mod tests {
             digest: None,
             revisit: None,
             relevance: None,
-            simhash: None,
+            sketch: None,
         });
         assert_eq!(
             s,
             "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\t-\t-\t-\n"
         );
-        // A line of 11 fields (before the simhash column) still reads.
+        // A line of 11 fields (before the last column) still reads, and so does an older
+        // crawl's sketch there; anything else in it does not.
         let eleven = "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t0.500\n";
         let p = parse_line(eleven).unwrap();
-        assert_eq!((p.relevance, p.simhash), (Some(0.5), None));
+        assert_eq!((p.relevance, p.sketch), (Some(0.5), None));
+        let sketch = eleven.replace("\n", "\t00abcdef01234567\n");
+        assert_eq!(parse_line(&sketch).unwrap().sketch, None);
+        assert_eq!(parse_line(&eleven.replace("\n", "\t00abcdefg\n")), None);
         // A line of an older log, without the revisit field, still reads.
         let old = "1970-01-01T00:00:00.000Z\tDnsNxDomain\t0\t0\t0\thttp://nx.test/\t-\t-\t-\n";
         assert_eq!(parse_line(old).unwrap().revisit, None);
@@ -490,7 +493,7 @@ mod tests {
             digest: None,
             revisit: None,
             relevance: None,
-            simhash: None,
+            sketch: None,
         });
         assert_eq!(s.matches('\n').count(), 1);
         assert!(s.ends_with('\n'));
@@ -553,7 +556,7 @@ mod tests {
                 digest: None,
                 revisit: None,
                 relevance: None,
-                simhash: None,
+                sketch: None,
             })
             .unwrap();
         }
@@ -576,10 +579,10 @@ mod tests {
                                    url in "\\PC{0,40}|[\\x00-\\x7f]{0,40}", referrer in proptest::option::of(".{0,20}"),
                                    digest in proptest::option::of(any::<[u8; 20]>()),
                                    revisit in proptest::sample::select(vec![None, Some(Seen::NotModified), Some(Seen::Unchanged), Some(Seen::Changed)]),
-                                   simhash in proptest::option::of(any::<u64>())) {
+                                   sketch in proptest::option::of(any::<[u8; 32]>().prop_map(|h| Sketch([h, h].concat().try_into().unwrap())))) {
             let l = LogLine { time: t(ms), outcome: ReturnCode::ALL[code], status, body_bytes: bytes,
                               fetch_ms, url: &url, referrer: referrer.as_deref(), hop: Some(Hop::Redirect), digest, revisit,
-                              relevance: None, simhash };
+                              relevance: None, sketch };
             let s = line_string(&l);
             prop_assert!(s.is_ascii());
             prop_assert_eq!(s.matches('\n').count(), 1);
@@ -590,7 +593,7 @@ mod tests {
             prop_assert_eq!(p.outcome, l.outcome);
             prop_assert_eq!((p.status, p.body_bytes, p.fetch_ms), (status, bytes, fetch_ms));
             prop_assert_eq!(p.digest, digest);
-            prop_assert_eq!(p.simhash, simhash);
+            prop_assert_eq!(p.sketch, sketch);
             prop_assert_eq!(p.hop, Some(Hop::Redirect));
             prop_assert_eq!(&p.url, &escaped(&url));
             prop_assert_eq!(p.referrer, referrer.as_deref().map(escaped));

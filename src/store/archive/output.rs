@@ -99,6 +99,8 @@ pub struct OutputConfig {
     pub page_worker: bool,
     /// RAM for each partition's near-duplicate index before it spills runs to `DIR`.
     pub near_dup_ram: usize,
+    /// The resemblance from which a page is a near-duplicate.
+    pub near_dup_threshold: f64,
 }
 
 /// Where [`OutputConfig::echo`] writes: shared by the partitions of a crawl.
@@ -140,6 +142,7 @@ impl OutputConfig {
             previous: None,
             page_worker: true,
             near_dup_ram: crate::content::near_dups::DEFAULT_NEAR_DUP_RAM,
+            near_dup_threshold: crate::content::near_dups::DEFAULT_THRESHOLD,
         }
     }
 }
@@ -314,7 +317,8 @@ impl Output {
         let mut workers = Vec::new();
         for part in 0..handles.len() {
             workers.push(if config.page_worker {
-                let mut near_dups = NearDups::new(config.near_dup_ram);
+                let mut near_dups =
+                    NearDups::new(config.near_dup_ram).with_threshold(config.near_dup_threshold);
                 // The index past its RAM share spills to unlinked files in DIR.
                 let spill = NearDupRuns::in_output(&config.dir, &format!("w{part}"));
                 near_dups.set_spill(config.near_dup_ram, Box::new(spill));
@@ -425,7 +429,7 @@ impl Output {
                 digest,
                 revisit: scheduled.map(|s| s.seen),
                 relevance: scheduled.and_then(|s| s.relevance),
-                simhash: scheduled.and_then(|s| s.simhash),
+                sketch: scheduled.and_then(|s| s.sketch),
             },
         );
         if done.head.is_some() {
@@ -482,7 +486,7 @@ impl Output {
                 },
                 truncated: done.truncation(),
                 log_line: self.warc.buffer(&self.line),
-                simhash: scheduled.and_then(|s| s.simhash),
+                sketch: scheduled.and_then(|s| s.sketch),
                 refers_to,
                 deflated,
                 head_len,
@@ -649,7 +653,7 @@ impl Output {
                 digest: None,
                 revisit: None,
                 relevance: None,
-                simhash: None,
+                sketch: None,
             },
         );
         let line = self.warc.buffer(&self.line);

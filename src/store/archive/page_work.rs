@@ -1,6 +1,6 @@
 //! Per-page work off the event loop (ARCHITECTURE §9): a worker thread per partition takes
 //! what a page's records need and the next fetch does not — the response block's deflate
-//! (and block digest) and, for a scanned HTML page, its fingerprint (main text, simhash,
+//! (and block digest) and, for a scanned HTML page, its fingerprint (main text, sketch,
 //! near-duplicate lookup: `content::NearDups`) — in the order the pages were stored. The
 //! writer thread takes each page's result when it reaches that page's message, so records,
 //! crawl.log lines and journal records keep their order (and a resume what it relies on)
@@ -22,6 +22,7 @@ use std::thread::JoinHandle;
 use super::warc::{BlockDeflater, DeflatedBlock};
 use super::writer_gauges::WriterGauges;
 use crate::content::NearDups;
+use crate::content::Sketch;
 use crate::fetcher::SharedBytes;
 
 /// Pages queued for the worker before the loop waits: as many as the writer's queue
@@ -60,8 +61,8 @@ pub(super) enum Content {
 /// What the worker made of a page.
 #[derive(Default)]
 pub(super) struct PageDone {
-    /// The main text's simhash (`None`: not asked for, or too little text).
-    pub(super) simhash: Option<u64>,
+    /// The main text's sketch (`None`: not asked for, or too little text).
+    pub(super) sketch: Option<Sketch>,
     pub(super) deflated: Option<DeflatedBlock>,
     /// A copied content's buffer, to reuse.
     pub(super) spare: Option<Vec<u8>>,
@@ -221,7 +222,7 @@ fn work(
         }
         if let Some(p) = print {
             gauges.count_fingerprint(p.near_duplicate);
-            done.simhash = Some(p.simhash);
+            done.sketch = Some(p.sketch);
         }
         if let Content::Copied(v) = f.content {
             done.spare = Some(v);
@@ -305,10 +306,10 @@ mod tests {
         let first = first.recv().unwrap().unwrap();
         let copy = copy.recv().unwrap().unwrap();
         let plain = plain.recv().unwrap().unwrap();
-        assert!(first.simhash.is_some());
-        assert_eq!(copy.simhash, first.simhash);
+        assert!(first.sketch.is_some());
+        assert_eq!(copy.sketch, first.sketch);
         assert!(copy.spare.is_some(), "a copied content's buffer comes back");
-        assert_eq!(plain.simhash, None, "no fingerprint asked");
+        assert_eq!(plain.sketch, None, "no fingerprint asked");
         let block = plain.deflated.unwrap().into_buffer();
         let mut inflated = Vec::new();
         DeflateDecoder::new(&block[..])

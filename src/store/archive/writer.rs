@@ -18,6 +18,7 @@ use super::page_work::PageResult;
 use super::warc::{self, DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
 use super::writer_gauges::WriterGauges;
 use crate::codec::{get_bytes, put_bytes};
+use crate::content::Sketch;
 use crate::crawl::revisit::{unix_secs, StoredCopy};
 use crate::fetcher::spool::SpoolFile;
 use crate::fetcher::{PayloadDigest, SharedBytes, Truncation};
@@ -98,15 +99,15 @@ pub(super) struct OwnedExchange {
     pub(super) refers_to: Option<Box<RefersTo>>,
     /// The exchange's crawl.log line, for the file's log record.
     pub(super) log_line: Vec<u8>,
-    /// The page's simhash, for its response record's CDXJ line.
-    pub(super) simhash: Option<u64>,
+    /// The page's sketch, for its response record's CDXJ line.
+    pub(super) sketch: Option<Sketch>,
     /// The response deflated ahead of the writer (by the page worker, or on the loop while
     /// the writer was behind): only `response[..head_len]` is written with it.
     pub(super) deflated: Option<Box<DeflatedBlock>>,
     /// The length of the response's HTTP head.
     pub(super) head_len: usize,
     /// The page worker's result for this exchange (`page_work`): its deflated block and
-    /// simhash, taken when the writer reaches it.
+    /// sketch, taken when the writer reaches it.
     pub(super) pending: Option<PageResult>,
     /// A buffer the page worker is done with, to reuse.
     pub(super) spare: Option<Vec<u8>>,
@@ -676,7 +677,7 @@ impl Drop for WarcThread {
 }
 
 /// Waits for the page worker's result for `ex`, if it has one coming, and puts it in: the
-/// deflated block, and the simhash into the exchange and its crawl.log line.
+/// deflated block, and the sketch into the exchange and its crawl.log line.
 fn take_page_work(ex: &mut OwnedExchange) -> io::Result<()> {
     let Some(result) = ex.pending.take() else {
         return Ok(());
@@ -684,9 +685,9 @@ fn take_page_work(ex: &mut OwnedExchange) -> io::Result<()> {
     let done = result
         .recv()
         .map_err(|_| io::Error::other("page worker stopped"))??;
-    if let Some(h) = done.simhash {
-        crawl_log::set_simhash(&mut ex.log_line, h);
-        ex.simhash = Some(h);
+    if let Some(h) = done.sketch {
+        crawl_log::set_sketch(&mut ex.log_line, &h);
+        ex.sketch = Some(h);
     }
     if let Some(d) = done.deflated {
         ex.deflated = Some(Box::new(d));
@@ -710,7 +711,7 @@ pub(super) fn write_exchange(
         log.clear();
     }
     let written = match &ex.refers_to {
-        None => warc.write_exchange_with_simhash(
+        None => warc.write_exchange_with_sketch(
             &Exchange {
                 target_uri: &ex.target_uri,
                 date: ex.date,
@@ -725,7 +726,7 @@ pub(super) fn write_exchange(
                 truncated: ex.truncated.map(Into::into),
                 deflated: ex.deflated.as_deref(),
             },
-            ex.simhash,
+            ex.sketch,
         )?,
         Some(to) => warc.write_revisit(&Revisit {
             profile: to.profile,

@@ -105,32 +105,40 @@ impl NearDupSpill for NearDupRuns {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::NearDupIndex;
+    use crate::content::{NearDupIndex, Sketch};
     use crate::store::test_dir::TempDir;
 
     #[test]
     fn an_index_past_its_budget_spills_to_unlinked_files_and_still_finds() {
         let dir = TempDir::new("near-dup-runs", "spill");
         let runs = NearDupRuns::in_output(dir.0.as_path(), "p0");
-        // A budget of a few runs: most fingerprints end up on disk.
+        // A budget of a few runs: most sketches end up on disk.
         let mut index = NearDupIndex::new(32 * 1024, runs);
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut prints = Vec::new();
-        for id in 0..20_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            prints.push(x);
-            index.insert(x, id).unwrap();
+        for id in 0..10_000u64 {
+            let mut s = [0u8; 64];
+            for chunk in s.chunks_exact_mut(8) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                chunk.copy_from_slice(&x.to_le_bytes());
+            }
+            prints.push(Sketch(s));
+            index.insert(&Sketch(s), id).unwrap();
         }
         assert!(index.spilled_runs() > 0);
         assert!(index.spill().runs() > 0);
         // Nothing is left with a name: the runs are unlinked.
         let names = fs::read_dir(dir.0.join(DIR_NAME)).unwrap().count();
         assert_eq!(names, 0);
-        for (id, &p) in prints.iter().enumerate().step_by(97) {
-            let m = index.nearest(p ^ 0b101).unwrap().expect("found");
-            assert_eq!((m.id, m.distance), (id as u64, 2));
+        for (id, p) in prints.iter().enumerate().step_by(97) {
+            // Two bins changed: still found, from the file, with 126 bins equal.
+            let mut q = *p;
+            q.0[7] ^= 0x11;
+            let (m, same) = index.earliest(&q, 120).unwrap();
+            let m = m.expect("found");
+            assert_eq!((m.id, m.equal_bins, same), (id as u64, 126, false));
         }
     }
 }

@@ -120,7 +120,7 @@ fn entry<'a>(kind: RecordType, uri: &'a str, block: &'a [u8]) -> IndexEntry<'a> 
         filename: "c-1.warc.gz",
         offset: 1234,
         length: 567,
-        simhash: None,
+        sketch: None,
     }
 }
 
@@ -175,24 +175,19 @@ fn formats_response_revisit_and_resource_lines() {
 }
 
 #[test]
-fn a_page_simhash_is_the_last_field() {
+fn a_page_sketch_is_the_last_field() {
     let resp = b"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\n\r\n<p>x</p>";
     let (mut with, mut without) = (Vec::new(), Vec::new());
     let mut e = entry(RecordType::Response, "http://a.test/", resp);
     format_line(&mut without, &e);
-    e.simhash = Some(0x0123_4567_89ab_cdef);
+    e.sketch = Some(crate::content::Sketch([0xab; 64]));
+    let field = format!(", \"sketch\": \"{}\"", "ab".repeat(64));
     format_line(&mut with, &e);
     let (with, without) = (
         String::from_utf8(with).unwrap(),
         String::from_utf8(without).unwrap(),
     );
-    assert!(
-        with.ends_with(", \"simhash\": \"0123456789abcdef\"}\n"),
-        "{with}"
-    );
+    assert!(with.ends_with(&format!("{field}}}\n")), "{with}");
     // Removing the field gives back cdxj-indexer's line.
-    assert_eq!(
-        with.replace(", \"simhash\": \"0123456789abcdef\"", ""),
-        without
-    );
+    assert_eq!(with.replace(&field, ""), without);
 }

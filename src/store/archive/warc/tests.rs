@@ -649,12 +649,12 @@ fn write_mixed(
     write_mixed_with(dir, n, max, false)
 }
 
-/// [`write_mixed`], with a simhash on every third response's index line when `simhash`.
+/// [`write_mixed`], with a sketch on every third response's index line when `sketch`.
 fn write_mixed_with(
     dir: &Path,
     n: u64,
     max: u64,
-    simhash: bool,
+    sketch: bool,
 ) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<Written>, RecordPos) {
     let opts = WriterOptions {
         cdxj: true,
@@ -676,7 +676,7 @@ fn write_mixed_with(
         let uri = format!("http://www.A.test:80/p{}?z=1&a={i}", (n - i) * 7 % 11);
         let date = UNIX_EPOCH + Duration::from_secs(T0 + i);
         let written = w
-            .write_exchange_with_simhash(
+            .write_exchange_with_sketch(
                 &Exchange {
                     target_uri: &uri,
                     date,
@@ -689,7 +689,7 @@ fn write_mixed_with(
                     deflated: None,
                     truncated: None,
                 },
-                (simhash && i % 3 == 1).then_some(0x0123_4567_89ab_cdef ^ i),
+                (sketch && i % 3 == 1).then_some(crate::content::Sketch([i as u8; 64])),
             )
             .unwrap();
         all.push(written);
@@ -1017,7 +1017,7 @@ fn warcinfo_carries_command_line_and_options() {
 #[test]
 fn warcio_and_cdxj_indexer_agree_with_our_index() {
     let dir = temp_dir("cdxj-indexer");
-    // Some responses carry our simhash field, which cdxj-indexer does not write: the lines
+    // Some responses carry our sketch field, which cdxj-indexer does not write: the lines
     // agree once it is removed.
     let (files, indexes, _, _) = write_mixed_with(&dir, 12, 1 << 30, true);
     assert_eq!(files.len(), 1);
@@ -1048,10 +1048,10 @@ fn warcio_and_cdxj_indexer_agree_with_our_index() {
     }
     let theirs = String::from_utf8(idx.stdout).unwrap();
     let with_simhash = fs::read_to_string(&indexes[0]).unwrap();
-    assert_eq!(with_simhash.matches("\"simhash\": ").count(), 4);
+    assert_eq!(with_simhash.matches("\"sketch\": ").count(), 4);
     let ours: String = with_simhash
         .split_inclusive('\n')
-        .map(|l| match l.find(", \"simhash\": \"") {
+        .map(|l| match l.find(", \"sketch\": \"") {
             // 16 hex digits and the closing quote follow the field's opening.
             Some(at) => format!("{}{}", &l[..at], &l[at + 14 + 17..]),
             None => l.to_string(),

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use super::gzip::{DeflatedBlock, GzMember};
 use super::spooled::{stream_spooled_record, SpooledRecord};
 use super::*;
+use crate::content::Sketch;
 use crate::datetime;
 use crate::store::archive::cdxj::{self, IndexEntry};
 use crate::store::archive::line_sort;
@@ -478,15 +479,15 @@ impl WarcWriter {
     /// Writes a `request` and a `response` record for `ex`, both in the same file, and says
     /// where they landed. Rotates first when the current file has reached `max_file_bytes`.
     pub fn write_exchange(&mut self, ex: &Exchange<'_>) -> io::Result<Written> {
-        self.write_exchange_with_simhash(ex, None)
+        self.write_exchange_with_sketch(ex, None)
     }
 
-    /// As [`Self::write_exchange`], with the page's simhash for the response's index line
-    /// (CDXJ's `simhash` field; the WARC records do not carry it).
-    pub fn write_exchange_with_simhash(
+    /// As [`Self::write_exchange`], with the page's sketch for the response's index line
+    /// (CDXJ's `sketch` field; the WARC records do not carry it).
+    pub fn write_exchange_with_sketch(
         &mut self,
         ex: &Exchange<'_>,
-        simhash: Option<u64>,
+        sketch: Option<Sketch>,
     ) -> io::Result<Written> {
         let warcinfo_id = self.ready_for_records()?;
         let resp_id = self.ids.next_id();
@@ -541,7 +542,7 @@ impl WarcWriter {
             "",
             ex.payload_digest,
             &written.response,
-            simhash,
+            sketch,
         )?;
         Ok(written)
     }
@@ -732,7 +733,7 @@ impl WarcWriter {
         content_type: &str,
         payload_digest: Option<Digest>,
         pos: &RecordPos,
-        simhash: Option<u64>,
+        sketch: Option<Sketch>,
     ) -> io::Result<()> {
         let FileState::Open(f) = &mut self.state else {
             return Ok(());
@@ -753,7 +754,7 @@ impl WarcWriter {
                 filename: &pos.file,
                 offset: pos.offset,
                 length: pos.length,
-                simhash,
+                sketch,
             },
         );
         let res = index.out.write_all(&self.index_line);
