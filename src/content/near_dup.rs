@@ -23,10 +23,10 @@
 //! most log₂(N / [`PENDING_ENTRIES`]) runs in RAM. When [`NearDupIndex::memory_bytes`] passes
 //! the budget, the RAM runs are merged into one immutable run written to a [`NearDupSpill`]
 //! store, of which RAM keeps only a fence index (the first key of every [`FENCE_ENTRIES`]
-//! entries of each table: 1/256 of the run), and the sketch log's RAM part is appended to
+//! entries of each table: 1/128 of the run), and the sketch log's RAM part is appended to
 //! its own run. Spilled runs are merged the same way, streaming (two cursors of
 //! [`MERGE_CHUNK_ENTRIES`] each). A query reads, per spilled run and band, the fence blocks
-//! whose keys can hold its band: usually one 2 KiB block.
+//! whose keys can hold its band: usually one 512-byte block.
 //!
 //! RAM per sketch before the spill: 16 entries of 8 bytes and the 72-byte log record,
 //! 200 bytes. The index is not checkpointed: the crawl that wants it across a restart
@@ -42,8 +42,10 @@ const TABLES: usize = BANDS;
 /// Sketches kept unsorted before they become a run: a linear scan of 256 × 16 band keys
 /// costs about what 16 binary searches in a run would.
 pub const PENDING_ENTRIES: usize = 256;
-/// Entries per fence block of a spilled run: 256 × 8 bytes = a 2 KiB read.
-pub const FENCE_ENTRIES: usize = 256;
+/// Entries per fence block of a spilled run: 64 × 8 bytes = a 512-byte read, scanned for the
+/// key (16 bands make 16 reads per run and query: small blocks keep them cheap, and fences
+/// cost 1/128 of a run's bytes in RAM).
+pub const FENCE_ENTRIES: usize = 64;
 /// Entries a merge or a long query reads at a time: 32 KiB buffers.
 pub const MERGE_CHUNK_ENTRIES: usize = 4096;
 /// Candidates read per band of a query, the earliest first.
@@ -388,12 +390,13 @@ impl<S: NearDupSpill> NearDupIndex<S> {
     fn find_candidates(&mut self, bands: &[u32; BANDS]) -> io::Result<()> {
         let mut out = std::mem::take(&mut self.candidates);
         out.clear();
+        // Candidates taken per band so far. Oldest first: spilled runs, RAM runs, then the
+        // pending buffer.
+        let mut taken = [0usize; BANDS];
         let mut result = Ok(());
         for (t, &key) in bands.iter().enumerate() {
-            let start = out.len();
-            // Oldest first: spilled runs, RAM runs, then the pending buffer.
             for i in 0..self.disk.len() {
-                if let Err(e) = self.spilled_ids(i, t, key, start, &mut out) {
+                if let Err(e) = self.spilled_ids(i, t, key, &mut taken[t], &mut out) {
                     result = Err(e);
                     break;
                 }
@@ -402,18 +405,27 @@ impl<S: NearDupSpill> NearDupIndex<S> {
                 let table = &run.tables[t];
                 let from = lower_bound(table, key);
                 for e in table[from..].iter().take_while(|e| e.key == key) {
-                    if out.len() - start >= PER_BAND {
+                    if taken[t] >= PER_BAND {
                         break;
                     }
                     out.push(e.id);
+                    taken[t] += 1;
                 }
             }
-            for (b, n) in &self.pending {
-                if out.len() - start >= PER_BAND {
-                    break;
-                }
-                if b[t] == key {
+        }
+        // Sketch by sketch, all 16 bands compared at once (most share none).
+        for (b, n) in &self.pending {
+            let shared = b
+                .iter()
+                .zip(bands)
+                .fold(0u32, |m, (x, y)| m | u32::from(x == y));
+            if shared == 0 {
+                continue;
+            }
+            for t in 0..BANDS {
+                if b[t] == bands[t] && taken[t] < PER_BAND {
                     out.push(*n);
+                    taken[t] += 1;
                 }
             }
         }
@@ -424,13 +436,13 @@ impl<S: NearDupSpill> NearDupIndex<S> {
     }
 
     /// Appends the ids of spilled run `i`, table `t`, whose key is `key`, while the band
-    /// has fewer than [`PER_BAND`] (counted from `start` in `out`).
+    /// has fewer than [`PER_BAND`] (`taken`).
     fn spilled_ids(
         &mut self,
         i: usize,
         t: usize,
         key: u32,
-        start: usize,
+        taken: &mut usize,
         out: &mut Vec<u32>,
     ) -> io::Result<()> {
         let run = &self.disk[i];
@@ -441,18 +453,19 @@ impl<S: NearDupSpill> NearDupIndex<S> {
         let end = ((end_block * FENCE_ENTRIES) as u64).min(run.len);
         let (id, base) = (run.run, run.table_offset(t));
         // Bound: each turn reads at most MERGE_CHUNK_ENTRIES entries and moves past them.
-        while next < end && out.len() - start < PER_BAND {
+        while next < end && *taken < PER_BAND {
             let n = (end - next).min(MERGE_CHUNK_ENTRIES as u64) as usize;
             self.read_buf.resize(n * ENTRY_BYTES, 0);
             let offset = base + next * ENTRY_BYTES as u64;
             self.spill.read_at(id, offset, &mut self.read_buf)?;
             for chunk in self.read_buf.chunks_exact(ENTRY_BYTES) {
                 let e = Entry::decode(chunk);
-                if e.key > key || out.len() - start >= PER_BAND {
+                if e.key > key || *taken >= PER_BAND {
                     return Ok(());
                 }
                 if e.key == key {
                     out.push(e.id);
+                    *taken += 1;
                 }
             }
             next += n as u64;
