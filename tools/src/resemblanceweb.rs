@@ -25,15 +25,13 @@ mod article;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
-use std::net::Ipv4Addr;
 
 use crate::dns_server::Record;
-use crate::http_server::{Response, Routes, Script};
-use crate::templateweb::jaccards;
+use crate::http_server::Routes;
 use crate::templateweb::layout::{site_a, site_b, PageContext, Template};
 use crate::templateweb::words::{Rng, Words};
+use crate::templateweb::{front_pages, jaccards, loopback_records, page_url, site_routes};
 use article::Article;
 
 /// The sites' host names. The Herald and the Courier use templateweb's news layout (with
@@ -118,7 +116,7 @@ impl ResemblanceWeb {
     /// The URL of page `n` on a server at `port`.
     pub fn url(&self, n: usize, port: u16) -> String {
         let p = &self.pages[n];
-        format!("http://{}:{port}{}", p.host, p.path)
+        page_url(p.host, &p.path, port)
     }
 
     /// Page numbers by URL (as [`ResemblanceWeb::url`] spells them).
@@ -130,49 +128,22 @@ impl ResemblanceWeb {
 
     /// Each site's front page.
     pub fn seeds(&self, port: u16) -> Vec<String> {
-        HOSTS
-            .iter()
-            .map(|h| format!("http://{h}:{port}/"))
-            .collect()
+        front_pages(&HOSTS, port)
     }
 
     /// Every page, and each site's `/` listing its pages in order.
     pub fn routes(&self) -> Routes {
-        let mut routes = Routes::new();
-        let mut index: Vec<String> = HOSTS
-            .iter()
-            .map(|h| {
-                format!(
-                    "<!DOCTYPE html><html><head><title>{h}</title></head><body><h1>All stories</h1><ul>"
-                )
-            })
-            .collect();
-        for p in &self.pages {
-            routes.add(
-                p.host,
-                &p.path,
-                Script::Respond(Response::ok(p.html.clone(), "text/html; charset=utf-8")),
-            );
-            let site = HOSTS.iter().position(|h| *h == p.host).unwrap_or(0);
-            let _ = write!(index[site], "<li><a href=\"{}\">story</a></li>", p.path);
-        }
-        for (h, mut index) in HOSTS.iter().zip(index) {
-            index.push_str("</ul></body></html>");
-            routes.add(
-                h,
-                "/",
-                Script::Respond(Response::ok(index, "text/html; charset=utf-8")),
-            );
-        }
-        routes
+        site_routes(
+            &HOSTS,
+            self.pages
+                .iter()
+                .map(|p| (p.host, &p.path[..], &p.html[..])),
+        )
     }
 
     /// Every name on 127.0.0.1.
     pub fn dns_records(&self) -> HashMap<String, Vec<Record>> {
-        HOSTS
-            .iter()
-            .map(|h| (h.to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)]))
-            .collect()
+        loopback_records(&HOSTS)
     }
 
     /// The ground truth: exact word 4-shingle Jaccard ([`shingles`]) of the article texts of

@@ -81,7 +81,7 @@ impl TemplateWeb {
     /// The URL of page `n` on a server at `port`.
     pub fn url(&self, n: usize, port: u16) -> String {
         let p = &self.pages[n];
-        format!("http://{}:{port}{}", p.host, p.path)
+        page_url(p.host, &p.path, port)
     }
 
     /// Page numbers by URL (as [`TemplateWeb::url`] spells them).
@@ -93,48 +93,22 @@ impl TemplateWeb {
 
     /// Each site's front page.
     pub fn seeds(&self, port: u16) -> Vec<String> {
-        HOSTS
-            .iter()
-            .map(|h| format!("http://{h}:{port}/"))
-            .collect()
+        front_pages(&HOSTS, port)
     }
 
     /// Every page, and each site's `/` listing its pages in order.
     pub fn routes(&self) -> Routes {
-        let mut routes = Routes::new();
-        let mut index = [String::new(), String::new()];
-        for (i, h) in HOSTS.iter().enumerate() {
-            let _ = write!(
-                index[i],
-                "<!DOCTYPE html><html><head><title>{h}</title></head><body><h1>All stories</h1><ul>"
-            );
-        }
-        for p in &self.pages {
-            routes.add(
-                p.host,
-                &p.path,
-                Script::Respond(Response::ok(p.html.clone(), "text/html; charset=utf-8")),
-            );
-            let site = usize::from(p.host == HOSTS[1]);
-            let _ = write!(index[site], "<li><a href=\"{}\">story</a></li>", p.path);
-        }
-        for (i, h) in HOSTS.iter().enumerate() {
-            index[i].push_str("</ul></body></html>");
-            routes.add(
-                h,
-                "/",
-                Script::Respond(Response::ok(index[i].clone(), "text/html; charset=utf-8")),
-            );
-        }
-        routes
+        site_routes(
+            &HOSTS,
+            self.pages
+                .iter()
+                .map(|p| (p.host, &p.path[..], &p.html[..])),
+        )
     }
 
     /// Both names on 127.0.0.1.
     pub fn dns_records(&self) -> HashMap<String, Vec<Record>> {
-        HOSTS
-            .iter()
-            .map(|h| (h.to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)]))
-            .collect()
+        loopback_records(&HOSTS)
     }
 
     /// The ground truth: word 3-shingle Jaccard of every pair of pages' article texts that
@@ -143,6 +117,59 @@ impl TemplateWeb {
         let sets: Vec<Vec<u64>> = self.pages.iter().map(|p| shingles(&p.article)).collect();
         jaccards(&sets)
     }
+}
+
+/// `http://HOST:PORT/PATH`.
+pub(crate) fn page_url(host: &str, path: &str, port: u16) -> String {
+    format!("http://{host}:{port}{path}")
+}
+
+/// Each of `hosts`' front page on `port`.
+pub(crate) fn front_pages(hosts: &[&str], port: u16) -> Vec<String> {
+    hosts.iter().map(|h| page_url(h, "/", port)).collect()
+}
+
+/// Every name of `hosts` on 127.0.0.1.
+pub(crate) fn loopback_records(hosts: &[&str]) -> HashMap<String, Vec<Record>> {
+    hosts
+        .iter()
+        .map(|h| (h.to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)]))
+        .collect()
+}
+
+/// Routes for `pages` (host, path, HTML), and a `/` on each of `hosts` listing its pages in
+/// the order given (a page on another host goes on the first one's list).
+pub(crate) fn site_routes<'a>(
+    hosts: &[&str],
+    pages: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+) -> Routes {
+    let mut routes = Routes::new();
+    let mut index: Vec<String> = hosts
+        .iter()
+        .map(|h| {
+            format!(
+                "<!DOCTYPE html><html><head><title>{h}</title></head><body><h1>All stories</h1><ul>"
+            )
+        })
+        .collect();
+    for (host, path, html) in pages {
+        routes.add(
+            host,
+            path,
+            Script::Respond(Response::ok(html.to_string(), "text/html; charset=utf-8")),
+        );
+        let site = hosts.iter().position(|h| *h == host).unwrap_or(0);
+        let _ = write!(index[site], "<li><a href=\"{path}\">story</a></li>");
+    }
+    for (h, mut index) in hosts.iter().zip(index) {
+        index.push_str("</ul></body></html>");
+        routes.add(
+            h,
+            "/",
+            Script::Respond(Response::ok(index, "text/html; charset=utf-8")),
+        );
+    }
+    routes
 }
 
 fn generate(n_articles: usize, seed: u64) -> TemplateWeb {
