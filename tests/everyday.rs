@@ -897,3 +897,60 @@ fn progress_is_one_line_redrawn_in_place_on_a_terminal() {
     assert!(text.contains("ETA"), "--max-pages gives an ETA: {text:?}");
     assert!(text.contains("done: "), "{text:?}");
 }
+
+/// `spinneret extract`: each HTML file's main content as text (gzip or not, whatever its
+/// name), the article's heading and paragraphs without the navigation and the footer; a
+/// file that is missing or is a WARC file is reported and the rest go on (exit 1); one file
+/// without `-o` goes to stdout, several without it are a usage error.
+#[test]
+fn extract_writes_each_files_main_text_and_goes_on_past_a_bad_one() {
+    use std::io::Write as _;
+    let dir = temp_dir("extract");
+    let para = "The council met on Tuesday to discuss the new bridge, which has been delayed \
+                for three years by disputes over its cost and its route.";
+    let page = format!(
+        "<html><body><nav><a href=/>Home</a> <a href=/news>News</a> <a href=/sport>Sport</a>\
+         </nav><article><h1>Bridge work to resume</h1><p>{para}</p><h2>Costs</h2>\
+         <p>{para} Again.</p></article><footer><a href=/terms>Terms</a> \
+         <a href=/privacy>Privacy</a></footer></body></html>"
+    );
+    std::fs::write(dir.join("a.html"), &page).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(page.as_bytes()).unwrap();
+    std::fs::write(dir.join("b.html.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::write(
+        dir.join("c.warc"),
+        "WARC/1.1\r\nWARC-Type: warcinfo\r\n\r\n",
+    )
+    .unwrap();
+    let out = dir.join("text");
+    let files = ["a.html", "b.html.gz", "c.warc", "missing.html"].map(|f| dir.join(f));
+    let mut args = vec!["extract", "-o", s(&out)];
+    args.extend(files.iter().map(|f| s(f)));
+    let r = run(&args);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("c.warc: a WARC file"), "{}", r.stderr);
+    assert!(r.stderr.contains("missing.html: "), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("2 of 4 files gave no text"),
+        "{}",
+        r.stderr
+    );
+    let want = format!("Bridge work to resume\n{para}\nCosts\n{para} Again.\n");
+    for name in ["a.txt", "b.txt"] {
+        assert_eq!(
+            std::fs::read_to_string(out.join(name)).unwrap(),
+            want,
+            "{name}"
+        );
+    }
+    assert!(!out.join("c.txt").exists());
+
+    let one = spinneret(&["extract", s(&files[1])], LIMIT);
+    assert_eq!(one.status.code(), Some(0));
+    assert_eq!(String::from_utf8(one.stdout).unwrap(), want);
+    let two = run(&["extract", s(&files[0]), s(&files[1])]);
+    assert_eq!(two.code, Some(2), "{}", two.stderr);
+    assert!(two.stderr.contains("-o DIR"), "{}", two.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

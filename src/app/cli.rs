@@ -95,6 +95,9 @@ pub enum Command {
     /// Print every page of the crawl in DIR whose main text is a near-duplicate of an
     /// earlier page's: `URL<TAB>URL it duplicates<TAB>resemblance` (estimated Jaccard).
     NearDuplicates(NearDupsArgs),
+    /// Write the main content of HTML files (plain or gzip) as plain text: `-o DIR` writes
+    /// `DIR/NAME.txt` for each, without it one file's text goes to stdout.
+    Extract(ExtractArgs),
     /// Write the link graph of the crawl in DIR (every DIR of a cluster's nodes) in WebGraph's
     /// BVGraph format, and print its nodes, arcs, bits per link and top pages.
     Graph(GraphArgs),
@@ -149,6 +152,18 @@ within 60 s."
 pub struct StopArgs {
     /// The crawl's output directory (its `--out`).
     pub dir: PathBuf,
+}
+
+/// `spinneret extract [-o DIR] FILE…`.
+#[derive(Args, Debug)]
+pub struct ExtractArgs {
+    /// Where to write `NAME.txt` for each FILE (NAME: the file's name without `.gz` and
+    /// `.html`/`.htm`); made if missing. Without it, FILE must be one, its text to stdout.
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// HTML files, plain or gzip.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 /// `spinneret near-duplicates DIR`.

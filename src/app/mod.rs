@@ -13,7 +13,7 @@
 //! - [`partition`], [`cluster`], [`loops`]: a crawl as partitions, in-process or over Redis;
 //! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
 //!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`), [`near_dups_command`]
-//!   (`near-duplicates`), and `report`'s: [`report_data`] (the crawl's files read in bounded
+//!   (`near-duplicates`), [`extract_command`] (`extract`), and `report`'s: [`report_data`] (the crawl's files read in bounded
 //!   memory), [`svg_chart`], [`report_html`], [`report_command`], [`graph`] (`graph`); and `main` here.
 
 pub mod bench;
@@ -24,6 +24,7 @@ pub mod config;
 pub mod crawl_command;
 pub mod drive;
 pub mod exit;
+pub mod extract_command;
 pub mod fd_limit;
 pub mod fetch;
 pub mod graph;
@@ -70,6 +71,7 @@ pub fn main() -> ExitCode {
             })
             .map_err(|e| Failure::Runtime(e).into()),
         Command::NearDuplicates(args) => near_dups_command::run(&args).map_err(Into::into),
+        Command::Extract(args) => extract_command::run(&args).map_err(Into::into),
         Command::Graph(args) => graph::run(args),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
         Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),

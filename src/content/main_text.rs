@@ -66,6 +66,9 @@ const LINK_DENSITY_DIVISOR: u64 = 3;
 /// that follows an ad and precedes a subheading.
 const TEASER_MAX_WORDS: u32 = 40;
 const TEASER_NEIGHBOUR_LINKS: (u64, u64) = (5, 9);
+/// How much a long block's words weigh in the reader's run against other blocks' (1 in the
+/// fingerprint's run).
+const READER_LONG_WEIGHT: i64 = 3;
 /// Nested `<a>` depth counted; hostile pages that never close `<a>` saturate here.
 const MAX_ANCHOR_DEPTH: u32 = 64;
 
@@ -118,6 +121,8 @@ pub struct MainText {
     all: Vec<u8>,
     blocks: Vec<Block>,
     main: Vec<u8>,
+    /// The blocks of the reader's densest run, `from..to` (empty: no main content).
+    reader_run: (usize, usize),
     truncated: bool,
     /// Reused for the template memory: block hashes and its answers.
     hashes: Vec<u64>,
@@ -169,6 +174,21 @@ impl MainText {
         &self.main
     }
 
+    /// The last page's main content for a reader, appended to `out`: every block of the
+    /// chosen run that is not link text or template — the long blocks of [`Self::text`] and
+    /// the headings, bylines, captions and short paragraphs between them — joined by `\n`.
+    pub fn reader_text(&self, out: &mut Vec<u8>) {
+        let (from, to) = self.reader_run;
+        for b in &self.blocks[from..to] {
+            if matches!(b.kind, BlockKind::Long | BlockKind::Short) {
+                if !out.is_empty() {
+                    out.push(b'\n');
+                }
+                out.extend_from_slice(&self.all[b.start..b.end]);
+            }
+        }
+    }
+
     /// All the text of the last page, template included: every block, joined by `\n`.
     pub fn page_text(&self) -> &[u8] {
         &self.all
@@ -195,6 +215,7 @@ impl MainText {
         self.all.clear();
         self.blocks.clear();
         self.main.clear();
+        self.reader_run = (0, 0);
         self.truncated = false;
         let html = &html[..html.len().min(limit)];
         let mut s = Scanner {
@@ -246,25 +267,25 @@ impl MainText {
                 BlockKind::Short
             };
         }
-        let (lo, hi) = article.unwrap_or((0, blocks.len()));
-        let mut best = (0i64, 0usize, 0usize);
-        let (mut sum, mut start) = (0i64, lo);
-        for (i, b) in blocks.iter().enumerate().take(hi).skip(lo) {
-            let (words, tags) = (i64::from(b.words), i64::from(b.tags));
-            let weight = match b.kind {
-                BlockKind::Long => words - tags,
-                BlockKind::Short => -tags.max(1),
-                BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
-            };
-            if sum <= 0 {
-                (sum, start) = (0, i);
-            }
-            sum += weight;
-            if sum > best.0 {
-                best = (sum, start, i + 1);
-            }
+        let range = article.unwrap_or((0, blocks.len()));
+        let (from, to) = densest_run(blocks, range, |b, words, tags| match b.kind {
+            BlockKind::Long => words - tags,
+            BlockKind::Short => -tags.max(1),
+            BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
+        });
+        // A reader wants the headings, lists and short paragraphs between the article's
+        // paragraphs too: short blocks do not break the run, and long ones weigh more
+        // (tuned on WCXB's dev split: F1 0.685 with the fingerprint's run, 0.738 with this).
+        let (mut start, end) = densest_run(blocks, range, |b, words, tags| match b.kind {
+            BlockKind::Long => READER_LONG_WEIGHT * words - tags,
+            BlockKind::Short => 0,
+            BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
+        });
+        // And the short blocks right before it: the headline, the byline, the dateline.
+        while end > start && start > range.0 && blocks[start - 1].kind == BlockKind::Short {
+            start -= 1;
         }
-        let (_, from, to) = best;
+        self.reader_run = (start, end);
         for b in &mut blocks[from..to] {
             b.kept = b.kind == BlockKind::Long;
             if b.kept {
@@ -275,6 +296,27 @@ impl MainText {
             }
         }
     }
+}
+
+/// The run of `blocks` within `lo..hi` whose weights sum highest (Kadane), `weight` given a
+/// block, its words and its tags.
+fn densest_run(
+    blocks: &[Block],
+    (lo, hi): (usize, usize),
+    weight: impl Fn(&Block, i64, i64) -> i64,
+) -> (usize, usize) {
+    let mut best = (0i64, 0usize, 0usize);
+    let (mut sum, mut start) = (0i64, lo);
+    for (i, b) in blocks.iter().enumerate().take(hi).skip(lo) {
+        if sum <= 0 {
+            (sum, start) = (0, i);
+        }
+        sum += weight(b, i64::from(b.words), i64::from(b.tags));
+        if sum > best.0 {
+            best = (sum, start, i + 1);
+        }
+    }
+    (best.1, best.2)
 }
 
 /// The blocks of the `<article>` element with the most words in long blocks (by features),

@@ -339,3 +339,32 @@ proptest! {
         prop_assert_eq!(got_words, words);
     }
 }
+
+#[test]
+fn the_reader_text_keeps_the_headings_and_short_blocks_between_the_paragraphs() {
+    let page = article_page("");
+    let mut mt = MainText::new();
+    mt.extract(page.as_bytes(), usize::MAX);
+    let mut reader = Vec::new();
+    mt.reader_text(&mut reader);
+    // The fingerprint's text leaves short blocks out; a reader's keeps them.
+    assert_eq!(
+        lines(&reader),
+        [
+            "Bridge work to resume",
+            "Updated 12 March 2024, 10:32",
+            PARA1,
+            "Costs",
+            PARA2,
+            PARA3
+        ]
+    );
+    // A page without text: nothing.
+    mt.extract(
+        b"<html><body><nav><a href=/>Home</a></nav></body></html>",
+        usize::MAX,
+    );
+    let mut none = Vec::new();
+    mt.reader_text(&mut none);
+    assert!(none.is_empty());
+}
