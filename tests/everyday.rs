@@ -929,7 +929,12 @@ fn extract_writes_each_files_main_text_and_goes_on_past_a_bad_one() {
     args.extend(files.iter().map(|f| s(f)));
     let r = run(&args);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert!(r.stderr.contains("c.warc: a WARC file"), "{}", r.stderr);
+    // A WARC file is read as one (this one is broken: no Content-Length).
+    assert!(
+        r.stderr.contains("c.warc: a record has no Content-Length"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("missing.html: "), "{}", r.stderr);
     assert!(
         r.stderr.contains("2 of 4 files gave no text"),
@@ -945,6 +950,15 @@ fn extract_writes_each_files_main_text_and_goes_on_past_a_bad_one() {
         );
     }
     assert!(!out.join("c.txt").exists());
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left.len(),
+        2,
+        "nothing of the broken WARC is left: {left:?}"
+    );
 
     let one = spinneret(&["extract", s(&files[1])], LIMIT);
     assert_eq!(one.status.code(), Some(0));
@@ -952,5 +966,169 @@ fn extract_writes_each_files_main_text_and_goes_on_past_a_bad_one() {
     let two = run(&["extract", s(&files[0]), s(&files[1])]);
     assert_eq!(two.code, Some(2), "{}", two.stderr);
     assert!(two.stderr.contains("-o DIR"), "{}", two.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One WARC record, as any producer writes it.
+fn warc_record(kind: &str, id: &str, uri: &str, content_type: &str, block: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{id}>\r\n\
+         WARC-Date: 2024-03-12T10:32:00Z\r\nWARC-Target-URI: {uri}\r\n\
+         Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        block.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(block);
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
+/// `spinneret extract` of WARC files from other producers (gzip a member per record, and
+/// not compressed): a WET file beside each (`X.warc.gz` → `X.warc.wet.gz`), one
+/// `conversion` record per HTML response (chunked and gzip undone), none for an image, a
+/// 404, a request or a revisit; warcio reads it. A broken WARC file is reported.
+#[test]
+fn extract_turns_warc_files_into_wet_files() {
+    use std::io::Write as _;
+    let dir = temp_dir("extract-warc");
+    let para = "The council met on Tuesday to discuss the new bridge, which has been delayed \
+                for three years by disputes over its cost and its route.";
+    let page = format!(
+        "<html><body><nav><a href=/>Home</a> <a href=/news>News</a></nav><article>\
+         <h1>Bridge work</h1><p>{para}</p></article></body></html>"
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(page.as_bytes()).unwrap();
+    let gzipped = gz.finish().unwrap();
+    // Chunked, and gzip as the content coding: as the server sent it.
+    let mut chunked = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                        Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+        .to_vec();
+    for piece in gzipped.chunks(40) {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let plain = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
+        page.len()
+    );
+    let not_found = "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n<p>Gone</p>";
+    let image = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\u{89}PNG";
+    let http = "application/http; msgtype=response";
+    let records = [
+        warc_record(
+            "warcinfo",
+            "00000000-0000-4000-8000-000000000001",
+            "",
+            "application/warc-fields",
+            b"software: other\r\n",
+        ),
+        warc_record(
+            "request",
+            "00000000-0000-4000-8000-000000000002",
+            "http://a.test/",
+            "application/http; msgtype=request",
+            b"GET / HTTP/1.1\r\n\r\n",
+        ),
+        warc_record(
+            "response",
+            "00000000-0000-4000-8000-000000000003",
+            "http://a.test/",
+            http,
+            &chunked,
+        ),
+        warc_record(
+            "response",
+            "00000000-0000-4000-8000-000000000004",
+            "http://a.test/plain",
+            http,
+            plain.as_bytes(),
+        ),
+        warc_record(
+            "response",
+            "00000000-0000-4000-8000-000000000005",
+            "http://a.test/gone",
+            http,
+            not_found.as_bytes(),
+        ),
+        warc_record(
+            "response",
+            "00000000-0000-4000-8000-000000000006",
+            "http://a.test/i.png",
+            http,
+            image.as_bytes(),
+        ),
+        warc_record(
+            "revisit",
+            "00000000-0000-4000-8000-000000000007",
+            "http://a.test/",
+            http,
+            b"HTTP/1.1 200 OK\r\n\r\n",
+        ),
+    ];
+    let mut members = Vec::new();
+    for r in &records {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(r).unwrap();
+        members.extend(gz.finish().unwrap());
+    }
+    std::fs::write(dir.join("crawl.warc.gz"), &members).unwrap();
+    std::fs::write(dir.join("other.warc"), records.concat()).unwrap();
+    let mut broken = records[..3].concat();
+    broken.extend_from_slice(b"WARC/1.0\r\nno colon here\r\n\r\n");
+    std::fs::write(dir.join("broken.warc"), broken).unwrap();
+
+    let files = ["crawl.warc.gz", "other.warc", "broken.warc"].map(|f| dir.join(f));
+    let r = run(&["extract", s(&files[0]), s(&files[1]), s(&files[2])]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("broken.warc: a record header line has no ':'"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !dir.join("broken.warc.wet.gz").exists(),
+        "a half file under its final name"
+    );
+    assert!(
+        !dir.join("broken.warc.wet.gz.open").exists(),
+        "a half file left"
+    );
+    for wet in ["crawl.warc.wet.gz", "other.warc.wet.gz"] {
+        let path = dir.join(wet);
+        let read =
+            spinneret::store::archive::warc::reader::read_records(&std::fs::read(&path).unwrap())
+                .unwrap();
+        let kinds: Vec<&str> = read
+            .iter()
+            .map(|r| r.header("WARC-Type").unwrap())
+            .collect();
+        assert_eq!(kinds, ["warcinfo", "conversion", "conversion"], "{wet}");
+        for (c, (uri, id)) in read[1..].iter().zip([
+            ("http://a.test/", "00000000-0000-4000-8000-000000000003"),
+            (
+                "http://a.test/plain",
+                "00000000-0000-4000-8000-000000000004",
+            ),
+        ]) {
+            assert_eq!(c.header("WARC-Target-URI"), Some(uri));
+            assert_eq!(
+                c.header("WARC-Refers-To"),
+                Some(&format!("<urn:uuid:{id}>")[..])
+            );
+            assert_eq!(c.header("WARC-Date"), Some("2024-03-12T10:32:00Z"));
+            assert_eq!(c.header("Content-Type"), Some("text/plain"));
+            assert_eq!(
+                String::from_utf8_lossy(&c.block),
+                format!("Bridge work\n{para}")
+            );
+        }
+        if common::warcio_available() {
+            common::warcio_check(&path);
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

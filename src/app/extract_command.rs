@@ -1,14 +1,22 @@
-//! `spinneret extract [-o DIR] FILE…`: the main content of HTML files as plain text (README,
-//! "Extracting text"), by `content::MainText`, the crawl's own extractor.
+//! `spinneret extract [-o DIR] FILE…`: the main content of HTML files as plain text, and of
+//! WARC files as WET files (README, "Extracting text"), by `content::MainText`, the crawl's
+//! own extractor.
 //!
-//! Each FILE is read whole (at most [`MAX_HTML_BYTES`] of HTML: a larger file, or a gzip
+//! An HTML FILE is read whole (at most [`MAX_HTML_BYTES`] of HTML: a larger file, or a gzip
 //! that inflates past it, is cut there, as the crawl cuts a body at `--max-scan-bytes`),
 //! inflated when it is gzip (by its magic bytes, whatever its name), and its reader text
 //! (`MainText::reader_text`: the densest run's blocks that are not link text) written to
 //! `DIR/NAME.txt`, NAME the file's name without `.gz` and then `.html` or `.htm`; without
-//! `-o` the one FILE's text goes to stdout. A file that cannot be read, or is a WARC file,
-//! gets a line on stderr and the rest go on; the exit status then says so. One `MainText`
-//! serves every file, its buffers reused.
+//! `-o` the one FILE's text goes to stdout.
+//!
+//! A WARC file (its content says so: `WARC/1.0` or `WARC/1.1` first, plain or gzip) is read
+//! record by record (`store::archive::warc::stream`), and every `response` record holding an
+//! HTML page (2xx, an HTML Content-Type or none and markup first; transfer and content
+//! codings undone) gets a `conversion` record in `NAME.wet.gz` (`X.warc.gz` →
+//! `X.warc.wet.gz`), in DIR or beside FILE (`store::archive::wet`).
+//!
+//! A file that cannot be read gets a line on stderr and the rest go on; the exit status then
+//! says so. One `MainText` serves every file, its buffers reused.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -21,6 +29,10 @@ use crate::app::cli::ExtractArgs;
 use crate::app::exit::{usage, ExitStatus, Failure};
 use crate::content::MainText;
 
+use crate::store::archive::warc::stream::{StreamError, StreamRecord, WarcStream};
+use crate::store::archive::warc::WarcInfo;
+use crate::store::archive::wet::{response_html, WetWriter};
+
 /// HTML read from one file, after inflating: a hostile gzip cannot make the process hold
 /// more (the crawl's own limit per page is far lower, `--max-scan-bytes`).
 pub const MAX_HTML_BYTES: u64 = 64 << 20;
@@ -29,7 +41,7 @@ pub const MAX_HTML_BYTES: u64 = 64 << 20;
 #[derive(Debug)]
 enum FileError {
     Read(io::Error),
-    Warc,
+    Warc(StreamError),
     Write(PathBuf, io::Error),
 }
 
@@ -37,14 +49,15 @@ impl std::fmt::Display for FileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FileError::Read(e) => write!(f, "{e}"),
-            FileError::Warc => write!(f, "a WARC file; extract reads HTML files"),
+            FileError::Warc(e) => write!(f, "{e}"),
             FileError::Write(p, e) => write!(f, "writing {}: {e}", p.display()),
         }
     }
 }
 
 pub fn run(args: &ExtractArgs) -> Result<ExitStatus, Failure> {
-    if args.out.is_none() && args.files.len() != 1 {
+    let warcs = args.files.iter().filter(|f| is_warc(f)).count();
+    if args.out.is_none() && args.files.len() - warcs > 1 {
         return Err(usage(format!(
             "extract: {} files and no -o DIR: give -o DIR, or one file for stdout",
             args.files.len()
@@ -58,6 +71,7 @@ pub fn run(args: &ExtractArgs) -> Result<ExitStatus, Failure> {
     let mut failed = 0usize;
     for file in &args.files {
         let result = match &args.out {
+            _ if is_warc(file) => extractor.wet(file, args.out.as_deref()),
             Some(dir) => extractor.write_to_dir(file, dir),
             None => extractor.write_to_stdout(file),
         };
@@ -82,9 +96,75 @@ struct Extractor {
     html: Vec<u8>,
     text: Vec<u8>,
     main: MainText,
+    record: StreamRecord,
 }
 
 impl Extractor {
+    /// Converts the WARC file `file` into a WET file in `dir`, or beside it.
+    fn wet(&mut self, file: &Path, dir: Option<&Path>) -> Result<(), FileError> {
+        let out = dir.unwrap_or(file.parent().unwrap_or(Path::new(".")));
+        let out = out.join(wet_name(file));
+        let mut stream = WarcStream::open(file).map_err(FileError::Read)?;
+        let info = WarcInfo {
+            software: format!("spinneret/{} extract", env!("CARGO_PKG_VERSION")),
+            description: Some(format!("text of {}", file.display())),
+            ..WarcInfo::default()
+        };
+        let mut wet = WetWriter::create(&out, &info, std::time::SystemTime::now())
+            .map_err(|e| FileError::Write(out.clone(), e))?;
+        match self.convert(&mut stream, &mut wet, &out) {
+            Ok(()) => {
+                wet.finish().map_err(|e| FileError::Write(out, e))?;
+            }
+            Err(e) => {
+                let _ = wet.abandon();
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a conversion record to `wet` for every HTML response of `stream`.
+    fn convert(
+        &mut self,
+        stream: &mut WarcStream,
+        wet: &mut WetWriter,
+        out: &Path,
+    ) -> Result<(), FileError> {
+        // Bound: each turn reads one record of the file.
+        while stream
+            .next_record(MAX_HTML_BYTES as usize, &mut self.record)
+            .map_err(FileError::Warc)?
+        {
+            if !self.page_text() {
+                continue;
+            }
+            let r = &self.record;
+            let field = |name| r.header(name).unwrap_or("");
+            wet.conversion(
+                field("WARC-Target-URI"),
+                field("WARC-Date"),
+                field("WARC-Record-ID"),
+                &self.text,
+            )
+            .map_err(|e| FileError::Write(out.to_path_buf(), e))?;
+        }
+        Ok(())
+    }
+
+    /// The text of `self.record` into `self.text` when it is an HTML response; `false` when
+    /// it is anything else.
+    fn page_text(&mut self) -> bool {
+        if !response_html(&self.record, &mut self.html) {
+            return false;
+        }
+        let html = &self.html;
+        self.main.extract(html, html.len());
+        self.text.clear();
+        self.main.reader_text(&mut self.text);
+        true
+    }
+
     fn write_to_dir(&mut self, file: &Path, dir: &Path) -> Result<(), FileError> {
         self.extract(file)?;
         let out = dir.join(output_name(file));
@@ -103,9 +183,6 @@ impl Extractor {
     /// Reads `file` into `self.html` and its text into `self.text`.
     fn extract(&mut self, file: &Path) -> Result<(), FileError> {
         read_html(file, &mut self.html).map_err(FileError::Read)?;
-        if self.html.starts_with(b"WARC/") {
-            return Err(FileError::Warc);
-        }
         self.main.extract(&self.html, self.html.len());
         self.text.clear();
         self.main.reader_text(&mut self.text);
@@ -114,6 +191,38 @@ impl Extractor {
         }
         Ok(())
     }
+}
+
+/// Whether `file` is a WARC file: its first bytes, inflated if it is gzip, are `WARC/1.`.
+/// A file that cannot be read is not (its HTML read then reports why).
+fn is_warc(file: &Path) -> bool {
+    let Ok(f) = File::open(file) else {
+        return false;
+    };
+    let mut r = BufReader::new(f);
+    let Ok(head) = std::io::BufRead::fill_buf(&mut r) else {
+        return false;
+    };
+    let mut start = [0u8; 7];
+    let n = if head.starts_with(&[0x1f, 0x8b]) {
+        read_up_to(MultiGzDecoder::new(r), &mut start)
+    } else {
+        read_up_to(r, &mut start)
+    };
+    &start[..n] == b"WARC/1."
+}
+
+/// Reads until `buf` is full or the input ends (or fails): the bytes read.
+fn read_up_to(mut r: impl Read, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    // Bound: every turn reads at least one byte or ends.
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    n
 }
 
 /// Reads at most [`MAX_HTML_BYTES`] of `file` into `out`, inflated if it is gzip.
@@ -132,6 +241,15 @@ fn read_html(file: &Path, out: &mut Vec<u8>) -> io::Result<()> {
         r.take(MAX_HTML_BYTES).read_to_end(out)?;
     }
     Ok(())
+}
+
+/// The WET file of the WARC `file`: its name without `.gz`, then `.wet.gz` (`X.warc.gz` →
+/// `X.warc.wet.gz`, as Common Crawl names them).
+fn wet_name(file: &Path) -> PathBuf {
+    let name = file.file_name().unwrap_or(OsStr::new("warc"));
+    let name = name.to_string_lossy();
+    let stem = name.strip_suffix(".gz").unwrap_or(&name);
+    PathBuf::from(format!("{stem}.wet.gz"))
 }
 
 /// `NAME.txt` for `file`: its name without `.gz`, then without `.html` or `.htm`.
@@ -169,6 +287,12 @@ mod tests {
             ("report.pdf.gz", "report.pdf.txt"),
         ] {
             assert_eq!(output_name(Path::new(file)), PathBuf::from(name), "{file}");
+        }
+        for (file, name) in [
+            ("d/x.warc.gz", "x.warc.wet.gz"),
+            ("x.warc", "x.warc.wet.gz"),
+        ] {
+            assert_eq!(wet_name(Path::new(file)), PathBuf::from(name), "{file}");
         }
     }
 }

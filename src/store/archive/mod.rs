@@ -21,5 +21,6 @@ pub mod spool;
 pub mod stats_json;
 pub mod timeline;
 pub mod warc;
+pub mod wet;
 mod writer;
 pub mod writer_gauges;

@@ -32,6 +32,8 @@ pub enum RecordType {
     Metadata,
     Resource,
     Revisit,
+    /// A text derived from another record (a WET file's page text).
+    Conversion,
 }
 
 impl RecordType {
@@ -43,6 +45,7 @@ impl RecordType {
             RecordType::Metadata => "metadata",
             RecordType::Resource => "resource",
             RecordType::Revisit => "revisit",
+            RecordType::Conversion => "conversion",
         }
     }
 }
@@ -270,7 +273,7 @@ pub struct WarcInfo {
 
 impl WarcInfo {
     /// The `application/warc-fields` block.
-    fn block(&self) -> Vec<u8> {
+    pub(crate) fn block(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(256);
         push_field(&mut b, "software", &self.software);
         push_field(&mut b, "hostname", &self.hostname);
@@ -460,6 +463,7 @@ mod isal;
 pub mod reader;
 mod spooled;
 mod stored;
+pub mod stream;
 mod writer;
 
 pub use gzip::{BlockDeflater, DeflatedBlock};

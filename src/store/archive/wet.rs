@@ -1,0 +1,237 @@
+//! WET files: the text of a WARC file's pages, as Common Crawl publishes them beside its
+//! WARC files. A `warcinfo` record, then one `conversion` record per HTML response, each a
+//! gzip member: `WARC-Target-URI` and `WARC-Date` the response's, `WARC-Refers-To` its record
+//! ID, `Content-Type: text/plain`, `WARC-Block-Digest` the SHA-1 of the text. warcio, and the
+//! tools built on it, read them as they read Common Crawl's.
+//!
+//! A file is written as `NAME.open` and renamed to NAME when [`WetWriter::finish`] is
+//! called, so a file with the final name is complete; a stopped run leaves only `.open`.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use md5::{Digest as _, Md5};
+
+use super::warc::stream::StreamRecord;
+use super::warc::{
+    push_field_value, push_sha1_base32, sha1, write_record, RecordIdGen, RecordType, WarcInfo,
+};
+use crate::http::{decode_content, Limits, Progress, ResponseDecoder};
+
+/// Most HTML taken from one response record (what `spinneret extract` reads of an HTML file).
+pub const MAX_PAGE_BYTES: u64 = 64 << 20;
+
+/// The HTML page a WARC record holds, into `out`: a `response` record of `application/http`
+/// whose response is 2xx with an HTML Content-Type (or none, and markup first); transfer and
+/// content codings undone, at most [`MAX_PAGE_BYTES`]. A response cut short (by its writer's
+/// size limit, or by the caller keeping only the first bytes) still gives what it holds.
+/// `false` (and `out` unspecified) for any other record.
+pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> bool {
+    out.clear();
+    let is = |name, prefix: &str| {
+        rec.header(name).is_some_and(|v| {
+            v.len() >= prefix.len() && v[..prefix.len()].eq_ignore_ascii_case(prefix)
+        })
+    };
+    if !is("WARC-Type", "response") || !is("Content-Type", "application/http") {
+        return false;
+    }
+    let limits = Limits {
+        max_body_bytes: MAX_PAGE_BYTES,
+        max_decoded_bytes: MAX_PAGE_BYTES,
+        ..Limits::default()
+    };
+    let mut http = ResponseDecoder::new(limits);
+    if let Ok((Progress::NeedMore, _)) = http.process(&rec.block) {
+        let _ = http.process_eof();
+    }
+    let Some(head) = http.head() else {
+        return false;
+    };
+    let body = http.body();
+    let html_type = match head.content_type() {
+        Some(t) => {
+            let t = t.to_ascii_lowercase();
+            t.starts_with(b"text/html") || t.starts_with(b"application/xhtml")
+        }
+        None => body.trim_ascii_start().starts_with(b"<"),
+    };
+    if !(200..300).contains(&head.status) || !html_type {
+        return false;
+    }
+    match decode_content(head, body, &limits, out) {
+        Ok(true) => true,
+        Ok(false) => {
+            out.extend_from_slice(body);
+            true
+        }
+        Err(_) => !out.is_empty(),
+    }
+}
+
+/// A WET file being written.
+pub struct WetWriter {
+    out: BufWriter<File>,
+    open: PathBuf,
+    path: PathBuf,
+    record: Vec<u8>,
+    records: u64,
+}
+
+impl WetWriter {
+    /// Starts `path` (as `path.open`) with a `warcinfo` record of `info`, dated `now`.
+    pub fn create(path: &Path, info: &WarcInfo, now: SystemTime) -> io::Result<WetWriter> {
+        let mut open = path.as_os_str().to_owned();
+        open.push(".open");
+        let open = PathBuf::from(open);
+        let mut w = WetWriter {
+            out: BufWriter::with_capacity(64 * 1024, File::create(&open)?),
+            open,
+            path: path.to_path_buf(),
+            record: Vec::new(),
+            records: 0,
+        };
+        let id = id_for(path.as_os_str().as_encoded_bytes());
+        let block = info.block();
+        write_record(
+            &mut w.record,
+            RecordType::Warcinfo,
+            &id,
+            now,
+            &[],
+            "application/warc-fields",
+            &[&block],
+        );
+        w.member()?;
+        Ok(w)
+    }
+
+    /// A page's text: `refers_to` is its response record's `WARC-Record-ID` (with its
+    /// `<urn:…>`), `date` that record's `WARC-Date` as written.
+    pub fn conversion(
+        &mut self,
+        target_uri: &str,
+        date: &str,
+        refers_to: &str,
+        text: &[u8],
+    ) -> io::Result<()> {
+        let r = &mut self.record;
+        r.clear();
+        r.extend_from_slice(b"WARC/1.1\r\nWARC-Type: conversion\r\n");
+        field(r, "WARC-Target-URI", target_uri);
+        field(r, "WARC-Date", date);
+        field(
+            r,
+            "WARC-Record-ID",
+            &id_for(refers_to.as_bytes()).to_string(),
+        );
+        field(r, "WARC-Refers-To", refers_to);
+        r.extend_from_slice(b"WARC-Block-Digest: ");
+        push_sha1_base32(r, &sha1(text));
+        r.extend_from_slice(b"\r\nContent-Type: text/plain\r\n");
+        field(r, "Content-Length", &text.len().to_string());
+        r.extend_from_slice(b"\r\n");
+        r.extend_from_slice(text);
+        r.extend_from_slice(b"\r\n\r\n");
+        self.member()?;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Conversion records written.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Flushes the file to disk and gives it its name.
+    pub fn finish(mut self) -> io::Result<PathBuf> {
+        self.out.flush()?;
+        self.out.get_ref().sync_all()?;
+        std::fs::rename(&self.open, &self.path)?;
+        Ok(self.path)
+    }
+
+    /// Gives up the file: what was written of it is removed.
+    pub fn abandon(self) -> io::Result<()> {
+        drop(self.out);
+        std::fs::remove_file(&self.open)
+    }
+
+    /// Writes `self.record` as one gzip member.
+    fn member(&mut self) -> io::Result<()> {
+        let mut gz = GzEncoder::new(&mut self.out, Compression::fast());
+        gz.write_all(&self.record)?;
+        gz.finish()?;
+        Ok(())
+    }
+}
+
+fn field(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    push_field_value(out, value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A record ID that follows from `key` (the record it derives from): converting a file again
+/// gives the same IDs.
+fn id_for(key: &[u8]) -> super::warc::RecordId {
+    let seed: [u8; 16] = Md5::digest(key).into();
+    RecordIdGen::new(seed).next_id()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::archive::warc::reader::read_records;
+    use crate::store::test_dir::TempDir;
+
+    #[test]
+    fn a_wet_file_reads_back_with_its_warcinfo_and_conversions() {
+        let dir = TempDir::new("wet", "write");
+        let path = dir.0.join("x.warc.wet.gz");
+        let info = WarcInfo {
+            software: "spinneret test".into(),
+            ..WarcInfo::default()
+        };
+        let mut w = WetWriter::create(&path, &info, SystemTime::UNIX_EPOCH).unwrap();
+        let refers = "<urn:uuid:12345678-1234-4234-8234-123456789abc>";
+        w.conversion(
+            "http://a.test/",
+            "2024-03-12T10:32:00Z",
+            refers,
+            b"Hello\nworld",
+        )
+        .unwrap();
+        w.conversion("http://a.test/empty", "2024-03-12T10:33:00Z", refers, b"")
+            .unwrap();
+        assert!(!path.exists(), "named before it is complete");
+        assert_eq!(w.records(), 2);
+        w.finish().unwrap();
+        let records = read_records(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(records.len(), 3);
+        assert_eq!(records[0].header("WARC-Type"), Some("warcinfo"));
+        let c = &records[1];
+        assert_eq!(c.header("WARC-Type"), Some("conversion"));
+        assert_eq!(c.header("WARC-Target-URI"), Some("http://a.test/"));
+        assert_eq!(c.header("WARC-Date"), Some("2024-03-12T10:32:00Z"));
+        assert_eq!(c.header("WARC-Refers-To"), Some(refers));
+        assert_eq!(c.header("Content-Type"), Some("text/plain"));
+        assert_eq!(c.block, b"Hello\nworld");
+        let mut digest = Vec::new();
+        push_sha1_base32(&mut digest, &sha1(b"Hello\nworld"));
+        assert_eq!(
+            c.header("WARC-Block-Digest").unwrap().as_bytes(),
+            &digest[..]
+        );
+        // The same input, the same record ID.
+        assert_eq!(
+            c.header("WARC-Record-ID").unwrap(),
+            id_for(refers.as_bytes()).to_string()
+        );
+    }
+}
