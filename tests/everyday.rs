@@ -960,6 +960,15 @@ fn extract_writes_each_files_main_text_and_goes_on_past_a_bad_one() {
         "nothing of the broken WARC is left: {left:?}"
     );
 
+    // Markdown: the headings marked, the navigation still out.
+    let md = dir.join("md");
+    let r = run(&["extract", "--markdown", "-o", s(&md), s(&files[0])]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(md.join("a.md")).unwrap(),
+        format!("# Bridge work to resume\n\n{para}\n\n## Costs\n\n{para} Again.\n")
+    );
+
     let one = spinneret(&["extract", s(&files[1])], LIMIT);
     assert_eq!(one.status.code(), Some(0));
     assert_eq!(String::from_utf8(one.stdout).unwrap(), want);

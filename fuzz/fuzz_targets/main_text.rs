@@ -1,4 +1,4 @@
-//! Main-text extraction and its min-hash sketch on arbitrary bytes: no panic, both texts within the
+//! Main-text extraction, its min-hash sketch and its Markdown on arbitrary bytes: no panic, both texts within the
 //! bytes read, only long blocks kept, and a reused `MainText` (with or without a template
 //! memory) gives the same page text as a fresh one. Input layout: the first byte picks the
 //! limit (`byte × 64` bytes, 255 for none), the rest is the page.
@@ -8,7 +8,7 @@ use std::cell::RefCell;
 
 use libfuzzer_sys::fuzz_target;
 use spinneret::content::main_text::BlockKind;
-use spinneret::content::{sketch, MainText, Sketch, TemplateMemory};
+use spinneret::content::{markdown, sketch, MainText, Sketch, TemplateMemory};
 
 thread_local! {
     /// Kept across inputs, as a crawler keeps them: each page must forget the last one.
@@ -41,6 +41,15 @@ fuzz_target!(|data: &[u8]| {
     assert!(s.shingles as usize <= text.len());
     assert!(s.shingles > 0 || s.sketch == Sketch([0; 64]), "a sketch without shingles");
     assert_eq!(s.sketch.equal_bins(&s.sketch), 128);
+    // The reader's text and its Markdown: every block's HTML within the bytes read.
+    let mut reader = Vec::new();
+    fresh.reader_text(&mut reader);
+    assert!(reader.len() <= read + fresh.blocks().count());
+    for b in fresh.reader_blocks(html) {
+        assert!(b.html.len() <= read);
+    }
+    let mut md = Vec::new();
+    markdown(&fresh, html, &mut md);
 
     REUSED.with(|r| {
         let (reused, memory) = &mut *r.borrow_mut();

@@ -95,8 +95,9 @@ pub enum Command {
     /// Print every page of the crawl in DIR whose main text is a near-duplicate of an
     /// earlier page's: `URL<TAB>URL it duplicates<TAB>resemblance` (estimated Jaccard).
     NearDuplicates(NearDupsArgs),
-    /// Write the main content of HTML files (plain or gzip) as plain text: `-o DIR` writes
-    /// `DIR/NAME.txt` for each, without it one file's text goes to stdout.
+    /// Write the main content of HTML files (plain or gzip) as plain text or Markdown
+    /// (`-o DIR`: `DIR/NAME.txt` or `.md` for each; without it one file to stdout), and of
+    /// WARC files as WET files.
     Extract(ExtractArgs),
     /// Write the link graph of the crawl in DIR (every DIR of a cluster's nodes) in WebGraph's
     /// BVGraph format, and print its nodes, arcs, bits per link and top pages.
@@ -161,6 +162,10 @@ pub struct ExtractArgs {
     /// `.html`/`.htm`); made if missing. Without it, FILE must be one, its text to stdout.
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Markdown instead of plain text (`NAME.md`): headings, lists, tables, code blocks,
+    /// quotes and links kept.
+    #[arg(long)]
+    pub markdown: bool,
     /// HTML files, plain or gzip.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,

@@ -27,7 +27,7 @@ use flate2::bufread::MultiGzDecoder;
 
 use crate::app::cli::ExtractArgs;
 use crate::app::exit::{usage, ExitStatus, Failure};
-use crate::content::MainText;
+use crate::content::{markdown, MainText};
 
 use crate::store::archive::warc::stream::{StreamError, StreamRecord, WarcStream};
 use crate::store::archive::warc::WarcInfo;
@@ -67,7 +67,10 @@ pub fn run(args: &ExtractArgs) -> Result<ExitStatus, Failure> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Failure::Output(format!("{}: {e}", dir.display())))?;
     }
-    let mut extractor = Extractor::default();
+    let mut extractor = Extractor {
+        markdown: args.markdown,
+        ..Extractor::default()
+    };
     let mut failed = 0usize;
     for file in &args.files {
         let result = match &args.out {
@@ -93,6 +96,8 @@ pub fn run(args: &ExtractArgs) -> Result<ExitStatus, Failure> {
 /// The buffers kept across files.
 #[derive(Default)]
 struct Extractor {
+    /// HTML files give Markdown, not plain text.
+    markdown: bool,
     html: Vec<u8>,
     text: Vec<u8>,
     main: MainText,
@@ -167,7 +172,7 @@ impl Extractor {
 
     fn write_to_dir(&mut self, file: &Path, dir: &Path) -> Result<(), FileError> {
         self.extract(file)?;
-        let out = dir.join(output_name(file));
+        let out = dir.join(output_name(file, self.markdown));
         std::fs::write(&out, &self.text).map_err(|e| FileError::Write(out, e))
     }
 
@@ -185,9 +190,13 @@ impl Extractor {
         read_html(file, &mut self.html).map_err(FileError::Read)?;
         self.main.extract(&self.html, self.html.len());
         self.text.clear();
-        self.main.reader_text(&mut self.text);
-        if !self.text.is_empty() {
-            self.text.push(b'\n');
+        if self.markdown {
+            markdown(&self.main, &self.html, &mut self.text);
+        } else {
+            self.main.reader_text(&mut self.text);
+            if !self.text.is_empty() {
+                self.text.push(b'\n');
+            }
         }
         Ok(())
     }
@@ -252,8 +261,9 @@ fn wet_name(file: &Path) -> PathBuf {
     PathBuf::from(format!("{stem}.wet.gz"))
 }
 
-/// `NAME.txt` for `file`: its name without `.gz`, then without `.html` or `.htm`.
-fn output_name(file: &Path) -> PathBuf {
+/// `NAME.txt` (or `NAME.md`) for `file`: its name without `.gz`, then without `.html` or
+/// `.htm`.
+fn output_name(file: &Path, markdown: bool) -> PathBuf {
     let name = file.file_name().unwrap_or(OsStr::new("page"));
     let mut stem = Path::new(name).to_path_buf();
     for ext in ["gz", "html", "htm"] {
@@ -268,7 +278,7 @@ fn output_name(file: &Path) -> PathBuf {
         }
     }
     let mut out = stem.into_os_string();
-    out.push(".txt");
+    out.push(if markdown { ".md" } else { ".txt" });
     PathBuf::from(out)
 }
 
@@ -286,8 +296,16 @@ mod tests {
             ("notes", "notes.txt"),
             ("report.pdf.gz", "report.pdf.txt"),
         ] {
-            assert_eq!(output_name(Path::new(file)), PathBuf::from(name), "{file}");
+            assert_eq!(
+                output_name(Path::new(file), false),
+                PathBuf::from(name),
+                "{file}"
+            );
         }
+        assert_eq!(
+            output_name(Path::new("a.html"), true),
+            PathBuf::from("a.md")
+        );
         for (file, name) in [
             ("d/x.warc.gz", "x.warc.wet.gz"),
             ("x.warc", "x.warc.wet.gz"),

@@ -85,11 +85,38 @@ pub enum BlockKind {
     Template,
 }
 
+/// The block-level element a block of text began in, for Markdown (`super::markdown`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opener {
+    /// A paragraph, a `div`, or text after a closing tag.
+    Para,
+    /// `h1`…`h6`.
+    Heading(u8),
+    /// `li` at list depth `depth` (1 for a top-level list).
+    Item {
+        ordered: bool,
+        depth: u8,
+    },
+    Pre,
+    Quote,
+    /// `td` or `th` of the `row`-th `tr` of the page.
+    Cell {
+        header: bool,
+        row: u32,
+    },
+}
+
+/// Lists nested deeper than this are rendered at this depth.
+const MAX_LIST_DEPTH: u8 = 8;
+
 /// One block of text and its features.
 #[derive(Clone, Copy, Debug)]
 struct Block {
     start: usize,
     end: usize,
+    /// Where its HTML is: after the tag that began it, up to the tag that ended it.
+    html: (usize, usize),
+    opener: Opener,
     words: u32,
     link_words: u32,
     tags: u32,
@@ -99,6 +126,13 @@ struct Block {
     links_after: bool,
     /// The number of the top-level `<article>` element holding the block, 0 for none.
     article: u32,
+}
+
+/// A block of the reader's main content, for Markdown: its HTML and what began it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReaderBlock<'a> {
+    pub html: &'a [u8],
+    pub opener: Opener,
 }
 
 /// A block as [`MainText::blocks`] shows it.
@@ -189,6 +223,19 @@ impl MainText {
         }
     }
 
+    /// The blocks [`Self::reader_text`] is made of, with their HTML in `html` (the page the
+    /// last extract read).
+    pub fn reader_blocks<'a>(&'a self, html: &'a [u8]) -> impl Iterator<Item = ReaderBlock<'a>> {
+        let (from, to) = self.reader_run;
+        self.blocks[from..to]
+            .iter()
+            .filter(|b| matches!(b.kind, BlockKind::Long | BlockKind::Short))
+            .map(move |b| ReaderBlock {
+                html: html.get(b.html.0..b.html.1).unwrap_or_default(),
+                opener: b.opener,
+            })
+    }
+
     /// All the text of the last page, template included: every block, joined by `\n`.
     pub fn page_text(&self) -> &[u8] {
         &self.all
@@ -230,6 +277,12 @@ impl MainText {
             anchors: 0,
             article_depth: 0,
             articles: 0,
+            html_from: 0,
+            html_at: 0,
+            opener: Opener::Para,
+            lists: 0,
+            ordered: 0,
+            rows: 0,
         };
         s.run(html);
     }
@@ -379,6 +432,15 @@ struct Scanner<'a> {
     /// Open `<article>` elements, and how many top-level ones began so far.
     article_depth: u32,
     articles: u32,
+    /// The current block's HTML begins at `html_from`; the tag ending it is at `html_at`.
+    html_from: usize,
+    html_at: usize,
+    /// What began the current block, the open lists (depth, and which are `ol`: a bit per
+    /// depth) and the `tr`s so far.
+    opener: Opener,
+    lists: u8,
+    ordered: u64,
+    rows: u32,
 }
 
 impl Scanner<'_> {
@@ -401,7 +463,48 @@ impl Scanner<'_> {
                 return;
             }
         }
+        self.html_at = html.len();
         self.end_block();
+    }
+
+    /// What a block-level tag `name` (opening, or closing when `close`) means for the
+    /// blocks after it.
+    fn open_block(&mut self, name: &[u8], close: bool) {
+        let lower = |i: usize| name.get(i).map(u8::to_ascii_lowercase);
+        let list_depth = self.lists.min(MAX_LIST_DEPTH);
+        self.opener = match (name.len(), lower(0), lower(1)) {
+            (2, Some(b'u' | b'o'), Some(b'l')) => {
+                if close {
+                    self.lists = self.lists.saturating_sub(1);
+                } else {
+                    self.lists = self.lists.saturating_add(1);
+                    let bit = 1u64 << self.lists.min(63);
+                    if lower(0) == Some(b'o') {
+                        self.ordered |= bit;
+                    } else {
+                        self.ordered &= !bit;
+                    }
+                }
+                Opener::Para
+            }
+            _ if close => Opener::Para,
+            (2, Some(b'h'), Some(d @ b'1'..=b'6')) => Opener::Heading(d - b'0'),
+            (2, Some(b'l'), Some(b'i')) => Opener::Item {
+                ordered: self.ordered >> self.lists.min(63) & 1 == 1,
+                depth: list_depth.max(1),
+            },
+            (2, Some(b't'), Some(b'r')) => {
+                self.rows = self.rows.saturating_add(1);
+                Opener::Para
+            }
+            (2, Some(b't'), Some(c @ (b'd' | b'h'))) => Opener::Cell {
+                header: c == b'h',
+                row: self.rows,
+            },
+            (3, Some(b'p'), Some(b'r')) => Opener::Pre,
+            (10, Some(b'b'), Some(b'l')) => Opener::Quote,
+            _ => Opener::Para,
+        };
     }
 
     /// Handles the markup at `lt` (a `<`); returns where text resumes, or `None` if the input
@@ -413,10 +516,16 @@ impl Scanner<'_> {
                 let el = classify(&html[lt + 1..name_end]);
                 let end = tag_end(html, name_end)?;
                 self.tags = self.tags.saturating_add(1);
+                self.html_at = lt;
                 match el {
-                    El::Block => self.end_block(),
+                    El::Block => {
+                        self.end_block();
+                        self.open_block(&html[lt + 1..name_end], false);
+                        self.html_from = end;
+                    }
                     El::Article => {
                         self.end_block();
+                        self.html_from = end;
                         if self.article_depth == 0 {
                             self.articles = self.articles.saturating_add(1);
                         }
@@ -434,10 +543,16 @@ impl Scanner<'_> {
                 let el = classify(&html[lt + 2..name_end]);
                 let end = tag_end(html, name_end)?;
                 self.tags = self.tags.saturating_add(1);
+                self.html_at = lt;
                 match el {
-                    El::Block => self.end_block(),
+                    El::Block => {
+                        self.end_block();
+                        self.open_block(&html[lt + 2..name_end], true);
+                        self.html_from = end;
+                    }
                     El::Article => {
                         self.end_block();
+                        self.html_from = end;
                         self.article_depth = self.article_depth.saturating_sub(1);
                     }
                     El::Anchor => self.anchors = self.anchors.saturating_sub(1),
@@ -582,6 +697,8 @@ impl Scanner<'_> {
                 out.blocks.push(Block {
                     start: self.start,
                     end: out.all.len(),
+                    html: (self.html_from, self.html_at.max(self.html_from)),
+                    opener: self.opener,
                     words: self.words,
                     link_words: self.link_words,
                     tags: self.tags,

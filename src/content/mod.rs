@@ -25,6 +25,7 @@
 //! and does not build a DOM.
 
 pub mod main_text;
+pub mod markdown;
 mod markup;
 pub mod minhash;
 pub mod near_dup;
@@ -33,6 +34,7 @@ mod swar;
 pub mod template_memory;
 
 pub use main_text::MainText;
+pub use markdown::markdown;
 pub use minhash::{sketch, sketch_parts, Shingled, Sketch};
 pub use near_dup::{Match, MemoryRuns, NearDupIndex, NearDupSpill};
 pub use near_dups::{NearDups, PagePrint};

@@ -1,0 +1,368 @@
+//! A page's main content as Markdown (CommonMark, with GFM tables): the blocks
+//! [`MainText::reader_text`] keeps, each rendered from its own HTML by what began it
+//! ([`Opener`]): headings, list items (nested, ordered or not), code blocks, quotes, table
+//! rows and paragraphs, with links, inline code and emphasis inside them. One pass over each
+//! kept block's bytes; no DOM. Relative link targets stay as the page wrote them.
+
+use memchr::memchr;
+
+use super::main_text::{MainText, Opener};
+use super::markup::{
+    char_ref, classify, is_space, skip_comment, skip_raw_text, tag_end, tag_name_end, El,
+};
+
+/// Appends the Markdown of the last page `main` extracted (`html` is that page) to `out`.
+pub fn markdown(main: &MainText, html: &[u8], out: &mut Vec<u8>) {
+    let mut r = Renderer::default();
+    for b in main.reader_blocks(html) {
+        r.block(b.html, b.opener, out);
+    }
+    r.end_row(out);
+    if !out.is_empty() {
+        out.push(b'\n');
+    }
+}
+
+/// What the blocks before the next one left: the table being written, the last opener.
+#[derive(Default)]
+struct Renderer {
+    /// The row of the table cell written last, and whether its table has its separator.
+    row: Option<u32>,
+    cells: usize,
+    separated: bool,
+    last: Option<Opener>,
+    inline: Vec<u8>,
+}
+
+impl Renderer {
+    fn block(&mut self, html: &[u8], opener: Opener, out: &mut Vec<u8>) {
+        self.inline.clear();
+        if opener == Opener::Pre {
+            raw_text(html, &mut self.inline);
+        } else {
+            inline(html, &mut self.inline);
+        }
+        if self.inline.is_empty() {
+            return;
+        }
+        // Table rows: a cell of the same row continues the line.
+        if let Opener::Cell { row, .. } = opener {
+            if self.row == Some(row) {
+                out.extend_from_slice(b" ");
+                push_cell(out, &self.inline);
+                out.extend_from_slice(b" |");
+                self.cells += 1;
+                return;
+            }
+        }
+        self.end_row(out);
+        if !out.is_empty() {
+            let tight = matches!(
+                (self.last, opener),
+                (Some(Opener::Item { .. }), Opener::Item { .. })
+                    | (Some(Opener::Cell { .. }), Opener::Cell { .. })
+            );
+            out.extend_from_slice(if tight { b"\n" } else { b"\n\n" });
+        }
+        match opener {
+            Opener::Heading(level) => {
+                out.extend(std::iter::repeat_n(b'#', usize::from(level)));
+                out.push(b' ');
+                push_line(out, &self.inline);
+            }
+            Opener::Item { ordered, depth } => {
+                out.extend(std::iter::repeat_n(b' ', 2 * usize::from(depth - 1)));
+                out.extend_from_slice(if ordered { b"1. " } else { b"- " });
+                push_line(out, &self.inline);
+            }
+            Opener::Quote => {
+                out.extend_from_slice(b"> ");
+                push_line(out, &self.inline);
+            }
+            Opener::Pre => {
+                let fence: &[u8] = if memchr::memmem::find(&self.inline, b"```").is_some() {
+                    b"~~~~"
+                } else {
+                    b"```"
+                };
+                out.extend_from_slice(fence);
+                out.push(b'\n');
+                out.extend_from_slice(&self.inline);
+                out.push(b'\n');
+                out.extend_from_slice(fence);
+            }
+            Opener::Cell { row, .. } => {
+                // A table begins: its first row gets the separator.
+                if !matches!(self.last, Some(Opener::Cell { .. })) {
+                    self.separated = false;
+                }
+                out.extend_from_slice(b"| ");
+                push_cell(out, &self.inline);
+                out.extend_from_slice(b" |");
+                self.row = Some(row);
+                self.cells = 1;
+            }
+            Opener::Para => push_line(out, &self.inline),
+        }
+        self.last = Some(opener);
+    }
+
+    /// After a table's first row, its separator (GFM needs one under the header).
+    fn end_row(&mut self, out: &mut Vec<u8>) {
+        if self.row.take().is_some() && !self.separated {
+            out.push(b'\n');
+            out.push(b'|');
+            for _ in 0..self.cells {
+                out.extend_from_slice(b" --- |");
+            }
+            self.separated = true;
+        }
+    }
+}
+
+/// A paragraph's text: a leading character that would start other Markdown is escaped.
+fn push_line(out: &mut Vec<u8>, text: &[u8]) {
+    let starts_block = match text {
+        [b'#' | b'>' | b'-' | b'+' | b'=', ..] => true,
+        [d, ..] if d.is_ascii_digit() => {
+            let digits = text.iter().take_while(|b| b.is_ascii_digit()).count();
+            matches!(text.get(digits), Some(b'.' | b')'))
+        }
+        _ => false,
+    };
+    if starts_block {
+        out.push(b'\\');
+    }
+    out.extend_from_slice(text);
+}
+
+/// A table cell's text: `|` escaped.
+fn push_cell(out: &mut Vec<u8>, text: &[u8]) {
+    for &b in text {
+        if b == b'|' {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+}
+
+/// The inline Markdown of a block's HTML: text with whitespace collapsed and character
+/// references decoded, Markdown's own characters escaped, `<a href>` as `[text](href)`,
+/// `<code>` as backticks, `<strong>`/`<b>` and `<em>`/`<i>` as `**` and `*`.
+fn inline(html: &[u8], out: &mut Vec<u8>) {
+    let mut space = false;
+    let mut link: Option<Vec<u8>> = None;
+    let mut link_start = 0;
+    let mut p = 0;
+    // Bound: every turn moves `p` forward by at least one byte, or ends.
+    while p < html.len() {
+        let Some(off) = memchr(b'<', &html[p..]) else {
+            text(&html[p..], out, &mut space, true);
+            break;
+        };
+        text(&html[p..p + off], out, &mut space, true);
+        let lt = p + off;
+        let close = html.get(lt + 1) == Some(&b'/');
+        let name_at = lt + 1 + usize::from(close);
+        if !html.get(name_at).is_some_and(u8::is_ascii_alphabetic) {
+            if html[lt + 1..].starts_with(b"!--") {
+                match skip_comment(html, lt + 4) {
+                    Some(next) => p = next,
+                    None => break,
+                }
+                continue;
+            }
+            if matches!(html.get(lt + 1), Some(b'!' | b'?' | b'/')) {
+                match memchr(b'>', &html[lt + 1..]) {
+                    Some(o) => p = lt + 2 + o,
+                    None => break,
+                }
+                continue;
+            }
+            text(b"<", out, &mut space, true);
+            p = lt + 1;
+            continue;
+        }
+        let name_end = tag_name_end(html, name_at);
+        let name = &html[name_at..name_end];
+        let Some(end) = tag_end(html, name_end) else {
+            break;
+        };
+        if let (El::Skip(raw), false) = (classify(name), close) {
+            match skip_raw_text(html, end, raw) {
+                Some(next) => p = next,
+                None => break,
+            }
+            continue;
+        }
+        let mark = |out: &mut Vec<u8>, space: &mut bool, m: &[u8]| {
+            if *space && !out.is_empty() {
+                out.push(b' ');
+            }
+            *space = false;
+            out.extend_from_slice(m);
+        };
+        match (name.to_ascii_lowercase().as_slice(), close) {
+            (b"a", false) => {
+                if let Some(href) = attribute(&html[name_end..end], b"href") {
+                    mark(out, &mut space, b"[");
+                    link_start = out.len();
+                    link = Some(href);
+                }
+            }
+            (b"a", true) => {
+                if let Some(href) = link.take() {
+                    if out.len() == link_start {
+                        out.pop();
+                    } else {
+                        out.extend_from_slice(b"](");
+                        for &b in &href {
+                            match b {
+                                b' ' => out.extend_from_slice(b"%20"),
+                                b'(' => out.extend_from_slice(b"%28"),
+                                b')' => out.extend_from_slice(b"%29"),
+                                _ => out.push(b),
+                            }
+                        }
+                        out.push(b')');
+                    }
+                }
+            }
+            (b"code" | b"kbd" | b"samp" | b"tt", _) => mark(out, &mut space, b"`"),
+            (b"strong" | b"b", _) => mark(out, &mut space, b"**"),
+            (b"em" | b"i", _) => mark(out, &mut space, b"*"),
+            (b"br", _) => space = true,
+            _ => {}
+        }
+        p = end;
+    }
+    if let Some(_open) = link {
+        // An `<a>` never closed: its text stays, without the bracket.
+        out.remove(link_start - 1);
+    }
+    // Marks around nothing ("** **") and trailing spaces are left as they are: harmless.
+}
+
+/// A `<pre>` block's text: tags dropped, character references decoded, whitespace kept,
+/// blank lines at either end trimmed.
+fn raw_text(html: &[u8], out: &mut Vec<u8>) {
+    let mut p = 0;
+    let mut space = false;
+    // Bound: every turn moves `p` forward by at least one byte, or ends.
+    while p < html.len() {
+        let Some(off) = memchr(b'<', &html[p..]) else {
+            text(&html[p..], out, &mut space, false);
+            break;
+        };
+        text(&html[p..p + off], out, &mut space, false);
+        match tag_end(html, p + off + 1) {
+            Some(end) => p = end,
+            None => break,
+        }
+    }
+    let first = out
+        .iter()
+        .position(|&b| b != b'\n' && b != b'\r')
+        .unwrap_or(out.len());
+    out.drain(..first);
+    while out.last().is_some_and(|b| b.is_ascii_whitespace()) {
+        out.pop();
+    }
+}
+
+/// Appends text with character references decoded; with `collapse`, whitespace runs become
+/// one space (written before the next text) and Markdown's inline characters are escaped.
+fn text(t: &[u8], out: &mut Vec<u8>, space: &mut bool, collapse: bool) {
+    let mut i = 0;
+    // Bound: every turn consumes at least one byte of `t`.
+    while i < t.len() {
+        let b = t[i];
+        if b == b'&' {
+            if let Some((c, used)) = char_ref(&t[i + 1..]) {
+                let mut utf8 = [0u8; 4];
+                push_text(c.encode_utf8(&mut utf8).as_bytes(), out, space, collapse);
+                i += 1 + used;
+                continue;
+            }
+        }
+        push_text(&t[i..i + 1], out, space, collapse);
+        i += 1;
+    }
+}
+
+fn push_text(bytes: &[u8], out: &mut Vec<u8>, space: &mut bool, collapse: bool) {
+    for &b in bytes {
+        if !collapse {
+            out.push(if b == b'\r' { b'\n' } else { b });
+            continue;
+        }
+        if is_space(b) || b == 0xa0 {
+            *space = true;
+            continue;
+        }
+        if *space && !out.is_empty() && !out.ends_with(b"[") {
+            out.push(b' ');
+        }
+        *space = false;
+        if matches!(b, b'\\' | b'`' | b'*' | b'_' | b'[' | b']') {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+}
+
+/// The value of attribute `name` in a tag's attribute bytes (quoted or not), character
+/// references decoded; `None` when it is absent or empty.
+fn attribute(attrs: &[u8], name: &[u8]) -> Option<Vec<u8>> {
+    let mut p = 0;
+    // Bound: every turn moves `p` past one attribute, or ends.
+    while p < attrs.len() {
+        while p < attrs.len() && (is_space(attrs[p]) || attrs[p] == b'/') {
+            p += 1;
+        }
+        let start = p;
+        while p < attrs.len() && !is_space(attrs[p]) && !matches!(attrs[p], b'=' | b'>' | b'/') {
+            p += 1;
+        }
+        let this = &attrs[start..p];
+        while p < attrs.len() && is_space(attrs[p]) {
+            p += 1;
+        }
+        let mut value: &[u8] = b"";
+        if attrs.get(p) == Some(&b'=') {
+            p += 1;
+            while p < attrs.len() && is_space(attrs[p]) {
+                p += 1;
+            }
+            match attrs.get(p) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let end = memchr(q, &attrs[p + 1..]).map_or(attrs.len(), |o| p + 1 + o);
+                    value = &attrs[p + 1..end];
+                    p = end + 1;
+                }
+                _ => {
+                    let s = p;
+                    while p < attrs.len() && !is_space(attrs[p]) && attrs[p] != b'>' {
+                        p += 1;
+                    }
+                    value = &attrs[s..p];
+                }
+            }
+        }
+        if start == p {
+            p += 1;
+        }
+        if this.eq_ignore_ascii_case(name) {
+            let mut out = Vec::with_capacity(value.len());
+            let mut space = false;
+            text(value, &mut out, &mut space, false);
+            let trimmed = out.trim_ascii();
+            return (!trimmed.is_empty()).then(|| trimmed.to_vec());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+#[path = "markdown_tests.rs"]
+mod tests;
