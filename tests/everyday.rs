@@ -1003,8 +1003,9 @@ fn extract_turns_warc_files_into_wet_files() {
     let para = "The council met on Tuesday to discuss the new bridge, which has been delayed \
                 for three years by disputes over its cost and its route.";
     let page = format!(
-        "<html><body><nav><a href=/>Home</a> <a href=/news>News</a></nav><article>\
-         <h1>Bridge work</h1><p>{para}</p></article></body></html>"
+        "<html lang=en><head><title>Bridge &amp; road</title></head><body><nav><a href=/>Home\
+         </a> <a href=/news>News</a></nav><article><h1>Bridge work</h1><p>{para}</p></article>\
+         </body></html>"
     );
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(page.as_bytes()).unwrap();
@@ -1138,6 +1139,46 @@ fn extract_turns_warc_files_into_wet_files() {
         if common::warcio_available() {
             common::warcio_check(&path);
         }
+    }
+
+    // --markdown: a JSON line per page too, leading back to its record's gzip member.
+    let md = dir.join("md");
+    let r = run(&["extract", "--markdown", "-o", s(&md), s(&files[0])]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(md.join("crawl.warc.wet.gz").exists());
+    let lines = std::fs::read_to_string(md.join("crawl.warc.md.jsonl")).unwrap();
+    let offset = |n: usize| -> usize {
+        records[..n]
+            .iter()
+            .map(|r| {
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                gz.write_all(r).unwrap();
+                gz.finish().unwrap().len()
+            })
+            .sum()
+    };
+    let line = |url: &str, n: usize| {
+        format!(
+            "{{\"url\": \"{url}\", \"fetched\": \"2024-03-12T10:32:00Z\", \"status\": 200, \
+             \"title\": \"Bridge & road\", \"lang\": \"en\", \"markdown\": \
+             \"# Bridge work\\n\\n{para}\\n\", \"warc_file\": \"crawl.warc.gz\", \
+             \"warc_offset\": {}}}\n",
+            offset(n)
+        )
+    };
+    assert_eq!(
+        lines,
+        line("http://a.test/", 2) + &line("http://a.test/plain", 3)
+    );
+    let parsed = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import json,sys; [json.loads(l) for l in open(sys.argv[1])]; print('ok')",
+        ])
+        .arg(md.join("crawl.warc.md.jsonl"))
+        .output();
+    if let Ok(p) = parsed {
+        assert_eq!(String::from_utf8_lossy(&p.stdout).trim(), "ok", "{p:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         }
         assert!(rec.block.len() <= KEEP);
         assert!(rec.block.len() as u64 <= rec.block_len);
-        if response_html(&rec, &mut html) {
+        if response_html(&rec, &mut html).is_some() {
             main.extract(&html, html.len());
             text.clear();
             main.reader_text(&mut text);

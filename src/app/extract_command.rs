@@ -13,7 +13,8 @@
 //! record by record (`store::archive::warc::stream`), and every `response` record holding an
 //! HTML page (2xx, an HTML Content-Type or none and markup first; transfer and content
 //! codings undone) gets a `conversion` record in `NAME.wet.gz` (`X.warc.gz` →
-//! `X.warc.wet.gz`), in DIR or beside FILE (`store::archive::wet`).
+//! `X.warc.wet.gz`), in DIR or beside FILE (`store::archive::wet`); with `--markdown` also a
+//! line in `X.warc.md.jsonl` (`store::archive::page_lines`).
 //!
 //! A file that cannot be read gets a line on stderr and the rest go on; the exit status then
 //! says so. One `MainText` serves every file, its buffers reused.
@@ -29,6 +30,7 @@ use crate::app::cli::ExtractArgs;
 use crate::app::exit::{usage, ExitStatus, Failure};
 use crate::content::{markdown, MainText};
 
+use crate::store::archive::page_lines::{PageLine, PageLines};
 use crate::store::archive::warc::stream::{StreamError, StreamRecord, WarcStream};
 use crate::store::archive::warc::WarcInfo;
 use crate::store::archive::wet::{response_html, WetWriter};
@@ -102,13 +104,15 @@ struct Extractor {
     text: Vec<u8>,
     main: MainText,
     record: StreamRecord,
+    md: Vec<u8>,
+    title: Vec<u8>,
 }
 
 impl Extractor {
     /// Converts the WARC file `file` into a WET file in `dir`, or beside it.
     fn wet(&mut self, file: &Path, dir: Option<&Path>) -> Result<(), FileError> {
         let out = dir.unwrap_or(file.parent().unwrap_or(Path::new(".")));
-        let out = out.join(wet_name(file));
+        let out = out.join(derived_name(file, ".wet.gz"));
         let mut stream = WarcStream::open(file).map_err(FileError::Read)?;
         let info = WarcInfo {
             software: format!("spinneret/{} extract", env!("CARGO_PKG_VERSION")),
@@ -117,33 +121,59 @@ impl Extractor {
         };
         let mut wet = WetWriter::create(&out, &info, std::time::SystemTime::now())
             .map_err(|e| FileError::Write(out.clone(), e))?;
-        match self.convert(&mut stream, &mut wet, &out) {
+        let lines_path = out.with_file_name(derived_name(file, ".md.jsonl"));
+        let mut lines = match self.markdown {
+            true => match PageLines::create(&lines_path) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    let _ = wet.abandon();
+                    return Err(FileError::Write(lines_path, e));
+                }
+            },
+            false => None,
+        };
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        match self.convert(&mut stream, &mut wet, lines.as_mut(), &name, &out) {
             Ok(()) => {
                 wet.finish().map_err(|e| FileError::Write(out, e))?;
+                if let Some(l) = lines {
+                    l.finish().map_err(|e| FileError::Write(lines_path, e))?;
+                }
+                Ok(())
             }
             Err(e) => {
                 let _ = wet.abandon();
-                return Err(e);
+                if let Some(l) = lines {
+                    let _ = l.abandon();
+                }
+                Err(e)
             }
         }
-        Ok(())
     }
 
-    /// Writes a conversion record to `wet` for every HTML response of `stream`.
+    /// Writes a conversion record to `wet`, and a line to `lines`, for every HTML response
+    /// of `stream` (the file `warc_file`).
     fn convert(
         &mut self,
         stream: &mut WarcStream,
         wet: &mut WetWriter,
+        mut lines: Option<&mut PageLines>,
+        warc_file: &str,
         out: &Path,
     ) -> Result<(), FileError> {
+        let write_err = |e| FileError::Write(out.to_path_buf(), e);
         // Bound: each turn reads one record of the file.
         while stream
             .next_record(MAX_HTML_BYTES as usize, &mut self.record)
             .map_err(FileError::Warc)?
         {
-            if !self.page_text() {
+            let Some(status) = response_html(&self.record, &mut self.html) else {
                 continue;
-            }
+            };
+            let html = &self.html;
+            self.main.extract(html, html.len());
+            self.text.clear();
+            self.main.reader_text(&mut self.text);
             let r = &self.record;
             let field = |name| r.header(name).unwrap_or("");
             wet.conversion(
@@ -152,22 +182,27 @@ impl Extractor {
                 field("WARC-Record-ID"),
                 &self.text,
             )
-            .map_err(|e| FileError::Write(out.to_path_buf(), e))?;
+            .map_err(write_err)?;
+            if let Some(lines) = lines.as_deref_mut() {
+                self.md.clear();
+                markdown(&self.main, html, &mut self.md);
+                self.title.clear();
+                self.main.title(html, &mut self.title);
+                lines
+                    .push(&PageLine {
+                        url: field("WARC-Target-URI"),
+                        fetched: field("WARC-Date"),
+                        status,
+                        title: &self.title,
+                        lang: self.main.lang(),
+                        markdown: &self.md,
+                        warc_file,
+                        warc_offset: r.offset,
+                    })
+                    .map_err(write_err)?;
+            }
         }
         Ok(())
-    }
-
-    /// The text of `self.record` into `self.text` when it is an HTML response; `false` when
-    /// it is anything else.
-    fn page_text(&mut self) -> bool {
-        if !response_html(&self.record, &mut self.html) {
-            return false;
-        }
-        let html = &self.html;
-        self.main.extract(html, html.len());
-        self.text.clear();
-        self.main.reader_text(&mut self.text);
-        true
     }
 
     fn write_to_dir(&mut self, file: &Path, dir: &Path) -> Result<(), FileError> {
@@ -252,13 +287,13 @@ fn read_html(file: &Path, out: &mut Vec<u8>) -> io::Result<()> {
     Ok(())
 }
 
-/// The WET file of the WARC `file`: its name without `.gz`, then `.wet.gz` (`X.warc.gz` →
-/// `X.warc.wet.gz`, as Common Crawl names them).
-fn wet_name(file: &Path) -> PathBuf {
+/// A file derived from the WARC `file`: its name without `.gz`, then `suffix` (`.wet.gz`:
+/// `X.warc.gz` → `X.warc.wet.gz`, as Common Crawl names them; `.md.jsonl`).
+fn derived_name(file: &Path, suffix: &str) -> PathBuf {
     let name = file.file_name().unwrap_or(OsStr::new("warc"));
     let name = name.to_string_lossy();
     let stem = name.strip_suffix(".gz").unwrap_or(&name);
-    PathBuf::from(format!("{stem}.wet.gz"))
+    PathBuf::from(format!("{stem}{suffix}"))
 }
 
 /// `NAME.txt` (or `NAME.md`) for `file`: its name without `.gz`, then without `.html` or
@@ -310,7 +345,11 @@ mod tests {
             ("d/x.warc.gz", "x.warc.wet.gz"),
             ("x.warc", "x.warc.wet.gz"),
         ] {
-            assert_eq!(wet_name(Path::new(file)), PathBuf::from(name), "{file}");
+            assert_eq!(
+                derived_name(Path::new(file), ".wet.gz"),
+                PathBuf::from(name),
+                "{file}"
+            );
         }
     }
 }

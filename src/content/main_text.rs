@@ -45,7 +45,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::is_word_byte;
 use super::markup::{
-    char_ref, classify, is_space, skip_comment, skip_raw_text, tag_end, tag_name_end, El,
+    attribute, char_ref, classify, is_space, plain_text, skip_comment, skip_raw_text, tag_end,
+    tag_name_end, El,
 };
 use super::swar::{control_lanes, eq_lanes, word_lanes};
 use super::template_memory::TemplateMemory;
@@ -106,6 +107,8 @@ pub enum Opener {
     },
 }
 
+/// Longest `<html lang>` kept (a language tag is a few letters; this bounds a hostile one).
+const MAX_LANG_BYTES: usize = 64;
 /// Lists nested deeper than this are rendered at this depth.
 const MAX_LIST_DEPTH: u8 = 8;
 
@@ -157,6 +160,9 @@ pub struct MainText {
     main: Vec<u8>,
     /// The blocks of the reader's densest run, `from..to` (empty: no main content).
     reader_run: (usize, usize),
+    /// The first `<title>`'s text in the HTML, and `<html lang>`.
+    title: Option<(usize, usize)>,
+    lang: Vec<u8>,
     truncated: bool,
     /// Reused for the template memory: block hashes and its answers.
     hashes: Vec<u64>,
@@ -236,6 +242,20 @@ impl MainText {
             })
     }
 
+    /// The last page's `<title>` (the first one), as plain text, appended to `out` (`html`
+    /// is that page).
+    pub fn title(&self, html: &[u8], out: &mut Vec<u8>) {
+        if let Some((from, to)) = self.title {
+            plain_text(html.get(from..to).unwrap_or_default(), out);
+        }
+    }
+
+    /// The last page's language as its `<html lang>` gives it (`-` and letters, as written),
+    /// empty when it gives none.
+    pub fn lang(&self) -> &[u8] {
+        &self.lang
+    }
+
     /// All the text of the last page, template included: every block, joined by `\n`.
     pub fn page_text(&self) -> &[u8] {
         &self.all
@@ -263,6 +283,8 @@ impl MainText {
         self.blocks.clear();
         self.main.clear();
         self.reader_run = (0, 0);
+        self.title = None;
+        self.lang.clear();
         self.truncated = false;
         let html = &html[..html.len().min(limit)];
         let mut s = Scanner {
@@ -334,9 +356,14 @@ impl MainText {
             BlockKind::Short => 0,
             BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
         });
-        // And the short blocks right before it: the headline, the byline, the dateline.
+        // And the short blocks right before it (the headline, the byline, the dateline) and
+        // right after it (a closing list, a last short paragraph).
+        let mut end = end;
         while end > start && start > range.0 && blocks[start - 1].kind == BlockKind::Short {
             start -= 1;
+        }
+        while end > start && end < range.1 && blocks[end].kind == BlockKind::Short {
+            end += 1;
         }
         self.reader_run = (start, end);
         for b in &mut blocks[from..to] {
@@ -520,7 +547,14 @@ impl Scanner<'_> {
                 match el {
                     El::Block => {
                         self.end_block();
-                        self.open_block(&html[lt + 1..name_end], false);
+                        let name = &html[lt + 1..name_end];
+                        if name.eq_ignore_ascii_case(b"html") && self.out.lang.is_empty() {
+                            if let Some(lang) = attribute(&html[name_end..end], b"lang") {
+                                self.out.lang = lang;
+                                self.out.lang.truncate(MAX_LANG_BYTES);
+                            }
+                        }
+                        self.open_block(name, false);
                         self.html_from = end;
                     }
                     El::Article => {
@@ -533,7 +567,16 @@ impl Scanner<'_> {
                     }
                     El::Anchor => self.anchors = (self.anchors + 1).min(MAX_ANCHOR_DEPTH),
                     El::Break => self.line_break(),
-                    El::Skip(name) => return skip_raw_text(html, end, name),
+                    El::Skip(name) => {
+                        let next = skip_raw_text(html, end, name);
+                        if name == b"title" && self.out.title.is_none() {
+                            let to = next.map_or(html.len(), |n| {
+                                memchr::memrchr(b'<', &html[end..n]).map_or(n, |o| end + o)
+                            });
+                            self.out.title = Some((end, to));
+                        }
+                        return next;
+                    }
                     El::Inline => {}
                 }
                 Some(end)

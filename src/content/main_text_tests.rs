@@ -368,3 +368,20 @@ fn the_reader_text_keeps_the_headings_and_short_blocks_between_the_paragraphs() 
     mt.reader_text(&mut none);
     assert!(none.is_empty());
 }
+
+#[test]
+fn title_and_language_come_from_the_head() {
+    let page = "<!DOCTYPE html><HTML Lang=\"en-GB\" class=x><head><title>\n  Bridge &amp; road\n\
+                </title><title>second</title></head><body><p>text</p></body></html>";
+    let mut mt = MainText::new();
+    mt.extract(page.as_bytes(), usize::MAX);
+    let mut title = Vec::new();
+    mt.title(page.as_bytes(), &mut title);
+    assert_eq!(title, b"Bridge & road");
+    assert_eq!(mt.lang(), b"en-GB");
+    // Another page forgets them; a title cut by the limit keeps what was read.
+    mt.extract(b"<html><title>Cut", usize::MAX);
+    title.clear();
+    mt.title(b"<html><title>Cut", &mut title);
+    assert_eq!((title.as_slice(), mt.lang()), (&b"Cut"[..], &b""[..]));
+}

@@ -8,7 +8,7 @@ use memchr::memchr;
 
 use super::main_text::{MainText, Opener};
 use super::markup::{
-    char_ref, classify, is_space, skip_comment, skip_raw_text, tag_end, tag_name_end, El,
+    attribute, char_ref, classify, is_space, skip_comment, skip_raw_text, tag_end, tag_name_end, El,
 };
 
 /// Appends the Markdown of the last page `main` extracted (`html` is that page) to `out`.
@@ -309,58 +309,6 @@ fn push_text(bytes: &[u8], out: &mut Vec<u8>, space: &mut bool, collapse: bool) 
         }
         out.push(b);
     }
-}
-
-/// The value of attribute `name` in a tag's attribute bytes (quoted or not), character
-/// references decoded; `None` when it is absent or empty.
-fn attribute(attrs: &[u8], name: &[u8]) -> Option<Vec<u8>> {
-    let mut p = 0;
-    // Bound: every turn moves `p` past one attribute, or ends.
-    while p < attrs.len() {
-        while p < attrs.len() && (is_space(attrs[p]) || attrs[p] == b'/') {
-            p += 1;
-        }
-        let start = p;
-        while p < attrs.len() && !is_space(attrs[p]) && !matches!(attrs[p], b'=' | b'>' | b'/') {
-            p += 1;
-        }
-        let this = &attrs[start..p];
-        while p < attrs.len() && is_space(attrs[p]) {
-            p += 1;
-        }
-        let mut value: &[u8] = b"";
-        if attrs.get(p) == Some(&b'=') {
-            p += 1;
-            while p < attrs.len() && is_space(attrs[p]) {
-                p += 1;
-            }
-            match attrs.get(p) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let end = memchr(q, &attrs[p + 1..]).map_or(attrs.len(), |o| p + 1 + o);
-                    value = &attrs[p + 1..end];
-                    p = end + 1;
-                }
-                _ => {
-                    let s = p;
-                    while p < attrs.len() && !is_space(attrs[p]) && attrs[p] != b'>' {
-                        p += 1;
-                    }
-                    value = &attrs[s..p];
-                }
-            }
-        }
-        if start == p {
-            p += 1;
-        }
-        if this.eq_ignore_ascii_case(name) {
-            let mut out = Vec::with_capacity(value.len());
-            let mut space = false;
-            text(value, &mut out, &mut space, false);
-            let trimmed = out.trim_ascii();
-            return (!trimmed.is_empty()).then(|| trimmed.to_vec());
-        }
-    }
-    None
 }
 
 #[cfg(test)]

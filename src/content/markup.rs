@@ -221,3 +221,88 @@ const NAMED_REFS: [(&[u8], char); 21] = [
 pub(super) fn char_ref(s: &[u8]) -> Option<(char, usize)> {
     crate::links::char_ref_named(s, &NAMED_REFS)
 }
+
+/// The value of attribute `name` in a tag's attribute bytes (quoted or not), character
+/// references decoded; `None` when it is absent or empty.
+pub(super) fn attribute(attrs: &[u8], name: &[u8]) -> Option<Vec<u8>> {
+    let mut p = 0;
+    // Bound: every turn moves `p` past one attribute, or ends.
+    while p < attrs.len() {
+        while p < attrs.len() && (is_space(attrs[p]) || attrs[p] == b'/') {
+            p += 1;
+        }
+        let start = p;
+        while p < attrs.len() && !is_space(attrs[p]) && !matches!(attrs[p], b'=' | b'>' | b'/') {
+            p += 1;
+        }
+        let this = &attrs[start..p];
+        while p < attrs.len() && is_space(attrs[p]) {
+            p += 1;
+        }
+        let mut value: &[u8] = b"";
+        if attrs.get(p) == Some(&b'=') {
+            p += 1;
+            while p < attrs.len() && is_space(attrs[p]) {
+                p += 1;
+            }
+            match attrs.get(p) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let end = memchr(q, &attrs[p + 1..]).map_or(attrs.len(), |o| p + 1 + o);
+                    value = &attrs[p + 1..end];
+                    p = end + 1;
+                }
+                _ => {
+                    let s = p;
+                    while p < attrs.len() && !is_space(attrs[p]) && attrs[p] != b'>' {
+                        p += 1;
+                    }
+                    value = &attrs[s..p];
+                }
+            }
+        }
+        if start == p {
+            p += 1;
+        }
+        if this.eq_ignore_ascii_case(name) {
+            let mut out = Vec::with_capacity(value.len());
+            plain_text(value, &mut out);
+            return (!out.is_empty()).then_some(out);
+        }
+    }
+    None
+}
+
+/// Appends `t` as plain text: character references decoded, whitespace runs one space,
+/// none at either end.
+pub(super) fn plain_text(t: &[u8], out: &mut Vec<u8>) {
+    let base = out.len();
+    let mut space = false;
+    let mut i = 0;
+    // Bound: every turn consumes at least one byte of `t`.
+    while i < t.len() {
+        let (c, used) = match t[i] {
+            b'&' => match char_ref(&t[i + 1..]) {
+                Some((c, used)) => (Some(c), 1 + used),
+                None => (None, 1),
+            },
+            _ => (None, 1),
+        };
+        let mut utf8 = [0u8; 4];
+        let bytes = match c {
+            Some(c) => c.encode_utf8(&mut utf8).as_bytes(),
+            None => &t[i..i + 1],
+        };
+        for &b in bytes {
+            if is_space(b) {
+                space = true;
+            } else {
+                if space && out.len() > base {
+                    out.push(b' ');
+                }
+                space = false;
+                out.push(b);
+            }
+        }
+        i += used;
+    }
+}

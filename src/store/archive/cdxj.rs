@@ -178,7 +178,7 @@ fn head_fields(len: usize, text: &str) -> HttpHead<'_> {
 
 /// A JSON string as Python's `json.dumps` (ensure_ascii) writes it. Invalid UTF-8 becomes
 /// U+FFFD.
-fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
+pub(crate) fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
     let u16_escape = |out: &mut Vec<u8>, u: u16| {
         out.extend_from_slice(b"\\u");
         for shift in [12, 8, 4, 0] {

@@ -5,10 +5,9 @@
 //! tools built on it, read them as they read Common Crawl's.
 //!
 //! A file is written as `NAME.open` and renamed to NAME when [`WetWriter::finish`] is
-//! called, so a file with the final name is complete; a stopped run leaves only `.open`.
+//! called ([`OpenFile`]), so a file with the final name is complete.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -16,6 +15,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use md5::{Digest as _, Md5};
 
+use super::open_file::OpenFile;
 use super::warc::stream::StreamRecord;
 use super::warc::{
     push_field_value, push_sha1_base32, sha1, write_record, RecordIdGen, RecordType, WarcInfo,
@@ -29,8 +29,8 @@ pub const MAX_PAGE_BYTES: u64 = 64 << 20;
 /// whose response is 2xx with an HTML Content-Type (or none, and markup first); transfer and
 /// content codings undone, at most [`MAX_PAGE_BYTES`]. A response cut short (by its writer's
 /// size limit, or by the caller keeping only the first bytes) still gives what it holds.
-/// `false` (and `out` unspecified) for any other record.
-pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> bool {
+/// Its HTTP status, or `None` (and `out` unspecified) for any other record.
+pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> Option<u16> {
     out.clear();
     let is = |name, prefix: &str| {
         rec.header(name).is_some_and(|v| {
@@ -38,7 +38,7 @@ pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> bool {
         })
     };
     if !is("WARC-Type", "response") || !is("Content-Type", "application/http") {
-        return false;
+        return None;
     }
     let limits = Limits {
         max_body_bytes: MAX_PAGE_BYTES,
@@ -49,9 +49,7 @@ pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> bool {
     if let Ok((Progress::NeedMore, _)) = http.process(&rec.block) {
         let _ = http.process_eof();
     }
-    let Some(head) = http.head() else {
-        return false;
-    };
+    let head = http.head()?;
     let body = http.body();
     let html_type = match head.content_type() {
         Some(t) => {
@@ -61,23 +59,22 @@ pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> bool {
         None => body.trim_ascii_start().starts_with(b"<"),
     };
     if !(200..300).contains(&head.status) || !html_type {
-        return false;
+        return None;
     }
-    match decode_content(head, body, &limits, out) {
+    let page = match decode_content(head, body, &limits, out) {
         Ok(true) => true,
         Ok(false) => {
             out.extend_from_slice(body);
             true
         }
         Err(_) => !out.is_empty(),
-    }
+    };
+    page.then_some(head.status)
 }
 
 /// A WET file being written.
 pub struct WetWriter {
-    out: BufWriter<File>,
-    open: PathBuf,
-    path: PathBuf,
+    file: OpenFile,
     record: Vec<u8>,
     records: u64,
 }
@@ -85,13 +82,8 @@ pub struct WetWriter {
 impl WetWriter {
     /// Starts `path` (as `path.open`) with a `warcinfo` record of `info`, dated `now`.
     pub fn create(path: &Path, info: &WarcInfo, now: SystemTime) -> io::Result<WetWriter> {
-        let mut open = path.as_os_str().to_owned();
-        open.push(".open");
-        let open = PathBuf::from(open);
         let mut w = WetWriter {
-            out: BufWriter::with_capacity(64 * 1024, File::create(&open)?),
-            open,
-            path: path.to_path_buf(),
+            file: OpenFile::create(path)?,
             record: Vec::new(),
             records: 0,
         };
@@ -148,22 +140,18 @@ impl WetWriter {
     }
 
     /// Flushes the file to disk and gives it its name.
-    pub fn finish(mut self) -> io::Result<PathBuf> {
-        self.out.flush()?;
-        self.out.get_ref().sync_all()?;
-        std::fs::rename(&self.open, &self.path)?;
-        Ok(self.path)
+    pub fn finish(self) -> io::Result<PathBuf> {
+        self.file.finish()
     }
 
     /// Gives up the file: what was written of it is removed.
     pub fn abandon(self) -> io::Result<()> {
-        drop(self.out);
-        std::fs::remove_file(&self.open)
+        self.file.abandon()
     }
 
     /// Writes `self.record` as one gzip member.
     fn member(&mut self) -> io::Result<()> {
-        let mut gz = GzEncoder::new(&mut self.out, Compression::fast());
+        let mut gz = GzEncoder::new(self.file.writer(), Compression::fast());
         gz.write_all(&self.record)?;
         gz.finish()?;
         Ok(())

@@ -1,0 +1,70 @@
+//! A file written under `NAME.open` and renamed to NAME when complete (flushed and synced
+//! first), or removed when given up: a file with its final name is always whole, and a run
+//! stopped part way leaves only `.open`. For files written start to end in one go (WET and
+//! JSONL of `spinneret extract`); the WARC writer rotates and recovers its own.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+pub struct OpenFile {
+    out: BufWriter<File>,
+    open: PathBuf,
+    path: PathBuf,
+}
+
+impl OpenFile {
+    /// Creates `path.open` (truncating one a stopped run left).
+    pub fn create(path: &Path) -> io::Result<OpenFile> {
+        let mut open = path.as_os_str().to_owned();
+        open.push(".open");
+        let open = PathBuf::from(open);
+        Ok(OpenFile {
+            out: BufWriter::with_capacity(64 * 1024, File::create(&open)?),
+            open,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Where the bytes go.
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        &mut self.out
+    }
+
+    /// Flushes and syncs the file and gives it its name.
+    pub fn finish(mut self) -> io::Result<PathBuf> {
+        self.out.flush()?;
+        self.out.get_ref().sync_all()?;
+        std::fs::rename(&self.open, &self.path)?;
+        Ok(self.path)
+    }
+
+    /// Gives up the file: what was written of it is removed.
+    pub fn abandon(self) -> io::Result<()> {
+        drop(self.out);
+        std::fs::remove_file(&self.open)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_dir::TempDir;
+
+    #[test]
+    fn named_only_when_finished_and_gone_when_abandoned() {
+        let dir = TempDir::new("open-file", "name");
+        let path = dir.0.join("x.jsonl");
+        let mut f = OpenFile::create(&path).unwrap();
+        f.writer().write_all(b"line\n").unwrap();
+        assert!(!path.exists() && dir.0.join("x.jsonl.open").exists());
+        assert_eq!(f.finish().unwrap(), path);
+        assert_eq!(std::fs::read(&path).unwrap(), b"line\n");
+        assert!(!dir.0.join("x.jsonl.open").exists());
+        let gone = dir.0.join("y.jsonl");
+        let mut f = OpenFile::create(&gone).unwrap();
+        f.writer().write_all(b"half").unwrap();
+        f.abandon().unwrap();
+        assert!(!gone.exists() && !dir.0.join("y.jsonl.open").exists());
+    }
+}
