@@ -32,9 +32,12 @@ pub const MAX_PAGE_BYTES: u64 = 64 << 20;
 /// Its HTTP status, or `None` (and `out` unspecified) for any other record.
 pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> Option<u16> {
     out.clear();
+    // Bytes, not `str` slices: a header value is any producer's bytes, read lossily.
     let is = |name, prefix: &str| {
         rec.header(name).is_some_and(|v| {
-            v.len() >= prefix.len() && v[..prefix.len()].eq_ignore_ascii_case(prefix)
+            v.as_bytes()
+                .get(..prefix.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
         })
     };
     if !is("WARC-Type", "response") || !is("Content-Type", "application/http") {
@@ -177,6 +180,23 @@ mod tests {
     use super::*;
     use crate::store::archive::warc::reader::read_records;
     use crate::store::test_dir::TempDir;
+
+    #[test]
+    fn a_record_with_any_header_bytes_is_not_a_page_and_no_panic() {
+        // Found by the warc_to_wet fuzz target: a multi-byte character where the prefix
+        // of a header value is compared.
+        let mut rec = StreamRecord {
+            headers: vec![
+                ("WARC-Type".into(), "respon\u{fffd}".into()),
+                ("Content-Type".into(), "applicat\u{fffd}".into()),
+            ],
+            ..StreamRecord::default()
+        };
+        let mut out = Vec::new();
+        assert_eq!(response_html(&rec, &mut out), None);
+        rec.headers[0].1 = "response".into();
+        assert_eq!(response_html(&rec, &mut out), None);
+    }
 
     #[test]
     fn a_wet_file_reads_back_with_its_warcinfo_and_conversions() {
