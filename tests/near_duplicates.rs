@@ -30,7 +30,7 @@ use spinneret::store::archive::warc::reader::read_records;
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
 use spinneret_tools::http_server::{HttpServer, HttpServerConfig, Response, Routes, Script};
 use spinneret_tools::resemblanceweb::{tokens, ResemblancePage, ResemblanceWeb, SEED};
-use spinneret_tools::templateweb::TemplateWeb;
+use spinneret_tools::templateweb::{Sites, TemplateWeb};
 
 /// Articles of the generated web: about 770 pages.
 const ARTICLES: usize = 400;

@@ -435,7 +435,7 @@ fn parse_template_args(mut it: impl Iterator<Item = String>) -> Result<(usize, D
 }
 
 fn template_main((articles, lifetime): (usize, Duration)) -> ExitCode {
-    use spinneret_tools::templateweb::TemplateWeb;
+    use spinneret_tools::templateweb::{Sites, TemplateWeb};
     let web = TemplateWeb::generate(articles);
     let http = match HttpServer::start(HttpServerConfig {
         routes: web.routes(),

@@ -27,11 +27,9 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use crate::dns_server::Record;
-use crate::http_server::Routes;
 use crate::templateweb::layout::{site_a, site_b, PageContext, Template};
 use crate::templateweb::words::{Rng, Words};
-use crate::templateweb::{front_pages, jaccards, loopback_records, page_url, site_routes};
+use crate::templateweb::{jaccards, Sites};
 use article::Article;
 
 /// The sites' host names. The Herald and the Courier use templateweb's news layout (with
@@ -113,39 +111,6 @@ impl ResemblanceWeb {
         k
     }
 
-    /// The URL of page `n` on a server at `port`.
-    pub fn url(&self, n: usize, port: u16) -> String {
-        let p = &self.pages[n];
-        page_url(p.host, &p.path, port)
-    }
-
-    /// Page numbers by URL (as [`ResemblanceWeb::url`] spells them).
-    pub fn numbers(&self, port: u16) -> HashMap<String, usize> {
-        (0..self.pages.len())
-            .map(|n| (self.url(n, port), n))
-            .collect()
-    }
-
-    /// Each site's front page.
-    pub fn seeds(&self, port: u16) -> Vec<String> {
-        front_pages(&HOSTS, port)
-    }
-
-    /// Every page, and each site's `/` listing its pages in order.
-    pub fn routes(&self) -> Routes {
-        site_routes(
-            &HOSTS,
-            self.pages
-                .iter()
-                .map(|p| (p.host, &p.path[..], &p.html[..])),
-        )
-    }
-
-    /// Every name on 127.0.0.1.
-    pub fn dns_records(&self) -> HashMap<String, Vec<Record>> {
-        loopback_records(&HOSTS)
-    }
-
     /// The ground truth: exact word 4-shingle Jaccard ([`shingles`]) of the article texts of
     /// every pair of pages sharing at least one shingle (absent pairs: 0), keyed `(i, j)` with
     /// `i < j`; computed through an inverted index, never all N² pairs.
@@ -156,6 +121,19 @@ impl ResemblanceWeb {
             .map(|p| shingles(&p.article, TRUTH_SHINGLE_WORDS))
             .collect();
         jaccards(&sets)
+    }
+}
+
+impl Sites for ResemblanceWeb {
+    fn hosts(&self) -> &[&'static str] {
+        &HOSTS
+    }
+    fn len(&self) -> usize {
+        self.pages.len()
+    }
+    fn page(&self, n: usize) -> (&str, &str, &str) {
+        let p = &self.pages[n];
+        (p.host, &p.path, &p.html)
     }
 }
 

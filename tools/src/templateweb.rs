@@ -78,39 +78,6 @@ impl TemplateWeb {
         k
     }
 
-    /// The URL of page `n` on a server at `port`.
-    pub fn url(&self, n: usize, port: u16) -> String {
-        let p = &self.pages[n];
-        page_url(p.host, &p.path, port)
-    }
-
-    /// Page numbers by URL (as [`TemplateWeb::url`] spells them).
-    pub fn numbers(&self, port: u16) -> HashMap<String, usize> {
-        (0..self.pages.len())
-            .map(|n| (self.url(n, port), n))
-            .collect()
-    }
-
-    /// Each site's front page.
-    pub fn seeds(&self, port: u16) -> Vec<String> {
-        front_pages(&HOSTS, port)
-    }
-
-    /// Every page, and each site's `/` listing its pages in order.
-    pub fn routes(&self) -> Routes {
-        site_routes(
-            &HOSTS,
-            self.pages
-                .iter()
-                .map(|p| (p.host, &p.path[..], &p.html[..])),
-        )
-    }
-
-    /// Both names on 127.0.0.1.
-    pub fn dns_records(&self) -> HashMap<String, Vec<Record>> {
-        loopback_records(&HOSTS)
-    }
-
     /// The ground truth: word 3-shingle Jaccard of every pair of pages' article texts that
     /// share a shingle (absent pairs: 0), keyed `(smaller, larger)` page number.
     pub fn truth(&self) -> HashMap<(usize, usize), f64> {
@@ -119,27 +86,69 @@ impl TemplateWeb {
     }
 }
 
-/// `http://HOST:PORT/PATH`.
-pub(crate) fn page_url(host: &str, path: &str, port: u16) -> String {
-    format!("http://{host}:{port}{path}")
+/// A generated web of news sites on loopback: its hosts and pages, and what serving it
+/// needs (URLs, seeds, routes, DNS records), the same for every such web.
+pub trait Sites {
+    /// The sites' host names.
+    fn hosts(&self) -> &[&'static str];
+    /// Pages in generation order.
+    fn len(&self) -> usize;
+    /// Page `n`: its host, path and HTML.
+    fn page(&self, n: usize) -> (&str, &str, &str);
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The URL of page `n` on a server at `port`.
+    fn url(&self, n: usize, port: u16) -> String {
+        let (host, path, _) = self.page(n);
+        format!("http://{host}:{port}{path}")
+    }
+
+    /// Page numbers by URL (as [`Sites::url`] spells them).
+    fn numbers(&self, port: u16) -> HashMap<String, usize> {
+        (0..self.len()).map(|n| (self.url(n, port), n)).collect()
+    }
+
+    /// Each site's front page.
+    fn seeds(&self, port: u16) -> Vec<String> {
+        self.hosts()
+            .iter()
+            .map(|h| format!("http://{h}:{port}/"))
+            .collect()
+    }
+
+    /// Every page, and each site's `/` listing its pages in order.
+    fn routes(&self) -> Routes {
+        site_routes(self.hosts(), (0..self.len()).map(|n| self.page(n)))
+    }
+
+    /// Every name on 127.0.0.1.
+    fn dns_records(&self) -> HashMap<String, Vec<Record>> {
+        self.hosts()
+            .iter()
+            .map(|h| (h.to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)]))
+            .collect()
+    }
 }
 
-/// Each of `hosts`' front page on `port`.
-pub(crate) fn front_pages(hosts: &[&str], port: u16) -> Vec<String> {
-    hosts.iter().map(|h| page_url(h, "/", port)).collect()
-}
-
-/// Every name of `hosts` on 127.0.0.1.
-pub(crate) fn loopback_records(hosts: &[&str]) -> HashMap<String, Vec<Record>> {
-    hosts
-        .iter()
-        .map(|h| (h.to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)]))
-        .collect()
+impl Sites for TemplateWeb {
+    fn hosts(&self) -> &[&'static str] {
+        &HOSTS
+    }
+    fn len(&self) -> usize {
+        self.pages.len()
+    }
+    fn page(&self, n: usize) -> (&str, &str, &str) {
+        let p = &self.pages[n];
+        (p.host, &p.path, &p.html)
+    }
 }
 
 /// Routes for `pages` (host, path, HTML), and a `/` on each of `hosts` listing its pages in
 /// the order given (a page on another host goes on the first one's list).
-pub(crate) fn site_routes<'a>(
+fn site_routes<'a>(
     hosts: &[&str],
     pages: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
 ) -> Routes {
