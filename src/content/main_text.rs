@@ -67,6 +67,9 @@ const LINK_DENSITY_DIVISOR: u64 = 3;
 /// that follows an ad and precedes a subheading.
 const TEASER_MAX_WORDS: u32 = 40;
 const TEASER_NEIGHBOUR_LINKS: (u64, u64) = (5, 9);
+/// Words in long blocks below which the reader's run is not the page's main content (the
+/// page has none such: short posts, items) and every other block is taken instead.
+const READER_MIN_RUN_WORDS: u64 = 40;
 /// How much a long block's words weigh in the reader's run against other blocks' (1 in the
 /// fingerprint's run).
 const READER_LONG_WEIGHT: i64 = 3;
@@ -160,6 +163,9 @@ pub struct MainText {
     main: Vec<u8>,
     /// The blocks of the reader's densest run, `from..to` (empty: no main content).
     reader_run: (usize, usize),
+    /// The page has no run worth the name: `reader_run` is the whole page (or article) and
+    /// short blocks between link lists (teasers, or a thread's posts) count too.
+    reader_all: bool,
     /// The first `<title>`'s text in the HTML, and `<html lang>`.
     title: Option<(usize, usize)>,
     lang: Vec<u8>,
@@ -220,7 +226,7 @@ impl MainText {
     pub fn reader_text(&self, out: &mut Vec<u8>) {
         let (from, to) = self.reader_run;
         for b in &self.blocks[from..to] {
-            if matches!(b.kind, BlockKind::Long | BlockKind::Short) {
+            if self.for_reader(b) {
                 if !out.is_empty() {
                     out.push(b'\n');
                 }
@@ -235,11 +241,20 @@ impl MainText {
         let (from, to) = self.reader_run;
         self.blocks[from..to]
             .iter()
-            .filter(|b| matches!(b.kind, BlockKind::Long | BlockKind::Short))
+            .filter(|b| self.for_reader(b))
             .map(move |b| ReaderBlock {
                 html: html.get(b.html.0..b.html.1).unwrap_or_default(),
                 opener: b.opener,
             })
+    }
+
+    /// Whether block `b` of the reader's run is the reader's.
+    fn for_reader(&self, b: &Block) -> bool {
+        match b.kind {
+            BlockKind::Long | BlockKind::Short => true,
+            BlockKind::Boilerplate => self.reader_all && !is_link_text(b),
+            BlockKind::Template => false,
+        }
     }
 
     /// The last page's `<title>` (the first one), as plain text, appended to `out` (`html`
@@ -283,6 +298,7 @@ impl MainText {
         self.blocks.clear();
         self.main.clear();
         self.reader_run = (0, 0);
+        self.reader_all = false;
         self.title = None;
         self.lang.clear();
         self.truncated = false;
@@ -365,7 +381,15 @@ impl MainText {
         while end > start && end < range.1 && blocks[end].kind == BlockKind::Short {
             end += 1;
         }
-        self.reader_run = (start, end);
+        // A page of short posts or items (a forum thread, a listing) has no run worth the
+        // name: the reader gets every block that is not link text or template instead.
+        let run_words: u64 = blocks[start..end]
+            .iter()
+            .filter(|b| b.kind == BlockKind::Long)
+            .map(|b| u64::from(b.words))
+            .sum();
+        self.reader_all = run_words < READER_MIN_RUN_WORDS;
+        self.reader_run = if self.reader_all { range } else { (start, end) };
         for b in &mut blocks[from..to] {
             b.kept = b.kind == BlockKind::Long;
             if b.kept {

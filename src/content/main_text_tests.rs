@@ -385,3 +385,27 @@ fn title_and_language_come_from_the_head() {
     mt.title(b"<html><title>Cut", &mut title);
     assert_eq!((title.as_slice(), mt.lang()), (&b"Cut"[..], &b""[..]));
 }
+
+#[test]
+fn a_page_of_short_posts_gives_the_reader_every_post_and_no_navigation() {
+    let posts: String = (0..6)
+        .map(|i| {
+            format!("<div class=post><p>Reply {i}: works for me on the new version.</p></div>")
+        })
+        .collect();
+    let page = format!(
+        "<html><body><nav><a href=/>Home</a> <a href=/forum>Forum</a> <a href=/help>Help</a>\
+         </nav><h1>Upgrade problems</h1>{posts}<footer><a href=/terms>Terms</a></footer>\
+         </body></html>"
+    );
+    let mut mt = MainText::new();
+    // No long block: no main text for the fingerprint...
+    assert!(mt.extract(page.as_bytes(), usize::MAX).is_empty());
+    // ...but the reader gets the heading and every post, and no link list.
+    let mut reader = Vec::new();
+    mt.reader_text(&mut reader);
+    let got = lines(&reader);
+    assert_eq!(got.len(), 7, "{got:?}");
+    assert_eq!(got[0], "Upgrade problems");
+    assert!(got[1..].iter().all(|l| l.starts_with("Reply ")), "{got:?}");
+}
