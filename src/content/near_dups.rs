@@ -18,7 +18,7 @@ use super::minhash::{equal_bins_for, sketch, Sketch};
 use super::{MainText, MemoryRuns, NearDupIndex, NearDupSpill, TemplateMemory};
 
 /// RAM for a partition's sketch index before it spills runs (200 bytes a page in RAM:
-/// about 42,000 pages; past it runs go to the spill store and RAM keeps 1/256 of them).
+/// about 42,000 pages; past it runs go to the spill store and RAM keeps 1/128 of them).
 pub const DEFAULT_NEAR_DUP_RAM: usize = 8 << 20;
 /// Hosts whose template blocks are remembered at once (3 KiB each: 12 MiB).
 pub const TEMPLATE_HOSTS: usize = 4096;
