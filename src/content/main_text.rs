@@ -161,11 +161,8 @@ pub struct MainText {
     all: Vec<u8>,
     blocks: Vec<Block>,
     main: Vec<u8>,
-    /// The blocks of the reader's densest run, `from..to` (empty: no main content).
-    reader_run: (usize, usize),
-    /// The page has no run worth the name: `reader_run` is the whole page (or article) and
-    /// short blocks between link lists (teasers, or a thread's posts) count too.
-    reader_all: bool,
+    /// The blocks the runs are looked for in: the article's, or all.
+    range: (usize, usize),
     /// The first `<title>`'s text in the HTML, and `<html lang>`.
     title: Option<(usize, usize)>,
     lang: Vec<u8>,
@@ -224,9 +221,9 @@ impl MainText {
     /// chosen run that is not link text or template — the long blocks of [`Self::text`] and
     /// the headings, bylines, captions and short paragraphs between them — joined by `\n`.
     pub fn reader_text(&self, out: &mut Vec<u8>) {
-        let (from, to) = self.reader_run;
+        let (from, to, all) = self.reader_run();
         for b in &self.blocks[from..to] {
-            if self.for_reader(b) {
+            if for_reader(b, all) {
                 if !out.is_empty() {
                     out.push(b'\n');
                 }
@@ -238,22 +235,47 @@ impl MainText {
     /// The blocks [`Self::reader_text`] is made of, with their HTML in `html` (the page the
     /// last extract read).
     pub fn reader_blocks<'a>(&'a self, html: &'a [u8]) -> impl Iterator<Item = ReaderBlock<'a>> {
-        let (from, to) = self.reader_run;
+        let (from, to, all) = self.reader_run();
         self.blocks[from..to]
             .iter()
-            .filter(|b| self.for_reader(b))
+            .filter(move |b| for_reader(b, all))
             .map(move |b| ReaderBlock {
                 html: html.get(b.html.0..b.html.1).unwrap_or_default(),
                 opener: b.opener,
             })
     }
 
-    /// Whether block `b` of the reader's run is the reader's.
-    fn for_reader(&self, b: &Block) -> bool {
-        match b.kind {
-            BlockKind::Long | BlockKind::Short => true,
-            BlockKind::Boilerplate => self.reader_all && !is_link_text(b),
-            BlockKind::Template => false,
+    /// The reader's run, `from..to`, and whether it is the whole page (or article) for
+    /// want of one. Taken when asked (the crawl's fingerprint does not need it): a reader
+    /// wants the headings, lists and short paragraphs between the article's paragraphs too,
+    /// so short blocks do not break the run and long ones weigh more (tuned on WCXB's dev
+    /// split: F1 0.685 with the fingerprint's run, 0.738 with this).
+    fn reader_run(&self) -> (usize, usize, bool) {
+        let (blocks, range) = (&self.blocks, self.range);
+        let (mut start, mut end) = densest_run(blocks, range, |b, words, tags| match b.kind {
+            BlockKind::Long => READER_LONG_WEIGHT * words - tags,
+            BlockKind::Short => 0,
+            BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
+        });
+        // And the short blocks right before it (the headline, the byline, the dateline) and
+        // right after it (a closing list, a last short paragraph).
+        while end > start && start > range.0 && blocks[start - 1].kind == BlockKind::Short {
+            start -= 1;
+        }
+        while end > start && end < range.1 && blocks[end].kind == BlockKind::Short {
+            end += 1;
+        }
+        // A page of short posts or items (a forum thread, a listing) has no run worth the
+        // name: the reader gets every block that is not link text or template instead.
+        let run_words: u64 = blocks[start..end]
+            .iter()
+            .filter(|b| b.kind == BlockKind::Long)
+            .map(|b| u64::from(b.words))
+            .sum();
+        if run_words < READER_MIN_RUN_WORDS {
+            (range.0, range.1, true)
+        } else {
+            (start, end, false)
         }
     }
 
@@ -297,8 +319,7 @@ impl MainText {
         self.all.clear();
         self.blocks.clear();
         self.main.clear();
-        self.reader_run = (0, 0);
-        self.reader_all = false;
+        self.range = (0, 0);
         self.title = None;
         self.lang.clear();
         self.truncated = false;
@@ -364,32 +385,7 @@ impl MainText {
             BlockKind::Short => -tags.max(1),
             BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
         });
-        // A reader wants the headings, lists and short paragraphs between the article's
-        // paragraphs too: short blocks do not break the run, and long ones weigh more
-        // (tuned on WCXB's dev split: F1 0.685 with the fingerprint's run, 0.738 with this).
-        let (mut start, end) = densest_run(blocks, range, |b, words, tags| match b.kind {
-            BlockKind::Long => READER_LONG_WEIGHT * words - tags,
-            BlockKind::Short => 0,
-            BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
-        });
-        // And the short blocks right before it (the headline, the byline, the dateline) and
-        // right after it (a closing list, a last short paragraph).
-        let mut end = end;
-        while end > start && start > range.0 && blocks[start - 1].kind == BlockKind::Short {
-            start -= 1;
-        }
-        while end > start && end < range.1 && blocks[end].kind == BlockKind::Short {
-            end += 1;
-        }
-        // A page of short posts or items (a forum thread, a listing) has no run worth the
-        // name: the reader gets every block that is not link text or template instead.
-        let run_words: u64 = blocks[start..end]
-            .iter()
-            .filter(|b| b.kind == BlockKind::Long)
-            .map(|b| u64::from(b.words))
-            .sum();
-        self.reader_all = run_words < READER_MIN_RUN_WORDS;
-        self.reader_run = if self.reader_all { range } else { (start, end) };
+        self.range = range;
         for b in &mut blocks[from..to] {
             b.kept = b.kind == BlockKind::Long;
             if b.kept {
@@ -399,6 +395,16 @@ impl MainText {
                 self.main.extend_from_slice(&self.all[b.start..b.end]);
             }
         }
+    }
+}
+
+/// Whether block `b` of the reader's run is the reader's (`all`: the run is the whole page
+/// for want of one, and short blocks between link lists, teasers or a thread's posts, count).
+fn for_reader(b: &Block, all: bool) -> bool {
+    match b.kind {
+        BlockKind::Long | BlockKind::Short => true,
+        BlockKind::Boilerplate => all && !is_link_text(b),
+        BlockKind::Template => false,
     }
 }
 
