@@ -692,6 +692,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_threshold_is_a_number_from_0_to_1() {
+        use std::str::FromStr;
+        assert_eq!(Threshold::from_str("0.85"), Ok(Threshold(0.85)));
+        assert_eq!(Threshold::from_str("1"), Ok(Threshold(1.0)));
+        for bad in ["1.5", "-0.1", "high", "NaN", ""] {
+            assert!(Threshold::from_str(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -2,7 +2,7 @@
 //! WARC files as WET files (README, "Extracting text"), by `content::MainText`, the crawl's
 //! own extractor.
 //!
-//! An HTML FILE is read whole (at most [`MAX_HTML_BYTES`] of HTML: a larger file, or a gzip
+//! An HTML FILE is read whole (at most [`MAX_PAGE_BYTES`] of HTML: a larger file, or a gzip
 //! that inflates past it, is cut there, as the crawl cuts a body at `--max-scan-bytes`),
 //! inflated when it is gzip (by its magic bytes, whatever its name), and its reader text
 //! (`MainText::reader_text`: the densest run's blocks that are not link text) written to
@@ -33,11 +33,7 @@ use crate::content::{markdown, MainText};
 use crate::store::archive::page_lines::{PageLine, PageLines};
 use crate::store::archive::warc::stream::{StreamError, StreamRecord, WarcStream};
 use crate::store::archive::warc::WarcInfo;
-use crate::store::archive::wet::{response_html, WetWriter};
-
-/// HTML read from one file, after inflating: a hostile gzip cannot make the process hold
-/// more (the crawl's own limit per page is far lower, `--max-scan-bytes`).
-pub const MAX_HTML_BYTES: u64 = 64 << 20;
+use crate::store::archive::wet::{response_html, WetWriter, MAX_PAGE_BYTES};
 
 /// Why one file gave no text.
 #[derive(Debug)]
@@ -58,8 +54,10 @@ impl std::fmt::Display for FileError {
 }
 
 pub fn run(args: &ExtractArgs) -> Result<ExitStatus, Failure> {
-    let warcs = args.files.iter().filter(|f| is_warc(f)).count();
-    if args.out.is_none() && args.files.len() - warcs > 1 {
+    // Told once per file by its first bytes: a WARC file or an HTML one.
+    let warc: Vec<bool> = args.files.iter().map(|f| is_warc(f)).collect();
+    let html_files = warc.iter().filter(|w| !**w).count();
+    if args.out.is_none() && html_files > 1 {
         return Err(usage(format!(
             "extract: {} files and no -o DIR: give -o DIR, or one file for stdout",
             args.files.len()
@@ -74,9 +72,9 @@ pub fn run(args: &ExtractArgs) -> Result<ExitStatus, Failure> {
         ..Extractor::default()
     };
     let mut failed = 0usize;
-    for file in &args.files {
+    for (file, &is_warc) in args.files.iter().zip(&warc) {
         let result = match &args.out {
-            _ if is_warc(file) => extractor.wet(file, args.out.as_deref()),
+            _ if is_warc => extractor.wet(file, args.out.as_deref()),
             Some(dir) => extractor.write_to_dir(file, dir),
             None => extractor.write_to_stdout(file),
         };
@@ -164,7 +162,7 @@ impl Extractor {
         let write_err = |e| FileError::Write(out.to_path_buf(), e);
         // Bound: each turn reads one record of the file.
         while stream
-            .next_record(MAX_HTML_BYTES as usize, &mut self.record)
+            .next_record(MAX_PAGE_BYTES as usize, &mut self.record)
             .map_err(FileError::Warc)?
         {
             let Some(status) = response_html(&self.record, &mut self.html) else {
@@ -240,20 +238,11 @@ impl Extractor {
 /// Whether `file` is a WARC file: its first bytes, inflated if it is gzip, are `WARC/1.`.
 /// A file that cannot be read is not (its HTML read then reports why).
 fn is_warc(file: &Path) -> bool {
-    let Ok(f) = File::open(file) else {
-        return false;
-    };
-    let mut r = BufReader::new(f);
-    let Ok(head) = std::io::BufRead::fill_buf(&mut r) else {
-        return false;
-    };
     let mut start = [0u8; 7];
-    let n = if head.starts_with(&[0x1f, 0x8b]) {
-        read_up_to(MultiGzDecoder::new(r), &mut start)
-    } else {
-        read_up_to(r, &mut start)
-    };
-    &start[..n] == b"WARC/1."
+    match open_inflated(file) {
+        Ok(r) => read_up_to(r, &mut start) == start.len() && &start == b"WARC/1.",
+        Err(_) => false,
+    }
 }
 
 /// Reads until `buf` is full or the input ends (or fails): the bytes read.
@@ -269,21 +258,21 @@ fn read_up_to(mut r: impl Read, buf: &mut [u8]) -> usize {
     n
 }
 
-/// Reads at most [`MAX_HTML_BYTES`] of `file` into `out`, inflated if it is gzip.
+/// `file` to read, inflated when it is gzip (by its magic bytes, whatever its name).
+fn open_inflated(file: &Path) -> io::Result<Box<dyn Read>> {
+    let mut r = BufReader::with_capacity(64 * 1024, File::open(file)?);
+    let gzip = std::io::BufRead::fill_buf(&mut r)?.starts_with(&[0x1f, 0x8b]);
+    Ok(if gzip {
+        Box::new(MultiGzDecoder::new(r))
+    } else {
+        Box::new(r)
+    })
+}
+
+/// Reads at most [`MAX_PAGE_BYTES`] of `file` into `out`, inflated if it is gzip.
 fn read_html(file: &Path, out: &mut Vec<u8>) -> io::Result<()> {
     out.clear();
-    let mut r = BufReader::with_capacity(64 * 1024, File::open(file)?);
-    let gzip = {
-        let head = std::io::BufRead::fill_buf(&mut r)?;
-        head.starts_with(&[0x1f, 0x8b])
-    };
-    if gzip {
-        MultiGzDecoder::new(r)
-            .take(MAX_HTML_BYTES)
-            .read_to_end(out)?;
-    } else {
-        r.take(MAX_HTML_BYTES).read_to_end(out)?;
-    }
+    open_inflated(file)?.take(MAX_PAGE_BYTES).read_to_end(out)?;
     Ok(())
 }
 

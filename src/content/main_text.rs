@@ -54,7 +54,8 @@ use super::template_memory::TemplateMemory;
 /// Words from which a block that is not link text counts as long: more than a dateline or a
 /// byline ("By A. Writer, Tuesday 12 March 2024 10:32 GMT" is 10), fewer than most paragraphs.
 pub const LONG_BLOCK_WORDS: u32 = 12;
-/// Most blocks kept from one page (24 bytes each: 1.5 MiB at most). Real pages have hundreds.
+/// Most blocks kept from one page (64 bytes each with their HTML range and opener: 4 MiB at
+/// most). Real pages have hundreds.
 pub const MAX_BLOCKS: usize = 1 << 16;
 /// A block is link text when more than `1 / LINK_DENSITY_DIVISOR` of its words are inside
 /// `<a>` (boilerpipe's 0.33 split between content and navigation).

@@ -202,7 +202,17 @@ fn inline(html: &[u8], out: &mut Vec<u8>) {
             *space = false;
             out.extend_from_slice(m);
         };
-        match (name.to_ascii_lowercase().as_slice(), close) {
+        // The names that matter are short: lowercased on the stack, not per tag on the heap.
+        let mut lower = [0u8; 8];
+        let n = name.len().min(lower.len());
+        lower[..n].copy_from_slice(&name[..n]);
+        lower.make_ascii_lowercase();
+        let name = if name.len() <= lower.len() {
+            &lower[..n]
+        } else {
+            b"" as &[u8]
+        };
+        match (name, close) {
             (b"a", false) => {
                 if let Some(href) = attribute(&html[name_end..end], b"href") {
                     mark(out, &mut space, b"[");

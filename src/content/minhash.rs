@@ -48,8 +48,6 @@ const BIN_BITS: usize = 4;
 pub const SKETCH_BYTES: usize = BINS * BIN_BITS / 8;
 /// Bands a sketch is looked up by.
 pub const BANDS: usize = 16;
-/// Bins per band: 8 of 4 bits, a `u32`.
-pub const BAND_BINS: usize = BINS / BANDS;
 /// Probes an empty bin makes for a reached one before it takes the next reached bin in
 /// order (reached only when very few bins are: one in 128 is left after 1,024 probes with
 /// probability 3e-4).
@@ -157,16 +155,6 @@ pub struct Shingled {
 pub fn sketch(text: &[u8]) -> Shingled {
     let mut s = Shingles::default();
     s.feed(text);
-    s.finish()
-}
-
-/// The sketch of the text `parts` joined by a separator (`\n`, or any other byte that is
-/// not a word byte): what [`sketch`] of the joined text gives, without joining it.
-pub fn sketch_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> Shingled {
-    let mut s = Shingles::default();
-    for p in parts {
-        s.feed(p);
-    }
     s.finish()
 }
 

@@ -126,13 +126,6 @@ fn edge_cases_match_the_naive_reference() {
 }
 
 #[test]
-fn parts_sketch_as_the_text_joined_by_newlines() {
-    let parts: [&[u8]; 4] = [b"One two Three", b"four", b"", b"five six, seven"];
-    assert_eq!(sketch_parts(parts), sketch(&parts.join(&b'\n')));
-    assert_eq!(sketch_parts([&b"a b"[..], b"c"]), sketch(b"a b\nc"));
-}
-
-#[test]
 fn case_punctuation_and_repeats_do_not_change_the_sketch() {
     let a = sketch(b"The quick brown fox jumps over the lazy dog");
     let b = sketch(b"the QUICK, brown fox -- jumps over the lazy dog!");

@@ -35,7 +35,7 @@ pub mod template_memory;
 
 pub use main_text::MainText;
 pub use markdown::markdown;
-pub use minhash::{sketch, sketch_parts, Shingled, Sketch};
+pub use minhash::{sketch, Shingled, Sketch};
 pub use near_dup::{Match, MemoryRuns, NearDupIndex, NearDupSpill};
 pub use near_dups::{NearDups, PagePrint};
 pub use template_memory::TemplateMemory;

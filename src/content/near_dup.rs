@@ -97,7 +97,8 @@ impl Match {
 pub trait NearDupSpill {
     /// Starts a new, empty run; returns its handle.
     fn create_run(&mut self) -> io::Result<u64>;
-    /// Appends bytes to a run being written.
+    /// Appends bytes to a run being written; one that fails leaves the run as it was (the
+    /// index and its sketch log retry after an error, at the same offsets).
     fn append(&mut self, run: u64, bytes: &[u8]) -> io::Result<()>;
     /// Fills `out` with the run's bytes from `offset`; an error if the run is shorter.
     fn read_at(&mut self, run: u64, offset: u64, out: &mut [u8]) -> io::Result<()>;

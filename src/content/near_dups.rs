@@ -151,6 +151,39 @@ impl NearDups {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_threshold_decides_how_alike_a_copy_must_be() {
+        // Every 50th word of 300 edited: 6 words, 24 of 297 shingles, Jaccard about 0.85.
+        let article = words(3, 300);
+        let edited: String = article
+            .split(' ')
+            .enumerate()
+            .map(|(i, w)| if i % 50 == 25 { "edited" } else { w })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut loose = NearDups::new(1 << 20).with_threshold(0.5);
+        let mut strict = NearDups::new(1 << 20).with_threshold(0.99);
+        for n in [&mut loose, &mut strict] {
+            assert!(
+                !n.page(page(&article, "").as_bytes(), b"a.test")
+                    .unwrap()
+                    .near_duplicate
+            );
+        }
+        assert!(
+            loose
+                .page(page(&edited, "").as_bytes(), b"b.test")
+                .unwrap()
+                .near_duplicate
+        );
+        assert!(
+            !strict
+                .page(page(&edited, "").as_bytes(), b"b.test")
+                .unwrap()
+                .near_duplicate
+        );
+    }
+
     fn page(article: &str, extra: &str) -> String {
         format!(
             "<html><body><nav><a href=/a>Home</a> <a href=/b>World</a></nav>\

@@ -18,11 +18,13 @@ use md5::{Digest as _, Md5};
 use super::open_file::OpenFile;
 use super::warc::stream::StreamRecord;
 use super::warc::{
-    push_field_value, push_sha1_base32, sha1, write_record, RecordIdGen, RecordType, WarcInfo,
+    push_field, push_sha1_base32, sha1, write_record, RecordIdGen, RecordType, WarcInfo,
 };
 use crate::http::{decode_content, Limits, Progress, ResponseDecoder};
 
-/// Most HTML taken from one response record (what `spinneret extract` reads of an HTML file).
+/// Most HTML taken from one page: of a response record, or of an HTML file given to
+/// `spinneret extract` (a hostile gzip cannot make the process hold more; the crawl cuts a
+/// body far sooner, at `--max-scan-bytes`).
 pub const MAX_PAGE_BYTES: u64 = 64 << 20;
 
 /// The HTML page a WARC record holds, into `out`: a `response` record of `application/http`
@@ -117,18 +119,18 @@ impl WetWriter {
         let r = &mut self.record;
         r.clear();
         r.extend_from_slice(b"WARC/1.1\r\nWARC-Type: conversion\r\n");
-        field(r, "WARC-Target-URI", target_uri);
-        field(r, "WARC-Date", date);
-        field(
+        push_field(r, "WARC-Target-URI", target_uri);
+        push_field(r, "WARC-Date", date);
+        push_field(
             r,
             "WARC-Record-ID",
             &id_for(refers_to.as_bytes()).to_string(),
         );
-        field(r, "WARC-Refers-To", refers_to);
+        push_field(r, "WARC-Refers-To", refers_to);
         r.extend_from_slice(b"WARC-Block-Digest: ");
         push_sha1_base32(r, &sha1(text));
         r.extend_from_slice(b"\r\nContent-Type: text/plain\r\n");
-        field(r, "Content-Length", &text.len().to_string());
+        push_field(r, "Content-Length", &text.len().to_string());
         r.extend_from_slice(b"\r\n");
         r.extend_from_slice(text);
         r.extend_from_slice(b"\r\n\r\n");
@@ -159,13 +161,6 @@ impl WetWriter {
         gz.finish()?;
         Ok(())
     }
-}
-
-fn field(out: &mut Vec<u8>, name: &str, value: &str) {
-    out.extend_from_slice(name.as_bytes());
-    out.extend_from_slice(b": ");
-    push_field_value(out, value);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// A record ID that follows from `key` (the record it derives from): converting a file again

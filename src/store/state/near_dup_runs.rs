@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -78,8 +78,10 @@ impl NearDupSpill for NearDupRuns {
     }
 
     fn append(&mut self, run: u64, bytes: &[u8]) -> io::Result<()> {
+        // At the run's length, not the file's cursor: an append that fails part way leaves
+        // the run as it was, and the next one writes over what it left.
         let r = self.run(run)?;
-        r.file.write_all(bytes)?;
+        r.file.write_all_at(bytes, r.len)?;
         r.len += bytes.len() as u64;
         Ok(())
     }

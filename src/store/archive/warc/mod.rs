@@ -177,7 +177,7 @@ pub(crate) fn push_field_value(out: &mut Vec<u8>, v: &str) {
     }
 }
 
-fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
+pub(crate) fn push_field(out: &mut Vec<u8>, name: &str, value: &str) {
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b": ");
     push_field_value(out, value);
