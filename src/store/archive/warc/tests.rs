@@ -1047,13 +1047,17 @@ fn warcio_and_cdxj_indexer_agree_with_our_index() {
         return;
     }
     let theirs = String::from_utf8(idx.stdout).unwrap();
-    let with_simhash = fs::read_to_string(&indexes[0]).unwrap();
-    assert_eq!(with_simhash.matches("\"sketch\": ").count(), 4);
-    let ours: String = with_simhash
+    let with_sketch = fs::read_to_string(&indexes[0]).unwrap();
+    assert_eq!(with_sketch.matches("\"sketch\": ").count(), 4);
+    let ours: String = with_sketch
         .split_inclusive('\n')
         .map(|l| match l.find(", \"sketch\": \"") {
-            // 16 hex digits and the closing quote follow the field's opening.
-            Some(at) => format!("{}{}", &l[..at], &l[at + 14 + 17..]),
+            // The field runs to its closing quote.
+            Some(at) => {
+                let value = at + ", \"sketch\": \"".len();
+                let end = value + l[value..].find('"').unwrap() + 1;
+                format!("{}{}", &l[..at], &l[end..])
+            }
             None => l.to_string(),
         })
         .collect();
