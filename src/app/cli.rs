@@ -522,6 +522,15 @@ pub struct CommonArgs {
     /// digest and gzip's CRC-32 already cover the body. Other records always have one.
     #[arg(long)]
     pub warc_block_digest: bool,
+    /// Write each HTML page's main text beside each WARC file `X.warc.gz`, as a WET file
+    /// `X.warc.wet.gz` (Common Crawl's layout: a `conversion` record per HTML response).
+    #[arg(long)]
+    pub text: bool,
+    /// Write each HTML page's main content as Markdown beside each WARC file `X.warc.gz`, a
+    /// JSON line per page in `X.warc.md.jsonl` (url, fetched, status, title, lang, markdown,
+    /// warc_file, warc_offset).
+    #[arg(long)]
+    pub markdown: bool,
     /// Decoded content scanned for links per page (e.g. 4M); links past it are not followed.
     #[arg(long, value_name = "BYTES", default_value_t = Size(DEFAULT_MAX_SCAN_BYTES as u64))]
     pub max_scan_bytes: Size,
@@ -579,6 +588,15 @@ pub struct BenchArgs {
     /// its cost.
     #[arg(long)]
     pub warc_block_digest: bool,
+    /// Write each HTML page's main text beside each WARC file `X.warc.gz`, as a WET file
+    /// `X.warc.wet.gz` (Common Crawl's layout: a `conversion` record per HTML response).
+    #[arg(long)]
+    pub text: bool,
+    /// Write each HTML page's main content as Markdown beside each WARC file `X.warc.gz`, a
+    /// JSON line per page in `X.warc.md.jsonl` (url, fetched, status, title, lang, markdown,
+    /// warc_file, warc_offset).
+    #[arg(long)]
+    pub markdown: bool,
     /// Keep the output here instead of a temporary directory that is removed afterwards.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,

@@ -28,6 +28,7 @@ use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
 use crate::store::archive::output::{Echo, OutputConfig};
+use crate::store::archive::text_sides::TextOut;
 use crate::store::archive::spool::FileSpool;
 use crate::store::state::crawl_db;
 use crate::ReturnCode;
@@ -150,6 +151,10 @@ impl CommonArgs {
         output.warc_max_size = self.warc_max_size.0;
         output.gzip_level = self.gzip.level;
         output.response_block_digest = self.warc_block_digest;
+        output.text = TextOut {
+            wet: self.text,
+            markdown: self.markdown,
+        };
         output.command_line = Some(command_line());
         output.options = self.options(&crawler);
         if self.verbose {

@@ -117,7 +117,7 @@ impl Extractor {
             description: Some(format!("text of {}", file.display())),
             ..WarcInfo::default()
         };
-        let mut wet = WetWriter::create(&out, &info, std::time::SystemTime::now())
+        let mut wet = WetWriter::create(&out, &info, std::time::SystemTime::now(), 1)
             .map_err(|e| FileError::Write(out.clone(), e))?;
         let lines_path = out.with_file_name(derived_name(file, ".md.jsonl"));
         let mut lines = match self.markdown {

@@ -81,7 +81,10 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
 /// last complete record and closed, and its index (or one a kill left unsorted beside a
 /// closed file) is rebuilt from the lines that point inside what was kept.
 fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
-    use crate::store::{archive::recover, state::commit_mark};
+    use crate::store::{
+        archive::{recover, text_sides},
+        state::commit_mark,
+    };
     let last = commit_mark::find_last(dir).map_err(|e| Failure::Output(e.to_string()))?;
     if let Some(last) = last {
         let cut = recover::cut_back(dir, &last).map_err(Failure::output)?;
@@ -100,7 +103,8 @@ fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
             .final_path
             .as_ref()
             .and_then(|p| std::fs::metadata(p).ok());
-        recover::recover_open_index(&path, kept.map(|m| m.len())).map_err(Failure::output)?;
+        recover::recover_open_index(&path, kept.as_ref().map(|m| m.len())).map_err(Failure::output)?;
+        text_sides::recover_open(&path, kept.is_some()).map_err(Failure::output)?;
         if !quiet {
             eprint_line(&format!(
                 "spinneret: recovered {}: {} records kept, {} bytes of a cut record dropped",
@@ -111,5 +115,6 @@ fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
         }
     }
     recover::recover_orphan_indexes(dir).map_err(Failure::output)?;
+    text_sides::recover_orphans(dir).map_err(Failure::output)?;
     Ok(())
 }

@@ -103,10 +103,8 @@ impl NearDups {
     /// sketch, and whether an earlier page resembles it at the threshold; then the page is
     /// added to the index. `None` when the main text is too short to sketch.
     pub fn page(&mut self, html: &[u8], host: &[u8]) -> Option<PagePrint> {
-        let text = self
-            .text
-            .extract_with_memory(html, html.len(), &mut self.memory, host);
-        let print = sketch(text);
+        self.extract(html, host);
+        let print = sketch(self.text.text());
         if print.shingles < MIN_SHINGLES {
             return None;
         }
@@ -134,6 +132,20 @@ impl NearDups {
             sketch: print.sketch,
             near_duplicate: found.is_some(),
         })
+    }
+
+    /// The main text of `html` on `host` (the template memory learning from it), without a
+    /// sketch: for a page whose text is wanted but not its fingerprint. [`Self::main_text`]
+    /// then has it.
+    pub fn extract(&mut self, html: &[u8], host: &[u8]) {
+        self.text
+            .extract_with_memory(html, html.len(), &mut self.memory, host);
+    }
+
+    /// The last page's main text ([`Self::page`] or [`Self::extract`]): its blocks, reader
+    /// text, title and language.
+    pub fn main_text(&self) -> &MainText {
+        &self.text
     }
 
     fn failed(&mut self, e: io::Error) {

@@ -24,6 +24,7 @@ pub(crate) fn mark(log_len: u64, warcs: &[Option<(&str, u64)>]) -> CommitMark {
             .iter()
             .map(|w| w.map(|(n, l)| (n.to_string(), l)))
             .collect(),
+        texts: Vec::new(),
     }
 }
 

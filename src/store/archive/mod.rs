@@ -20,6 +20,7 @@ pub mod page_lines;
 mod page_work;
 pub mod recover;
 pub mod spool;
+pub mod text_sides;
 pub mod stats_json;
 pub mod timeline;
 pub mod warc;

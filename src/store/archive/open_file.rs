@@ -11,6 +11,8 @@ pub struct OpenFile {
     out: BufWriter<File>,
     open: PathBuf,
     path: PathBuf,
+    /// Bytes written so far (some perhaps still in `out`'s buffer).
+    len: u64,
 }
 
 impl OpenFile {
@@ -23,12 +25,36 @@ impl OpenFile {
             out: BufWriter::with_capacity(64 * 1024, File::create(&open)?),
             open,
             path: path.to_path_buf(),
+            len: 0,
         })
     }
 
-    /// Where the bytes go.
-    pub fn writer(&mut self) -> &mut BufWriter<File> {
-        &mut self.out
+    /// Appends `bytes`.
+    pub fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes written so far: the file's length once flushed.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Hands what is buffered to the OS (enough for a kill).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Flushes and fsyncs (enough for a power cut).
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_data()
+    }
+
+    /// The name the file will have.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Flushes and syncs the file and gives it its name.
@@ -56,14 +82,15 @@ mod tests {
         let dir = TempDir::new("open-file", "name");
         let path = dir.0.join("x.jsonl");
         let mut f = OpenFile::create(&path).unwrap();
-        f.writer().write_all(b"line\n").unwrap();
+        f.write_all(b"line\n").unwrap();
+        assert_eq!(f.len(), 5);
         assert!(!path.exists() && dir.0.join("x.jsonl.open").exists());
         assert_eq!(f.finish().unwrap(), path);
         assert_eq!(std::fs::read(&path).unwrap(), b"line\n");
         assert!(!dir.0.join("x.jsonl.open").exists());
         let gone = dir.0.join("y.jsonl");
         let mut f = OpenFile::create(&gone).unwrap();
-        f.writer().write_all(b"half").unwrap();
+        f.write_all(b"half").unwrap();
         f.abandon().unwrap();
         assert!(!gone.exists() && !dir.0.join("y.jsonl.open").exists());
     }

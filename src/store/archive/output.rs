@@ -22,7 +22,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::crawl_log::{self, CrawlLog, LogLine};
-use super::page_work::{self, Content, FingerprintJob, PageJob, PageWorker};
+use super::page_work::{self, Content, ContentJob, PageJob, PageWorker};
+use super::text_sides::{TextOut, TextSides};
+use super::wet;
 use super::warc::{self, BlockDeflater, RevisitProfile, WarcInfo, WarcWriter, WriterOptions};
 pub use super::writer::Written;
 use super::writer::{
@@ -101,6 +103,8 @@ pub struct OutputConfig {
     pub near_dup_ram: usize,
     /// The resemblance from which a page is a near-duplicate.
     pub near_dup_threshold: f64,
+    /// The text of HTML pages to write beside each WARC file (`text_sides`).
+    pub text: TextOut,
 }
 
 /// Where [`OutputConfig::echo`] writes: shared by the partitions of a crawl.
@@ -143,6 +147,7 @@ impl OutputConfig {
             page_worker: true,
             near_dup_ram: crate::content::near_dups::DEFAULT_NEAR_DUP_RAM,
             near_dup_threshold: crate::content::near_dups::DEFAULT_THRESHOLD,
+            text: TextOut::default(),
         }
     }
 }
@@ -192,6 +197,8 @@ pub struct Output {
     gauges: Arc<WriterGauges>,
     /// The next page's outlinks record (`Sink::outlinks`), sent with its WARC records.
     links: Vec<u8>,
+    /// The text of HTML pages the writer puts beside the WARC files.
+    text: TextOut,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -296,6 +303,7 @@ impl Output {
                 warc,
                 file_log: Vec::new(),
                 outlinks,
+                text: TextSides::new(config.text, &config.dir, info.clone(), config.gzip_level),
             });
         }
         let side = WriterSide {
@@ -316,7 +324,7 @@ impl Output {
         let handles = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
         let mut workers = Vec::new();
         for part in 0..handles.len() {
-            workers.push(if config.page_worker {
+            workers.push(if config.page_worker || config.text.any() {
                 let mut near_dups =
                     NearDups::new(config.near_dup_ram).with_threshold(config.near_dup_threshold);
                 // The index past its RAM share spills to unlinked files in DIR.
@@ -351,6 +359,7 @@ impl Output {
                 echo: config.echo.clone(),
                 db: config.crawl_db.is_some(),
                 links: Vec::new(),
+                text: config.text,
             })
             .collect())
     }
@@ -494,6 +503,8 @@ impl Output {
                 spare: None,
                 db_record,
                 links: std::mem::take(&mut self.links),
+                status: done.status(),
+                text: None,
             };
             self.stored.revisits += u64::from(ex.refers_to.is_some());
             let ends = outcome != ReturnCode::RetryLater;
@@ -518,7 +529,8 @@ impl Output {
         Ok(())
     }
 
-    /// Hands a page's fingerprint (when the crawl asks for it) and its deflate (a full
+    /// Hands a page's fingerprint (when the crawl asks for it), its text (an HTML response
+    /// when the files beside the WARC file want it: `text_sides`) and its deflate (a full
     /// response held in memory, `full`) to the partition's page worker. Returns where the
     /// writer takes the result, and whether the response is deflated there. Deflate goes to
     /// the worker while it keeps up ([`WORKER_DEFLATE_BACKLOG`]), else it stays the
@@ -537,21 +549,35 @@ impl Output {
         let shared = done.shared_response.filter(|_| done.spooled.is_none());
         let deflate = full && shared.is_some() && worker.backlog() < WORKER_DEFLATE_BACKLOG;
         let in_response = shared.and_then(|r| page_work::range_in(r, done.content));
-        let fingerprint = scheduled.filter(|s| s.fingerprint).map(|_| FingerprintJob {
+        let fingerprint = scheduled.is_some_and(|s| s.fingerprint);
+        // A response record's page (not a revisit's) of HTML, as `spinneret extract` takes.
+        let text = match done.head {
+            Some(h)
+                if full
+                    && (200..300).contains(&h.status)
+                    && wet::is_html(h.content_type(), done.content) =>
+            {
+                self.text
+            }
+            _ => TextOut::default(),
+        };
+        let content = (fingerprint || text.any()).then(|| ContentJob {
             host: done.request.url.host_str().unwrap_or_default().into(),
             content: match in_response.clone() {
                 Some(range) => Content::InResponse(range),
                 None => Content::Copied(self.warc.buffer(done.content)),
             },
+            fingerprint,
+            text,
         });
-        if !deflate && fingerprint.is_none() {
+        if !deflate && content.is_none() {
             return Ok((None, false));
         }
-        let needs_response = deflate || fingerprint.is_some() && in_response.is_some();
+        let needs_response = deflate || content.is_some() && in_response.is_some();
         let job = PageJob {
             response: shared.filter(|_| needs_response).cloned(),
             deflate: deflate.then(|| self.warc.empty_buffer()),
-            fingerprint,
+            content,
         };
         Ok((Some(worker.submit(job)?), deflate))
     }

@@ -5,7 +5,7 @@
 //! so a line leads back to its record). Strings are JSON as Python's `json.dumps` writes them
 //! (`cdxj::push_json_string`). Written as `NAME.open`, renamed when complete ([`OpenFile`]).
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::cdxj::push_json_string;
@@ -61,7 +61,7 @@ impl PageLines {
         l.extend_from_slice(b", \"warc_offset\": ");
         push_u64(l, p.warc_offset);
         l.extend_from_slice(b"}\n");
-        self.file.writer().write_all(l)?;
+        self.file.write_all(l)?;
         self.lines += 1;
         Ok(())
     }
@@ -69,6 +69,20 @@ impl PageLines {
     /// Lines written.
     pub fn lines(&self) -> u64 {
         self.lines
+    }
+
+    /// Bytes written: the file's length once flushed.
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// Hands what is buffered to the OS (`sync`: and fsyncs it).
+    pub fn flush(&mut self, sync: bool) -> io::Result<()> {
+        if sync {
+            self.file.sync()
+        } else {
+            self.file.flush()
+        }
     }
 
     pub fn finish(self) -> io::Result<PathBuf> {

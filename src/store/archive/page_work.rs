@@ -1,7 +1,8 @@
 //! Per-page work off the event loop (ARCHITECTURE §9): a worker thread per partition takes
 //! what a page's records need and the next fetch does not — the response block's deflate
 //! (and block digest) and, for a scanned HTML page, its fingerprint (main text, sketch,
-//! near-duplicate lookup: `content::NearDups`) — in the order the pages were stored. The
+//! near-duplicate lookup: `content::NearDups`) and its text and Markdown for the files beside
+//! the WARC file (`text_sides`, from the same main text) — in the order the pages were stored. The
 //! writer thread takes each page's result when it reaches that page's message, so records,
 //! crawl.log lines and journal records keep their order (and a resume what it relies on)
 //! whatever the worker's pace; the event loop hands over pointers.
@@ -21,8 +22,8 @@ use std::thread::JoinHandle;
 
 use super::warc::{BlockDeflater, DeflatedBlock};
 use super::writer_gauges::WriterGauges;
-use crate::content::NearDups;
-use crate::content::Sketch;
+use super::text_sides::{PageText, TextOut};
+use crate::content::{markdown, MainText, NearDups, Sketch};
 use crate::fetcher::SharedBytes;
 
 /// Pages queued for the worker before the loop waits: as many as the writer's queue
@@ -40,14 +41,18 @@ pub(super) struct PageJob {
     pub(super) response: Option<Arc<SharedBytes>>,
     /// Deflate all of `response` into this (reused) buffer.
     pub(super) deflate: Option<Vec<u8>>,
-    pub(super) fingerprint: Option<FingerprintJob>,
+    pub(super) content: Option<ContentJob>,
 }
 
-/// A scanned HTML page to fingerprint.
-pub(super) struct FingerprintJob {
+/// An HTML page's main text to take: its fingerprint, its text, or both.
+pub(super) struct ContentJob {
     /// Its host, for the template memory.
     pub(super) host: Box<str>,
     pub(super) content: Content,
+    /// Sketch it and look it up among the partition's pages (`content::NearDups`).
+    pub(super) fingerprint: bool,
+    /// Its text and Markdown for the files beside the WARC file (`text_sides`).
+    pub(super) text: TextOut,
 }
 
 /// Where a page's decoded content is.
@@ -66,6 +71,8 @@ pub(super) struct PageDone {
     pub(super) deflated: Option<DeflatedBlock>,
     /// A copied content's buffer, to reuse.
     pub(super) spare: Option<Vec<u8>>,
+    /// The page's text, when asked for.
+    pub(super) text: Option<PageText>,
 }
 
 /// The writer's side of one page's result.
@@ -118,8 +125,8 @@ impl PageJob {
     /// The bytes this job keeps alive while queued.
     fn bytes(&self) -> usize {
         let response = self.response.as_deref().map_or(0, |r| r.len());
-        let copied = match &self.fingerprint {
-            Some(FingerprintJob {
+        let copied = match &self.content {
+            Some(ContentJob {
                 content: Content::Copied(v),
                 ..
             }) => v.len(),
@@ -201,7 +208,7 @@ impl Drop for PageWorker {
     }
 }
 
-/// One page's work: its fingerprint first (so a copied content's buffer is free), then its
+/// One page's work: its main text first (so a copied content's buffer is free), then its
 /// deflate.
 fn work(
     job: PageJob,
@@ -211,20 +218,27 @@ fn work(
 ) -> io::Result<PageDone> {
     let mut done = PageDone::default();
     let response: &[u8] = job.response.as_deref().map_or(&[], |r| r);
-    if let Some(f) = job.fingerprint {
-        let html = match &f.content {
+    if let Some(c) = job.content {
+        let html = match &c.content {
             Content::InResponse(range) => response.get(range.clone()).unwrap_or_default(),
             Content::Copied(v) => v,
         };
-        let print = near_dups.page(html, f.host.as_bytes());
-        if let Some(e) = near_dups.take_error() {
-            return Err(e);
+        if c.fingerprint {
+            let print = near_dups.page(html, c.host.as_bytes());
+            if let Some(e) = near_dups.take_error() {
+                return Err(e);
+            }
+            if let Some(p) = print {
+                gauges.count_fingerprint(p.near_duplicate);
+                done.sketch = Some(p.sketch);
+            }
+        } else if c.text.any() {
+            near_dups.extract(html, c.host.as_bytes());
         }
-        if let Some(p) = print {
-            gauges.count_fingerprint(p.near_duplicate);
-            done.sketch = Some(p.sketch);
+        if c.text.any() {
+            done.text = Some(page_text(near_dups.main_text(), html, c.text));
         }
-        if let Content::Copied(v) = f.content {
+        if let Content::Copied(v) = c.content {
             done.spare = Some(v);
         }
     }
@@ -232,6 +246,20 @@ fn work(
         done.deflated = Some(deflater.deflate(response, buf)?);
     }
     Ok(done)
+}
+
+/// What of `main` (the main text of `html`) the files beside the WARC file take.
+fn page_text(main: &MainText, html: &[u8], want: TextOut) -> PageText {
+    let mut t = PageText::default();
+    if want.wet {
+        main.reader_text(&mut t.text);
+    }
+    if want.markdown {
+        markdown(main, html, &mut t.markdown);
+        main.title(html, &mut t.title);
+        t.lang.extend_from_slice(main.lang());
+    }
+    t
 }
 
 /// Where `inner` lies in `outer`, when it is a part of it (the same memory, not equal bytes).
@@ -275,24 +303,45 @@ mod tests {
         let (w, gauges) = worker();
         let a = Arc::new(SharedBytes::new(page("alpha"), None));
         let body = a.iter().position(|&b| b == b'<').unwrap();
-        let in_response = |r: &Arc<SharedBytes>| FingerprintJob {
+        let in_response = |r: &Arc<SharedBytes>| ContentJob {
             host: "a.test".into(),
             content: Content::InResponse(body..r.len()),
+            fingerprint: true,
+            text: TextOut::default(),
         };
         let first = w
             .submit(PageJob {
                 response: Some(a.clone()),
                 deflate: Some(Vec::new()),
-                fingerprint: Some(in_response(&a)),
+                content: Some(in_response(&a)),
             })
             .unwrap();
         let copy = w
             .submit(PageJob {
                 response: None,
                 deflate: None,
-                fingerprint: Some(FingerprintJob {
+                content: Some(ContentJob {
                     host: "b.test".into(),
                     content: Content::Copied(a[body..].to_vec()),
+                    fingerprint: true,
+                    text: TextOut {
+                        wet: true,
+                        markdown: true,
+                    },
+                }),
+            })
+            .unwrap();
+        let text_only = w
+            .submit(PageJob {
+                response: Some(a.clone()),
+                deflate: None,
+                content: Some(ContentJob {
+                    fingerprint: false,
+                    text: TextOut {
+                        wet: true,
+                        markdown: false,
+                    },
+                    ..in_response(&a)
                 }),
             })
             .unwrap();
@@ -300,15 +349,23 @@ mod tests {
             .submit(PageJob {
                 response: Some(a.clone()),
                 deflate: Some(Vec::new()),
-                fingerprint: None,
+                content: None,
             })
             .unwrap();
         let first = first.recv().unwrap().unwrap();
         let copy = copy.recv().unwrap().unwrap();
+        let text_only = text_only.recv().unwrap().unwrap();
         let plain = plain.recv().unwrap().unwrap();
         assert!(first.sketch.is_some());
+        assert!(first.text.is_none(), "no text asked");
         assert_eq!(copy.sketch, first.sketch);
         assert!(copy.spare.is_some(), "a copied content's buffer comes back");
+        let text = copy.text.unwrap();
+        assert!(text.text.starts_with(b"alpha0 alpha1"), "{text:?}");
+        assert!(!text.text.windows(4).any(|w| w == b"Home"), "the menu is not main text");
+        assert!(text.markdown.starts_with(b"alpha0 alpha1"), "{text:?}");
+        assert_eq!(text_only.sketch, None, "no fingerprint asked");
+        assert_eq!(text_only.text.unwrap().text, text.text);
         assert_eq!(plain.sketch, None, "no fingerprint asked");
         let block = plain.deflated.unwrap().into_buffer();
         let mut inflated = Vec::new();
@@ -366,7 +423,7 @@ mod tests {
         let job = PageJob {
             response: None,
             deflate: None,
-            fingerprint: None,
+            content: None,
         };
         assert!(w.submit(job).is_err());
     }

@@ -7,18 +7,17 @@
 //! A file is written as `NAME.open` and renamed to NAME when [`WetWriter::finish`] is
 //! called ([`OpenFile`]), so a file with the final name is complete.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use flate2::write::GzEncoder;
-use flate2::Compression;
 use md5::{Digest as _, Md5};
 
 use super::open_file::OpenFile;
 use super::warc::stream::StreamRecord;
 use super::warc::{
-    push_field, push_sha1_base32, sha1, write_record, RecordIdGen, RecordType, WarcInfo,
+    push_field, push_sha1_base32, sha1, write_record, GzMember, RecordIdGen, RecordType,
+    WarcInfo,
 };
 use crate::http::{decode_content, Limits, Progress, ResponseDecoder};
 
@@ -56,14 +55,7 @@ pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> Option<u16> {
     }
     let head = http.head()?;
     let body = http.body();
-    let html_type = match head.content_type() {
-        Some(t) => {
-            let t = t.to_ascii_lowercase();
-            t.starts_with(b"text/html") || t.starts_with(b"application/xhtml")
-        }
-        None => body.trim_ascii_start().starts_with(b"<"),
-    };
-    if !(200..300).contains(&head.status) || !html_type {
+    if !(200..300).contains(&head.status) || !is_html(head.content_type(), body) {
         return None;
     }
     let page = match decode_content(head, body, &limits, out) {
@@ -77,19 +69,39 @@ pub fn response_html(rec: &StreamRecord, out: &mut Vec<u8>) -> Option<u16> {
     page.then_some(head.status)
 }
 
+/// Whether a response of `content_type` whose body is `body` is an HTML page: an HTML
+/// Content-Type, or none and markup first.
+pub fn is_html(content_type: Option<&[u8]>, body: &[u8]) -> bool {
+    let starts = |t: &[u8], p: &[u8]| t.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p));
+    match content_type {
+        Some(t) => starts(t, b"text/html") || starts(t, b"application/xhtml"),
+        None => body.trim_ascii_start().starts_with(b"<"),
+    }
+}
+
 /// A WET file being written.
 pub struct WetWriter {
     file: OpenFile,
     record: Vec<u8>,
+    gzip: GzMember,
+    member: Vec<u8>,
     records: u64,
 }
 
 impl WetWriter {
-    /// Starts `path` (as `path.open`) with a `warcinfo` record of `info`, dated `now`.
-    pub fn create(path: &Path, info: &WarcInfo, now: SystemTime) -> io::Result<WetWriter> {
+    /// Starts `path` (as `path.open`) with a `warcinfo` record of `info`, dated `now`, its
+    /// gzip members at `gzip_level` (as the crawl's WARC files: 1, the fastest, by default).
+    pub fn create(
+        path: &Path,
+        info: &WarcInfo,
+        now: SystemTime,
+        gzip_level: u32,
+    ) -> io::Result<WetWriter> {
         let mut w = WetWriter {
             file: OpenFile::create(path)?,
             record: Vec::new(),
+            gzip: GzMember::new(gzip_level),
+            member: Vec::new(),
             records: 0,
         };
         let id = id_for(path.as_os_str().as_encoded_bytes());
@@ -144,6 +156,20 @@ impl WetWriter {
         self.records
     }
 
+    /// Bytes written: the file's length once flushed.
+    pub fn len(&self) -> u64 {
+        self.file.len()
+    }
+
+    /// Hands what is buffered to the OS (`sync`: and fsyncs it).
+    pub fn flush(&mut self, sync: bool) -> io::Result<()> {
+        if sync {
+            self.file.sync()
+        } else {
+            self.file.flush()
+        }
+    }
+
     /// Flushes the file to disk and gives it its name.
     pub fn finish(self) -> io::Result<PathBuf> {
         self.file.finish()
@@ -156,10 +182,9 @@ impl WetWriter {
 
     /// Writes `self.record` as one gzip member.
     fn member(&mut self) -> io::Result<()> {
-        let mut gz = GzEncoder::new(self.file.writer(), Compression::fast());
-        gz.write_all(&self.record)?;
-        gz.finish()?;
-        Ok(())
+        self.member.clear();
+        self.gzip.encode(&self.record, &mut self.member)?;
+        self.file.write_all(&self.member)
     }
 }
 
@@ -201,7 +226,7 @@ mod tests {
             software: "spinneret test".into(),
             ..WarcInfo::default()
         };
-        let mut w = WetWriter::create(&path, &info, SystemTime::UNIX_EPOCH).unwrap();
+        let mut w = WetWriter::create(&path, &info, SystemTime::UNIX_EPOCH, 1).unwrap();
         let refers = "<urn:uuid:12345678-1234-4234-8234-123456789abc>";
         w.conversion(
             "http://a.test/",

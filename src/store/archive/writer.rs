@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::crawl_log::{self, CrawlLog};
 use super::freshen;
 use super::page_work::PageResult;
+use super::text_sides::{PageText, TextSides};
 use super::warc::{self, DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
 use super::writer_gauges::WriterGauges;
 use crate::codec::{get_bytes, put_bytes};
@@ -114,6 +115,10 @@ pub(super) struct OwnedExchange {
     /// The URL's crawl database record (an ended URL, with a database): a full response's
     /// record position is filled in once written.
     pub(super) db_record: Option<Box<UrlRecord>>,
+    /// The HTTP status, for the text beside the WARC file.
+    pub(super) status: u16,
+    /// The page's text (from the page worker), for the files beside the WARC file.
+    pub(super) text: Option<PageText>,
     /// The page's outlinks record (`store::graph::outlinks`), or empty.
     pub(super) links: Vec<u8>,
 }
@@ -254,6 +259,8 @@ pub(super) struct PartWarc {
     /// The partition's outlinks: a page's record is written before its crawl.log line and
     /// reaches the OS before crawl.log's bytes at every commit.
     pub(super) outlinks: OutlinksWriter,
+    /// The open WARC file's text companions (`--text`, `--markdown`).
+    pub(super) text: TextSides,
 }
 
 impl WriterSide {
@@ -263,8 +270,11 @@ impl WriterSide {
         let rotates = self.warcs.get(part).is_some_and(|p| p.warc.rotation_due());
         if matches!(msg, ToWriter::Exchange(..)) && rotates {
             // A WARC file is closed only with all it holds committed: on resume a closed
-            // file is kept whole (see `commit_mark`).
+            // file is kept whole (see `commit_mark`). Its text companions close first.
             self.commit_marked()?;
+            if let Some(p) = self.warcs.get_mut(part) {
+                p.text.finish()?;
+            }
         }
         self.handled += 1;
         let mut record = None;
@@ -279,6 +289,11 @@ impl WriterSide {
                 let dirs = &self.warc_dirs;
                 let written =
                     write_exchange(&mut p.warc, &mut p.file_log, self.log_records, ex, dirs)?;
+                if let Some(text) = &ex.text {
+                    let (uri, at, pos) = (&ex.target_uri, ex.date, &written.response);
+                    p.text
+                        .page(uri, at, ex.status, pos, &written.response_id, text)?;
+                }
                 self.log.write_line(&ex.log_line)?;
                 if let Some(mut r) = ex.db_record.take() {
                     if ex.refers_to.is_none() && r.last.copy.is_none() && r.last.digest.is_some() {
@@ -312,6 +327,7 @@ impl WriterSide {
                 for p in &mut self.warcs {
                     p.outlinks.flush()?;
                     p.warc.flush()?;
+                    p.text.flush(false)?;
                 }
                 self.log.flush()?;
                 return self.commit(false);
@@ -390,6 +406,7 @@ impl WriterSide {
                 p.outlinks.flush()?;
                 p.warc.flush()?;
             }
+            p.text.flush(sync)?;
         }
         if sync {
             self.log.sync()?;
@@ -404,13 +421,25 @@ impl WriterSide {
         j.pending.clear();
         j.pending_msgs = 0;
         j.first_pending = None;
+        let warcs: Vec<_> = self
+            .warcs
+            .iter()
+            .map(|p| p.warc.open_file().map(|(n, len)| (n.to_string(), len)))
+            .collect();
+        let texts: Vec<_> = self
+            .warcs
+            .iter()
+            .zip(&warcs)
+            .map(|(p, w)| p.text.lengths(w.as_ref().map(|(n, _)| n.as_str())))
+            .collect();
         let mark = CommitMark {
             log_len: self.log.bytes_written(),
-            warcs: self
-                .warcs
-                .iter()
-                .map(|p| p.warc.open_file().map(|(n, len)| (n.to_string(), len)))
-                .collect(),
+            warcs,
+            // Left out (the mark as older versions wrote it) when no partition has any.
+            texts: match texts.iter().any(|&t| t != (0, 0)) {
+                true => texts,
+                false => Vec::new(),
+            },
         };
         j.mark.clear();
         mark.encode(&mut j.mark);
@@ -520,6 +549,7 @@ impl WriterSide {
         let mut written = Written::default();
         for mut p in self.warcs {
             p.outlinks.sync().map_err(fail)?;
+            p.text.finish().map_err(fail)?;
             let mut warc = p.warc;
             if !p.file_log.is_empty() {
                 warc.write_log_record(LOG_RECORD_URI, "text/plain", &p.file_log)
@@ -693,6 +723,7 @@ fn take_page_work(ex: &mut OwnedExchange) -> io::Result<()> {
         ex.deflated = Some(Box::new(d));
     }
     ex.spare = done.spare;
+    ex.text = done.text;
     Ok(())
 }
 

@@ -29,6 +29,9 @@ pub struct CommitMark {
     pub log_len: u64,
     /// Per partition, its open WARC file's final name and length (`None`: no file open).
     pub warcs: Vec<Option<(String, u64)>>,
+    /// Per partition, the lengths of that file's text companions (WET, JSONL; 0: none, see
+    /// `archive::text_sides`); empty when the crawl writes none (and in older marks).
+    pub texts: Vec<(u64, u64)>,
 }
 
 impl CommitMark {
@@ -46,6 +49,14 @@ impl CommitMark {
                 None => put_bytes(out, b""),
             }
         }
+        // Only when there are any: a mark without them is written as before.
+        if !self.texts.is_empty() {
+            put_varint(out, self.texts.len() as u64);
+            for &(wet, jsonl) in &self.texts {
+                put_varint(out, wet);
+                put_varint(out, jsonl);
+            }
+        }
     }
 
     /// A mark record's fields (what follows [`TAG`]).
@@ -61,7 +72,20 @@ impl CommitMark {
                 name => Some((name.to_string(), get_varint(&mut input)?)),
             });
         }
-        input.is_empty().then_some(CommitMark { log_len, warcs })
+        let mut texts = Vec::new();
+        if !input.is_empty() {
+            // Never written empty: a lone 0 is not a mark's.
+            let n = get_varint(&mut input).filter(|&n| n > 0)?;
+            // Bounded by the record: each step consumes at least two bytes.
+            for _ in 0..n {
+                texts.push((get_varint(&mut input)?, get_varint(&mut input)?));
+            }
+        }
+        input.is_empty().then_some(CommitMark {
+            log_len,
+            warcs,
+            texts,
+        })
     }
 }
 

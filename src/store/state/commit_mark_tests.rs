@@ -27,6 +27,25 @@ fn a_mark_round_trips_and_nothing_else_decodes_as_one() {
 }
 
 #[test]
+fn a_mark_with_text_companions_round_trips() {
+    let mut m = mark(7, &[Some(("a-20261123101010-00001.warc.gz", 900)), None]);
+    m.texts = vec![(300, 1 << 40), (0, 0)];
+    let rec = encoded(&m);
+    assert_eq!(CommitMark::decode(&rec[1..]), Some(m.clone()));
+    assert_eq!(
+        CommitMark::decode(&rec[1..rec.len() - 1]),
+        None,
+        "cut short"
+    );
+    // Without companions the record is what older versions wrote.
+    m.texts.clear();
+    let old = encoded(&m);
+    // The count, 300 and 2^40 as varints (2 and 6 bytes), two zeros.
+    assert_eq!(old.len() + 1 + 2 + 6 + 2, rec.len());
+    assert_eq!(CommitMark::decode(&old[1..]), Some(m));
+}
+
+#[test]
 fn journals_without_marks_have_none_to_cut_to() {
     let dir = TempDir::new("commit-mark", "none");
     let out = &dir.0;

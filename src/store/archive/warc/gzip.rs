@@ -198,7 +198,7 @@ pub struct GzMember {
 }
 
 impl GzMember {
-    pub(super) fn new(level: u32) -> Self {
+    pub(in crate::store::archive) fn new(level: u32) -> Self {
         let level = level.min(9);
         let mut header = GZIP_HEADER;
         header[8] = match level {
@@ -213,7 +213,7 @@ impl GzMember {
     }
 
     /// Appends `data` to `out` as one complete gzip member.
-    pub(super) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+    pub(in crate::store::archive) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
         self.encode_parts(&[data], out)
     }
 

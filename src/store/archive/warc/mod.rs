@@ -466,7 +466,7 @@ mod stored;
 pub mod stream;
 mod writer;
 
-pub use gzip::{BlockDeflater, DeflatedBlock};
+pub use gzip::{BlockDeflater, DeflatedBlock, GzMember};
 
 pub use writer::{WarcWriter, WriterOptions};
 
