@@ -120,6 +120,89 @@ fn killed_while_pages_stream_in_none_is_archived_twice() {
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }
 
+/// `--text --markdown`, killed and resumed again and again: every HTML response record kept
+/// has its WET record and its JSON line beside its WARC file, in the same order, and none has
+/// two; warcio reads the WET files.
+#[test]
+fn killed_with_text_and_markdown_each_page_has_its_text_once() {
+    let web = start_web(40, 60);
+    let out = temp_dir("durable-text").join("crawl");
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let extra = ["--text", "--markdown", "--warc-max-size", "256K"];
+    let args = common::crawl_run::crawl_args_with(&web, &out, 0, &extra);
+    let kills = kill_and_resume_until_done(Run::start(&args), &out, &mut rng, 5, (100, 200), 2);
+    check_complete_after_kills(&web, &[&out], kills);
+    let mut pages = 0;
+    for warc in common::warc_files(&out) {
+        let html = html_responses(&warc);
+        let name = warc.file_name().unwrap().to_str().unwrap().to_string();
+        let (wet, jsonl) = spinneret::store::archive::text_sides::companion_names(&name);
+        if html.is_empty() {
+            assert!(!out.join(&wet).exists(), "{wet} without pages");
+            continue;
+        }
+        let records = spinneret::store::archive::warc::reader::read_records(
+            &std::fs::read(out.join(&wet)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(records[0].header("WARC-Type"), Some("warcinfo"));
+        let refers: Vec<(String, String)> = records[1..]
+            .iter()
+            .map(|r| {
+                assert_eq!(r.header("WARC-Type"), Some("conversion"));
+                (
+                    r.header("WARC-Refers-To").unwrap().to_string(),
+                    r.header("WARC-Target-URI").unwrap().to_string(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, String)> = html
+            .iter()
+            .map(|(id, uri, _)| (id.clone(), uri.clone()))
+            .collect();
+        assert_eq!(refers, want, "{wet}: one record per HTML response, in order");
+        let lines = std::fs::read_to_string(out.join(&jsonl)).unwrap();
+        let got: Vec<(String, u64)> = lines
+            .lines()
+            .map(|l| {
+                let field = |k: &str| {
+                    let at = l.find(&format!("\"{k}\": ")).unwrap() + k.len() + 4;
+                    l[at..].split([',', '}']).next().unwrap().trim_matches('"').to_string()
+                };
+                assert_eq!(field("warc_file"), name);
+                (field("url"), field("warc_offset").parse().unwrap())
+            })
+            .collect();
+        let want: Vec<(String, u64)> = html.iter().map(|(_, u, at)| (u.clone(), *at)).collect();
+        assert_eq!(got, want, "{jsonl}: one line per HTML response, in order");
+        if common::warcio_available() {
+            common::warcio_check(&out.join(&wet));
+        }
+        pages += html.len();
+    }
+    // Every URL but the few the test web serves as copies of another (stored as revisits)
+    // or not as HTML.
+    let expected = web.web.expected_urls(web.server.port()).len();
+    assert!(pages * 20 >= expected * 19, "{pages} pages with text of {expected}");
+    let _ = std::fs::remove_dir_all(out.parent().unwrap());
+}
+
+/// The HTML response records of a WARC file: record ID, target URI, offset.
+fn html_responses(warc: &Path) -> Vec<(String, String, u64)> {
+    use spinneret::store::archive::warc::stream::{StreamRecord, WarcStream};
+    use spinneret::store::archive::wet::response_html;
+    let mut stream = WarcStream::open(warc).unwrap();
+    let (mut rec, mut html, mut out) = (StreamRecord::default(), Vec::new(), Vec::new());
+    // Bounded by the file: each turn reads one record.
+    while stream.next_record(1 << 24, &mut rec).unwrap() {
+        if response_html(&rec, &mut html).is_some() {
+            let h = |n| rec.header(n).unwrap().to_string();
+            out.push((h("WARC-Record-ID"), h("WARC-Target-URI"), rec.offset));
+        }
+    }
+    out
+}
+
 #[test]
 fn stopped_with_ctrl_c_and_resumed_nothing_is_fetched_twice() {
     let web = start_web(8, 20);
