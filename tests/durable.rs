@@ -160,14 +160,22 @@ fn killed_with_text_and_markdown_each_page_has_its_text_once() {
             .iter()
             .map(|(id, uri, _)| (id.clone(), uri.clone()))
             .collect();
-        assert_eq!(refers, want, "{wet}: one record per HTML response, in order");
+        assert_eq!(
+            refers, want,
+            "{wet}: one record per HTML response, in order"
+        );
         let lines = std::fs::read_to_string(out.join(&jsonl)).unwrap();
         let got: Vec<(String, u64)> = lines
             .lines()
             .map(|l| {
                 let field = |k: &str| {
                     let at = l.find(&format!("\"{k}\": ")).unwrap() + k.len() + 4;
-                    l[at..].split([',', '}']).next().unwrap().trim_matches('"').to_string()
+                    l[at..]
+                        .split([',', '}'])
+                        .next()
+                        .unwrap()
+                        .trim_matches('"')
+                        .to_string()
                 };
                 assert_eq!(field("warc_file"), name);
                 (field("url"), field("warc_offset").parse().unwrap())
@@ -183,7 +191,10 @@ fn killed_with_text_and_markdown_each_page_has_its_text_once() {
     // Every URL but the few the test web serves as copies of another (stored as revisits)
     // or not as HTML.
     let expected = web.web.expected_urls(web.server.port()).len();
-    assert!(pages * 20 >= expected * 19, "{pages} pages with text of {expected}");
+    assert!(
+        pages * 20 >= expected * 19,
+        "{pages} pages with text of {expected}"
+    );
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }
 

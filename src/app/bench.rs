@@ -339,6 +339,10 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         output: OutputConfig {
             gzip_level: args.gzip.level,
             response_block_digest: args.warc_block_digest,
+            text: crate::store::archive::text_sides::TextOut {
+                wet: args.text,
+                markdown: args.markdown,
+            },
             durable: (!args.no_journal).then_some(Duration::from_secs(args.checkpoint_secs.max(1))),
             ..OutputConfig::new(out_dir.clone(), "bench")
         },

@@ -28,8 +28,8 @@ use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
 use crate::store::archive::output::{Echo, OutputConfig};
-use crate::store::archive::text_sides::TextOut;
 use crate::store::archive::spool::FileSpool;
+use crate::store::archive::text_sides::TextOut;
 use crate::store::state::crawl_db;
 use crate::ReturnCode;
 

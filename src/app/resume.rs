@@ -103,7 +103,8 @@ fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
             .final_path
             .as_ref()
             .and_then(|p| std::fs::metadata(p).ok());
-        recover::recover_open_index(&path, kept.as_ref().map(|m| m.len())).map_err(Failure::output)?;
+        recover::recover_open_index(&path, kept.as_ref().map(|m| m.len()))
+            .map_err(Failure::output)?;
         text_sides::recover_open(&path, kept.is_some()).map_err(Failure::output)?;
         if !quiet {
             eprint_line(&format!(

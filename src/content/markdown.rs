@@ -286,38 +286,87 @@ fn text(t: &[u8], out: &mut Vec<u8>, space: &mut bool, collapse: bool) {
     let mut i = 0;
     // Bound: every turn consumes at least one byte of `t`.
     while i < t.len() {
-        let b = t[i];
-        if b == b'&' {
-            if let Some((c, used)) = char_ref(&t[i + 1..]) {
+        // The run up to the next `&` goes in one piece.
+        let amp = memchr::memchr(b'&', &t[i..]).map_or(t.len(), |p| i + p);
+        push_text(&t[i..amp], out, space, collapse);
+        i = amp;
+        if i == t.len() {
+            break;
+        }
+        match char_ref(&t[i + 1..]) {
+            Some((c, used)) => {
                 let mut utf8 = [0u8; 4];
                 push_text(c.encode_utf8(&mut utf8).as_bytes(), out, space, collapse);
                 i += 1 + used;
-                continue;
+            }
+            None => {
+                push_text(b"&", out, space, collapse);
+                i += 1;
             }
         }
-        push_text(&t[i..i + 1], out, space, collapse);
-        i += 1;
     }
 }
 
+/// The bytes [`push_text`] stops at: whitespace, Markdown's inline characters (escaped), and
+/// the lead byte of U+00A0; the rest it copies a run at a time.
+static SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    // Bound: 256 turns.
+    while b < 256 {
+        t[b] = matches!(
+            b as u8,
+            b'\t'
+                | b'\n'
+                | b'\x0c'
+                | b'\r'
+                | b' '
+                | 0xc2
+                | b'\\'
+                | b'`'
+                | b'*'
+                | b'_'
+                | b'['
+                | b']'
+        );
+        b += 1;
+    }
+    t
+};
+
 fn push_text(bytes: &[u8], out: &mut Vec<u8>, space: &mut bool, collapse: bool) {
-    for &b in bytes {
-        if !collapse {
-            out.push(if b == b'\r' { b'\n' } else { b });
-            continue;
-        }
-        if is_space(b) || b == 0xa0 {
+    if !collapse {
+        out.extend(bytes.iter().map(|&b| if b == b'\r' { b'\n' } else { b }));
+        return;
+    }
+    let special = |b: u8| SPECIAL[usize::from(b)];
+    let mut i = 0;
+    // Bound: every turn consumes at least one byte.
+    while i < bytes.len() {
+        let b = bytes[i];
+        // U+00A0 (no-break space, UTF-8 C2 A0) collapses as a space does.
+        let nbsp = b == 0xc2 && bytes.get(i + 1) == Some(&0xa0);
+        if is_space(b) || nbsp {
             *space = true;
+            i += 1 + usize::from(nbsp);
             continue;
         }
         if *space && !out.is_empty() && !out.ends_with(b"[") {
             out.push(b' ');
         }
         *space = false;
-        if matches!(b, b'\\' | b'`' | b'*' | b'_' | b'[' | b']') {
+        if special(b) && b != 0xc2 {
             out.push(b'\\');
+            out.push(b);
+            i += 1;
+            continue;
         }
-        out.push(b);
+        let end = bytes[i + 1..]
+            .iter()
+            .position(|&c| special(c))
+            .map_or(bytes.len(), |p| i + 1 + p);
+        out.extend_from_slice(&bytes[i..end]);
+        i = end;
     }
 }
 

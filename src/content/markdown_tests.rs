@@ -108,3 +108,13 @@ fn hostile_markup_does_not_panic() {
         let _ = md(&page(html));
     }
 }
+
+/// Text with letters outside ASCII stays valid UTF-8 (`à` is C3 A0: its second byte is not a
+/// no-break space).
+#[test]
+fn letters_outside_ascii_are_kept() {
+    let got = md(&page(&format!(
+        "<p>{P1} Voilà, déjà vu <em>à la carte</em>.</p><p>{P2}</p>"
+    )));
+    assert!(got.contains("Voilà, déjà vu *à la carte*."), "{got}");
+}

@@ -194,22 +194,48 @@ pub(crate) fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
         out.push(b'"');
         return;
     }
-    for c in String::from_utf8_lossy(v).chars() {
-        match c {
-            '"' => out.extend_from_slice(b"\\\""),
-            '\\' => out.extend_from_slice(b"\\\\"),
-            '\n' => out.extend_from_slice(b"\\n"),
-            '\r' => out.extend_from_slice(b"\\r"),
-            '\t' => out.extend_from_slice(b"\\t"),
-            '\u{8}' => out.extend_from_slice(b"\\b"),
-            '\u{c}' => out.extend_from_slice(b"\\f"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
-                let mut buf = [0u16; 2];
-                for u in c.encode_utf16(&mut buf) {
-                    u16_escape(out, *u);
+    // Runs of printable ASCII are copied whole; invalid UTF-8 becomes U+FFFD, as
+    // `String::from_utf8_lossy` makes it (one per maximal invalid sequence).
+    for chunk in v.utf8_chunks() {
+        let s = chunk.valid();
+        let b = s.as_bytes();
+        let (mut i, mut run) = (0, 0);
+        // Bound: every turn moves `i` on by at least one byte.
+        while i < b.len() {
+            let c = b[i];
+            if (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\' {
+                i += 1;
+                continue;
+            }
+            out.extend_from_slice(&b[run..i]);
+            match c {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                _ => {
+                    // `i` is at a char's start: runs and escapes end at char ends.
+                    let Some(ch) = s[i..].chars().next() else {
+                        break;
+                    };
+                    let mut buf = [0u16; 2];
+                    for u in ch.encode_utf16(&mut buf) {
+                        u16_escape(out, *u);
+                    }
+                    i += ch.len_utf8();
+                    run = i;
+                    continue;
                 }
             }
-            c => out.push(c as u8),
+            i += 1;
+            run = i;
+        }
+        out.extend_from_slice(&b[run..]);
+        if !chunk.invalid().is_empty() {
+            u16_escape(out, 0xfffd);
         }
     }
     out.push(b'"');

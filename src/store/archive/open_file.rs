@@ -37,7 +37,7 @@ impl OpenFile {
     }
 
     /// Bytes written so far: the file's length once flushed.
-    pub fn len(&self) -> u64 {
+    pub fn bytes_written(&self) -> u64 {
         self.len
     }
 
@@ -83,7 +83,7 @@ mod tests {
         let path = dir.0.join("x.jsonl");
         let mut f = OpenFile::create(&path).unwrap();
         f.write_all(b"line\n").unwrap();
-        assert_eq!(f.len(), 5);
+        assert_eq!(f.bytes_written(), 5);
         assert!(!path.exists() && dir.0.join("x.jsonl.open").exists());
         assert_eq!(f.finish().unwrap(), path);
         assert_eq!(std::fs::read(&path).unwrap(), b"line\n");

@@ -24,8 +24,8 @@ use std::time::{Duration, SystemTime};
 use super::crawl_log::{self, CrawlLog, LogLine};
 use super::page_work::{self, Content, ContentJob, PageJob, PageWorker};
 use super::text_sides::{TextOut, TextSides};
-use super::wet;
 use super::warc::{self, BlockDeflater, RevisitProfile, WarcInfo, WarcWriter, WriterOptions};
+use super::wet;
 pub use super::writer::Written;
 use super::writer::{
     DbSide, OwnedExchange, PartWarc, RefersTo, ResponseBytes, ToWriter, WarcThread, WriterSide,

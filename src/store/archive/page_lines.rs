@@ -72,8 +72,8 @@ impl PageLines {
     }
 
     /// Bytes written: the file's length once flushed.
-    pub fn len(&self) -> u64 {
-        self.file.len()
+    pub fn bytes_written(&self) -> u64 {
+        self.file.bytes_written()
     }
 
     /// Hands what is buffered to the OS (`sync`: and fsyncs it).

@@ -20,9 +20,9 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
+use super::text_sides::{PageText, TextOut};
 use super::warc::{BlockDeflater, DeflatedBlock};
 use super::writer_gauges::WriterGauges;
-use super::text_sides::{PageText, TextOut};
 use crate::content::{markdown, MainText, NearDups, Sketch};
 use crate::fetcher::SharedBytes;
 
@@ -362,7 +362,10 @@ mod tests {
         assert!(copy.spare.is_some(), "a copied content's buffer comes back");
         let text = copy.text.unwrap();
         assert!(text.text.starts_with(b"alpha0 alpha1"), "{text:?}");
-        assert!(!text.text.windows(4).any(|w| w == b"Home"), "the menu is not main text");
+        assert!(
+            !text.text.windows(4).any(|w| w == b"Home"),
+            "the menu is not main text"
+        );
         assert!(text.markdown.starts_with(b"alpha0 alpha1"), "{text:?}");
         assert_eq!(text_only.sketch, None, "no fingerprint asked");
         assert_eq!(text_only.text.unwrap().text, text.text);

@@ -155,8 +155,8 @@ impl TextSides {
     pub(super) fn lengths(&self, warc: Option<&str>) -> (u64, u64) {
         match &self.open {
             Some(o) if warc == Some(&*o.warc) => (
-                o.wet.as_ref().map_or(0, WetWriter::len),
-                o.lines.as_ref().map_or(0, PageLines::len),
+                o.wet.as_ref().map_or(0, WetWriter::bytes_written),
+                o.lines.as_ref().map_or(0, PageLines::bytes_written),
             ),
             _ => (0, 0),
         }

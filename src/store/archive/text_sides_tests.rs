@@ -44,24 +44,56 @@ fn pages_follow_their_warc_file_and_companions_close_with_it() {
     let mut s = sides(d);
     let id = RecordId([7; 16]);
     let t0 = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
-    s.page("http://a.test/1", t0, 200, &pos("x-1-00000.warc.gz", 0), &id, &text("one"))
-        .unwrap();
-    s.page("http://a.test/2", t0, 200, &pos("x-1-00000.warc.gz", 900), &id, &text("two"))
-        .unwrap();
+    s.page(
+        "http://a.test/1",
+        t0,
+        200,
+        &pos("x-1-00000.warc.gz", 0),
+        &id,
+        &text("one"),
+    )
+    .unwrap();
+    s.page(
+        "http://a.test/2",
+        t0,
+        200,
+        &pos("x-1-00000.warc.gz", 900),
+        &id,
+        &text("two"),
+    )
+    .unwrap();
     s.flush(false).unwrap();
     let (wet_len, jsonl_len) = s.lengths(Some("x-1-00000.warc.gz"));
     assert_eq!(
         wet_len,
-        fs::metadata(d.join("x-1-00000.warc.wet.gz.open")).unwrap().len()
+        fs::metadata(d.join("x-1-00000.warc.wet.gz.open"))
+            .unwrap()
+            .len()
     );
     assert_eq!(
         jsonl_len,
-        fs::metadata(d.join("x-1-00000.warc.md.jsonl.open")).unwrap().len()
+        fs::metadata(d.join("x-1-00000.warc.md.jsonl.open"))
+            .unwrap()
+            .len()
     );
-    assert_eq!(s.lengths(Some("x-1-00001.warc.gz")), (0, 0), "not this file's");
-    s.page("http://a.test/3", t0, 203, &pos("x-1-00001.warc.gz", 0), &id, &text("three"))
-        .unwrap();
-    assert!(d.join("x-1-00000.warc.wet.gz").exists(), "closed with its file");
+    assert_eq!(
+        s.lengths(Some("x-1-00001.warc.gz")),
+        (0, 0),
+        "not this file's"
+    );
+    s.page(
+        "http://a.test/3",
+        t0,
+        203,
+        &pos("x-1-00001.warc.gz", 0),
+        &id,
+        &text("three"),
+    )
+    .unwrap();
+    assert!(
+        d.join("x-1-00000.warc.wet.gz").exists(),
+        "closed with its file"
+    );
     s.finish().unwrap();
     let wet = read_records(&fs::read(d.join("x-1-00000.warc.wet.gz")).unwrap()).unwrap();
     assert_eq!(wet.len(), 3, "warcinfo and two conversions");
@@ -96,8 +128,15 @@ fn only_what_is_asked_is_written() {
     );
     let id = RecordId([1; 16]);
     let at = SystemTime::UNIX_EPOCH;
-    s.page("http://a.test/", at, 200, &pos("y-1-00000.warc.gz", 0), &id, &text("a"))
-        .unwrap();
+    s.page(
+        "http://a.test/",
+        at,
+        200,
+        &pos("y-1-00000.warc.gz", 0),
+        &id,
+        &text("a"),
+    )
+    .unwrap();
     s.finish().unwrap();
     assert!(d.join("y-1-00000.warc.md.jsonl").exists());
     assert!(!d.join("y-1-00000.warc.wet.gz").exists());
@@ -114,10 +153,19 @@ fn cut_to_the_mark_then_recovered_whole() {
     let id = RecordId([2; 16]);
     let at = SystemTime::UNIX_EPOCH;
     let warc = "z-1-00000.warc.gz";
-    s.page("http://a.test/1", at, 200, &pos(warc, 0), &id, &text("one")).unwrap();
+    s.page("http://a.test/1", at, 200, &pos(warc, 0), &id, &text("one"))
+        .unwrap();
     s.flush(false).unwrap();
     let (wet, jsonl) = s.lengths(Some(warc));
-    s.page("http://a.test/2", at, 200, &pos(warc, 500), &id, &text("two")).unwrap();
+    s.page(
+        "http://a.test/2",
+        at,
+        200,
+        &pos(warc, 500),
+        &id,
+        &text("two"),
+    )
+    .unwrap();
     s.flush(false).unwrap();
     // Killed here: the open files hold two pages; the mark vouches for one.
     std::mem::forget(s);
@@ -133,7 +181,15 @@ fn cut_to_the_mark_then_recovered_whole() {
     // Without a mark (a torn tail), each is cut to its last whole record or line.
     let mut s = sides(d);
     let warc = "z-1-00001.warc.gz";
-    s.page("http://a.test/3", at, 200, &pos(warc, 0), &id, &text("three")).unwrap();
+    s.page(
+        "http://a.test/3",
+        at,
+        200,
+        &pos(warc, 0),
+        &id,
+        &text("three"),
+    )
+    .unwrap();
     s.flush(false).unwrap();
     std::mem::forget(s);
     let (wet, jsonl) = companion_names(warc);
@@ -152,7 +208,15 @@ fn cut_to_the_mark_then_recovered_whole() {
     assert!(!d.join(&wet).exists() && !d.join(format!("{wet}.open")).exists());
     // With the WARC file there, they are cut and named.
     let mut s = sides(d);
-    s.page("http://a.test/3", at, 200, &pos(warc, 0), &id, &text("three")).unwrap();
+    s.page(
+        "http://a.test/3",
+        at,
+        200,
+        &pos(warc, 0),
+        &id,
+        &text("three"),
+    )
+    .unwrap();
     s.flush(false).unwrap();
     std::mem::forget(s);
     let mut f = OpenOptions::new()
@@ -165,7 +229,12 @@ fn cut_to_the_mark_then_recovered_whole() {
     let lines = fs::read_to_string(d.join(&jsonl)).unwrap();
     assert_eq!(lines.lines().count(), 1);
     assert!(lines.ends_with("}\n"));
-    assert_eq!(read_records(&fs::read(d.join(&wet)).unwrap()).unwrap().len(), 2);
+    assert_eq!(
+        read_records(&fs::read(d.join(&wet)).unwrap())
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[test]
@@ -175,8 +244,15 @@ fn a_companion_begun_after_the_mark_is_removed() {
     let mut s = sides(d);
     let warc = "w-1-00000.warc.gz";
     let at = SystemTime::UNIX_EPOCH;
-    s.page("http://a.test/", at, 200, &pos(warc, 0), &RecordId([3; 16]), &text("a"))
-        .unwrap();
+    s.page(
+        "http://a.test/",
+        at,
+        200,
+        &pos(warc, 0),
+        &RecordId([3; 16]),
+        &text("a"),
+    )
+    .unwrap();
     s.flush(false).unwrap();
     std::mem::forget(s);
     cut_to_mark(&d.join(format!("{warc}.open")), 0, 0).unwrap();

@@ -16,8 +16,7 @@ use md5::{Digest as _, Md5};
 use super::open_file::OpenFile;
 use super::warc::stream::StreamRecord;
 use super::warc::{
-    push_field, push_sha1_base32, sha1, write_record, GzMember, RecordIdGen, RecordType,
-    WarcInfo,
+    push_field, push_sha1_base32, sha1, write_record, GzMember, RecordIdGen, RecordType, WarcInfo,
 };
 use crate::http::{decode_content, Limits, Progress, ResponseDecoder};
 
@@ -157,8 +156,8 @@ impl WetWriter {
     }
 
     /// Bytes written: the file's length once flushed.
-    pub fn len(&self) -> u64 {
-        self.file.len()
+    pub fn bytes_written(&self) -> u64 {
+        self.file.bytes_written()
     }
 
     /// Hands what is buffered to the OS (`sync`: and fsyncs it).

@@ -109,6 +109,60 @@ fn json_strings_are_escaped_as_python_json_dumps() {
     );
 }
 
+/// Any bytes come out as the straightforward reading (lossy UTF-8, then char by char)
+/// writes them: the run-copying one is only faster.
+#[test]
+fn json_strings_of_any_bytes_match_the_char_by_char_reference() {
+    fn reference(v: &[u8]) -> Vec<u8> {
+        let mut out = b"\"".to_vec();
+        for c in String::from_utf8_lossy(v).chars() {
+            match c {
+                '"' => out.extend_from_slice(b"\\\""),
+                '\\' => out.extend_from_slice(b"\\\\"),
+                '\n' => out.extend_from_slice(b"\\n"),
+                '\r' => out.extend_from_slice(b"\\r"),
+                '\t' => out.extend_from_slice(b"\\t"),
+                '\u{8}' => out.extend_from_slice(b"\\b"),
+                '\u{c}' => out.extend_from_slice(b"\\f"),
+                c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+                    let mut buf = [0u16; 2];
+                    for u in c.encode_utf16(&mut buf) {
+                        out.extend_from_slice(format!("\\u{u:04x}").as_bytes());
+                    }
+                }
+                c => out.push(c as u8),
+            }
+        }
+        out.push(b'"');
+        out
+    }
+    let mut rng = crate::test_rng::Rng(0x1234_5679);
+    let alphabet: &[&[u8]] = &[
+        b"a",
+        b" ",
+        b"\"",
+        b"\\",
+        b"\n",
+        b"\x01",
+        b"\x7f",
+        "é".as_bytes(),
+        "😀".as_bytes(),
+        b"\xff",
+        b"\xc3",
+        b"\xe2\x82",
+        b"<p>",
+    ];
+    for _ in 0..2000 {
+        let n = (rng.next() % 12) as usize;
+        let v: Vec<u8> = (0..n)
+            .flat_map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize].to_vec())
+            .collect();
+        let mut out = Vec::new();
+        push_json_string(&mut out, &v);
+        assert_eq!(out, reference(&v), "{v:?}");
+    }
+}
+
 fn entry<'a>(kind: RecordType, uri: &'a str, block: &'a [u8]) -> IndexEntry<'a> {
     IndexEntry {
         kind,

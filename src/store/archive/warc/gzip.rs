@@ -213,7 +213,11 @@ impl GzMember {
     }
 
     /// Appends `data` to `out` as one complete gzip member.
-    pub(in crate::store::archive) fn encode(&mut self, data: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+    pub(in crate::store::archive) fn encode(
+        &mut self,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
         self.encode_parts(&[data], out)
     }
 
