@@ -361,10 +361,20 @@ fn push_text(bytes: &[u8], out: &mut Vec<u8>, space: &mut bool, collapse: bool) 
             i += 1;
             continue;
         }
-        let end = bytes[i + 1..]
-            .iter()
-            .position(|&c| special(c))
-            .map_or(bytes.len(), |p| i + 1 + p);
+        // The run goes on through single spaces between words: each is written as it is,
+        // as collapsing would write it.
+        let mut end = i + 1;
+        // Bound: every turn moves `end` on.
+        while end < bytes.len() {
+            let c = bytes[end];
+            if !special(c) {
+                end += 1;
+            } else if c == b' ' && bytes.get(end + 1).is_some_and(|&n| !special(n)) {
+                end += 2;
+            } else {
+                break;
+            }
+        }
         out.extend_from_slice(&bytes[i..end]);
         i = end;
     }
