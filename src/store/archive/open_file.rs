@@ -41,15 +41,14 @@ impl OpenFile {
         self.len
     }
 
-    /// Hands what is buffered to the OS (enough for a kill).
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
-    }
-
-    /// Flushes and fsyncs (enough for a power cut).
-    pub fn sync(&mut self) -> io::Result<()> {
+    /// Hands what is buffered to the OS (enough for a kill); with `sync` also fsyncs it
+    /// (enough for a power cut).
+    pub fn flush(&mut self, sync: bool) -> io::Result<()> {
         self.out.flush()?;
-        self.out.get_ref().sync_data()
+        if sync {
+            self.out.get_ref().sync_data()?;
+        }
+        Ok(())
     }
 
     /// The name the file will have.

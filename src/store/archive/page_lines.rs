@@ -78,11 +78,7 @@ impl PageLines {
 
     /// Hands what is buffered to the OS (`sync`: and fsyncs it).
     pub fn flush(&mut self, sync: bool) -> io::Result<()> {
-        if sync {
-            self.file.sync()
-        } else {
-            self.file.flush()
-        }
+        self.file.flush(sync)
     }
 
     pub fn finish(self) -> io::Result<PathBuf> {

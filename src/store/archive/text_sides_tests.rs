@@ -179,51 +179,14 @@ fn cut_to_the_mark_then_recovered_whole() {
     assert!(!d.join("z-1-00000.warc.md.jsonl.open").exists());
 
     // Without a mark (a torn tail), each is cut to its last whole record or line.
-    let mut s = sides(d);
     let warc = "z-1-00001.warc.gz";
-    s.page(
-        "http://a.test/3",
-        at,
-        200,
-        &pos(warc, 0),
-        &id,
-        &text("three"),
-    )
-    .unwrap();
-    s.flush(false).unwrap();
-    std::mem::forget(s);
     let (wet, jsonl) = companion_names(warc);
-    let mut f = OpenOptions::new()
-        .append(true)
-        .open(d.join(format!("{wet}.open")))
-        .unwrap();
-    std::io::Write::write_all(&mut f, &[0x1f, 0x8b, 8, 0, 0]).unwrap();
-    let mut f = OpenOptions::new()
-        .append(true)
-        .open(d.join(format!("{jsonl}.open")))
-        .unwrap();
-    std::io::Write::write_all(&mut f, b"{\"url\": \"http://a.te").unwrap();
+    killed_with_torn_tails(d, warc);
     recover_orphans(d).unwrap();
     // Its WARC file is gone: so are they.
     assert!(!d.join(&wet).exists() && !d.join(format!("{wet}.open")).exists());
     // With the WARC file there, they are cut and named.
-    let mut s = sides(d);
-    s.page(
-        "http://a.test/3",
-        at,
-        200,
-        &pos(warc, 0),
-        &id,
-        &text("three"),
-    )
-    .unwrap();
-    s.flush(false).unwrap();
-    std::mem::forget(s);
-    let mut f = OpenOptions::new()
-        .append(true)
-        .open(d.join(format!("{jsonl}.open")))
-        .unwrap();
-    std::io::Write::write_all(&mut f, b"{\"url\": \"http://a.te").unwrap();
+    killed_with_torn_tails(d, warc);
     fs::write(d.join(warc), b"").unwrap();
     recover_orphans(d).unwrap();
     let lines = fs::read_to_string(d.join(&jsonl)).unwrap();
@@ -235,6 +198,34 @@ fn cut_to_the_mark_then_recovered_whole() {
             .len(),
         2
     );
+}
+
+/// One page's companions of `warc`, left open by a kill, with half a record and half a line
+/// after it.
+fn killed_with_torn_tails(d: &Path, warc: &str) {
+    let mut s = sides(d);
+    let at = SystemTime::UNIX_EPOCH;
+    let page = text("three");
+    s.page(
+        "http://a.test/3",
+        at,
+        200,
+        &pos(warc, 0),
+        &RecordId([2; 16]),
+        &page,
+    )
+    .unwrap();
+    s.flush(false).unwrap();
+    std::mem::forget(s);
+    let (wet, jsonl) = companion_names(warc);
+    let torn: [(&str, &[u8]); 2] = [(&wet, &[0x1f, 0x8b, 8, 0, 0]), (&jsonl, b"{\"url\": \"ht")];
+    for (name, tail) in torn {
+        let mut f = OpenOptions::new()
+            .append(true)
+            .open(d.join(format!("{name}.open")))
+            .unwrap();
+        std::io::Write::write_all(&mut f, tail).unwrap();
+    }
 }
 
 #[test]

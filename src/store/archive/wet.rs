@@ -162,11 +162,7 @@ impl WetWriter {
 
     /// Hands what is buffered to the OS (`sync`: and fsyncs it).
     pub fn flush(&mut self, sync: bool) -> io::Result<()> {
-        if sync {
-            self.file.sync()
-        } else {
-            self.file.flush()
-        }
+        self.file.flush(sync)
     }
 
     /// Flushes the file to disk and gives it its name.
