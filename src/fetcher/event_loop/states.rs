@@ -146,7 +146,6 @@ mod tests {
     use super::*;
     use crate::fetcher::fetch::{FetchRequest, Marks, Target};
     use crate::http::{Limits, ResponseDecoder};
-    use std::net::SocketAddr;
 
     const TIMEOUTS: Timeouts = Timeouts {
         dns: Duration::from_secs(12),
@@ -158,25 +157,18 @@ mod tests {
         Duration::from_secs(n)
     }
 
-    fn fetch(t0: Instant) -> Fetch {
-        let url = url::Url::parse("http://example.com/").unwrap();
-        Fetch {
-            target: Target::of(&url).unwrap(),
-            req: FetchRequest::new(url, 0),
-            state: FetchState::Init,
-            marks: Marks::new(t0),
-            request: Vec::new(),
-            decoder: ResponseDecoder::new(Limits::default()),
-            spill: None,
-            peer: None,
-            sent_at: None,
-            stale_retries_left: 1,
-            fallback: None,
+    fn waiting(addr: &str) -> FetchState {
+        FetchState::WaitForHttp {
+            addr: addr.parse().unwrap(),
         }
     }
 
-    fn addr(s: &str) -> SocketAddr {
-        s.parse().unwrap()
+    fn send(conn: usize, attempt: Attempt) -> FetchState {
+        FetchState::HttpSend {
+            conn,
+            sent: 0,
+            attempt,
+        }
     }
 
     /// A fetch walked through its states, and its timers.
@@ -186,6 +178,27 @@ mod tests {
     }
 
     impl Walk {
+        fn new(t0: Instant) -> Walk {
+            let url = url::Url::parse("http://example.com/").unwrap();
+            let fetch = Fetch {
+                target: Target::of(&url).unwrap(),
+                req: FetchRequest::new(url, 0),
+                state: FetchState::Init,
+                marks: Marks::new(t0),
+                request: Vec::new(),
+                decoder: ResponseDecoder::new(Limits::default()),
+                spill: None,
+                peer: None,
+                sent_at: None,
+                stale_retries_left: 1,
+                fallback: None,
+            };
+            Walk {
+                fetch,
+                timers: TimerTable::default(),
+            }
+        }
+
         fn enter(&mut self, next: FetchState, now: Instant) -> &mut Walk {
             let wall = SystemTime::UNIX_EPOCH + (now - self.fetch.marks.created);
             enter_state(&mut self.fetch, next, now, wall, TIMEOUTS, &mut self.timers);
@@ -200,20 +213,14 @@ mod tests {
     #[test]
     fn each_stage_has_its_deadline_and_its_outcome() {
         let t0 = Instant::now();
-        let mut w = Walk {
-            fetch: fetch(t0),
-            timers: TimerTable::default(),
-        };
+        let mut w = Walk::new(t0);
         let name = "example.com".to_string();
         w.enter(FetchState::DnsReceive { name }, t0);
         assert_eq!(w.timers.next(), Some(t0 + secs(12)));
         assert_eq!(w.fires(t0 + secs(11)), None);
         assert_eq!(w.fires(t0 + secs(12)), Some(ReturnCode::DnsTimeout));
 
-        let waiting = FetchState::WaitForHttp {
-            addr: addr("192.0.2.1:80"),
-        };
-        w.enter(waiting, t0 + secs(1));
+        w.enter(waiting("192.0.2.1:80"), t0 + secs(1));
         assert_eq!(w.timers.next(), None, "waiting for a slot never times out");
         assert_eq!(w.fetch.marks.resolved, Some(t0 + secs(1)));
 
@@ -225,25 +232,14 @@ mod tests {
         // A turn that came late, past the overall deadline too: that one is the verdict.
         assert_eq!(w.fires(t2 + secs(30)), Some(ReturnCode::HttpTimeout));
 
-        let send = FetchState::HttpSend {
-            conn: 7,
-            sent: 0,
-            attempt: Attempt::Fresh,
-        };
-        w.enter(send, t2 + secs(3));
+        w.enter(send(7, Attempt::Fresh), t2 + secs(3));
         assert_eq!(w.fetch.marks.connected, Some(t2 + secs(3)));
-        assert_eq!(
-            w.timers.next(),
-            Some(t2 + secs(30)),
-            "connected: the overall one is left"
-        );
+        // Connected: the overall deadline is left.
+        assert_eq!(w.timers.next(), Some(t2 + secs(30)));
         assert_eq!(w.fires(t2 + secs(29)), None);
 
-        let receive = FetchState::HttpReceive {
-            conn: 7,
-            attempt: Attempt::Fresh,
-        };
-        w.enter(receive, t2 + secs(4));
+        let attempt = Attempt::Fresh;
+        w.enter(FetchState::HttpReceive { conn: 7, attempt }, t2 + secs(4));
         assert_eq!(w.fetch.marks.sent, Some(t2 + secs(4)));
         assert!(w.fetch.sent_at.is_some());
         assert_eq!(w.fires(t2 + secs(30)), Some(ReturnCode::HttpTimeout));
@@ -252,48 +248,25 @@ mod tests {
     #[test]
     fn a_slow_first_address_falls_back_before_any_deadline() {
         let t0 = Instant::now();
-        let mut w = Walk {
-            fetch: fetch(t0),
-            timers: TimerTable::default(),
-        };
-        w.fetch.fallback = Some(addr("192.0.2.1:80"));
-        let waiting = FetchState::WaitForHttp {
-            addr: addr("[2001:db8::1]:80"),
-        };
-        w.enter(waiting, t0)
-            .enter(FetchState::Connecting { conn: 1 }, t0);
-        assert_eq!(w.timers.next(), Some(t0 + HAPPY_EYEBALLS_DELAY));
-        assert_eq!(
-            w.timers.expired(t0 + HAPPY_EYEBALLS_DELAY),
-            Some(Timer::HappyEyeballs)
-        );
+        let mut w = Walk::new(t0);
+        w.fetch.fallback = Some("192.0.2.1:80".parse().unwrap());
+        w.enter(waiting("[2001:db8::1]:80"), t0);
+        w.enter(FetchState::Connecting { conn: 1 }, t0);
+        let fall_back = t0 + HAPPY_EYEBALLS_DELAY;
+        assert_eq!(w.timers.next(), Some(fall_back));
+        assert_eq!(w.timers.expired(fall_back), Some(Timer::HappyEyeballs));
         assert_eq!(w.timers.expired(t0 + secs(40)), Some(Timer::HappyEyeballs));
         // Connected in time: no fall back, and no connect deadline left.
-        let send = FetchState::HttpSend {
-            conn: 1,
-            sent: 0,
-            attempt: Attempt::Fresh,
-        };
-        w.enter(send, t0);
+        w.enter(send(1, Attempt::Fresh), t0);
         assert_eq!(w.timers.next(), Some(t0 + secs(30)));
     }
 
     #[test]
     fn a_reused_connection_has_only_the_overall_deadline() {
         let t0 = Instant::now();
-        let mut w = Walk {
-            fetch: fetch(t0),
-            timers: TimerTable::default(),
-        };
-        let waiting = FetchState::WaitForHttp {
-            addr: addr("192.0.2.1:80"),
-        };
-        let send = FetchState::HttpSend {
-            conn: 3,
-            sent: 0,
-            attempt: Attempt::Reused,
-        };
-        w.enter(waiting, t0).enter(send, t0 + secs(5));
+        let mut w = Walk::new(t0);
+        w.enter(waiting("192.0.2.1:80"), t0);
+        w.enter(send(3, Attempt::Reused), t0 + secs(5));
         assert_eq!(w.fetch.marks.assigned, Some(t0 + secs(5)));
         assert_eq!(w.timers.get(Timer::Connect), None);
         assert_eq!(w.timers.next(), Some(t0 + secs(35)));
@@ -303,26 +276,14 @@ mod tests {
     #[test]
     fn back_in_the_queue_a_fetch_has_no_timer_and_keeps_its_lookup_mark() {
         let t0 = Instant::now();
-        let mut w = Walk {
-            fetch: fetch(t0),
-            timers: TimerTable::default(),
-        };
-        let waiting = || FetchState::WaitForHttp {
-            addr: addr("192.0.2.1:80"),
-        };
-        let send = FetchState::HttpSend {
-            conn: 3,
-            sent: 0,
-            attempt: Attempt::Reused,
-        };
-        let receive = FetchState::HttpReceive {
-            conn: 3,
-            attempt: Attempt::Reused,
-        };
-        w.enter(waiting(), t0).enter(send, t0).enter(receive, t0);
+        let mut w = Walk::new(t0);
+        let attempt = Attempt::Reused;
+        w.enter(waiting("192.0.2.1:80"), t0);
+        w.enter(send(3, attempt), t0);
+        w.enter(FetchState::HttpReceive { conn: 3, attempt }, t0);
         assert!(w.fetch.sent_at.is_some());
         // The kept-alive connection had been closed: retried on a fresh one.
-        w.enter(waiting(), t0 + secs(1));
+        w.enter(waiting("192.0.2.1:80"), t0 + secs(1));
         assert_eq!(w.timers.next(), None);
         assert_eq!(w.fetch.sent_at, None);
         assert_eq!(w.fetch.marks.resolved, Some(t0));
