@@ -1,19 +1,32 @@
 #!/usr/bin/env python3
-"""Fails on an upward import between layers, an import cycle between files in src/, or two
-top-level folders that import each other (say, two protocol cores), directly or round a
-longer loop.
+"""Checks the rules of src/'s layers (docs/ARCHITECTURE.md §2) and fails on any break of them:
 
-Layers, lowest first (docs/ARCHITECTURE.md §1): shared leaves (codec, datetime,
-return_code) < protocol cores (dns, http, links, robots, discovery, content) < fetcher <
-crawl < store < app. A file may use its own layer and any below it.
+1. an upward import between layers;
+2. an import cycle between files;
+3. two top-level folders that import each other (say, two protocol cores), directly or round
+   a longer loop;
+4. the clock rule: a clock read (`Instant::now`, `SystemTime::now`, `.elapsed()`) in the
+   shared leaves, the protocol cores or crawl/, where time is a parameter: the fetcher reads
+   the clock once per turn and hands `now` on;
+5. the file rule: file I/O (`std::fs` in any form, `File`, `OpenOptions`, the `redb` and
+   `webgraph` crates, which open files) in the leaves, the cores, fetcher/ or crawl/: only
+   store/ and app/ own disk (the fetcher spools bodies through a trait the store implements;
+   app reads /etc/resolv.conf and /etc/hosts and dns parses them). An exception would be
+   named, with its reason, in FILE_IO_ALLOWED; there is none.
+
+Layers, lowest first: shared leaves (codec, datetime, return_code) < protocol cores (dns,
+http, links, robots, discovery, content) < fetcher < crawl < store < app. A file may use its
+own layer and any below it.
 
 A file's edges are the module files its `crate::`, `super::` and `self::` paths reach,
 read through imports (`pub use child::Item`, or a parent's private `use`), so
 `use super::Item` counts as an edge to the file that defines Item. A folder's mod.rs (or X.rs beside X/) declaring and
 re-exporting its children is not an edge; using a child's item in its own code is.
-Test code is left out: *_tests.rs, tests.rs, tests/ folders and `#[cfg(test)]` blocks.
+Test code is left out of every rule: *_tests.rs, tests.rs, tests/ folders, modules declared
+under `#[cfg(test)]` (crawl's `sim`, the simulated web and clock) and `#[cfg(test)]` blocks.
 
 Usage: .ci/check_imports.py [SRC_DIR]   (prints every violation, exits 1 if any)
+       .ci/check_imports.py --self-test (each rule fails on a made-up tree that breaks it)
 """
 
 import os
@@ -29,15 +42,52 @@ LAYERS = {
 PATH_RE = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)(::\{)?")
 USE_RE = re.compile(r"\b(pub(?:\([a-z]+\))?\s+)?use\s+([^;]*);", re.S)
 MOD_RE = re.compile(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_0-9]+)\s*;", re.M)
+# A module file declared as test code: `#[cfg(test)]`, other attributes, `mod name;`.
+TEST_MOD_RE = re.compile(r"#\[cfg\(test\)\]\s*((?:#\[[^\]]*\]\s*)*)"
+                         r"(?:pub(?:\([a-z]+\))?\s+)?mod\s+([a-z_0-9]+)\s*;")
+PATH_ATTR_RE = re.compile(r'#\[path\s*=\s*"([^"]+)"\]')
+
+LEAVES = {"codec", "datetime", "return_code"}
+CORES = {"dns", "http", "links", "robots", "discovery", "content"}
+# Where time is a parameter, and what reads the clock.
+CLOCKLESS = LEAVES | CORES | {"crawl"}
+CLOCK_RE = re.compile(r"\b(?:Instant|SystemTime)\s*::\s*now\b|\.\s*elapsed\s*\(\s*\)")
+# Where no file is opened, and what opens one (a path through std::fs, the std types, and the
+# crates that open their own files). `use std::{fs, …}` is caught on the expanded path.
+DISKLESS = CLOCKLESS | {"fetcher"}
+FILE_RE = re.compile(r"\bstd\s*::\s*(?:os\s*::\s*\w+\s*::\s*)?fs\b|\b(?:File|OpenOptions)\b"
+                     r"|\b(?:redb|webgraph)\s*::")
+FILE_USE_RE = re.compile(r"(?:std::(?:os::\w+::)?fs|redb|webgraph)(?:::|$)")
+# Files of DISKLESS folders allowed to open files, relative to src/, each with its reason.
+FILE_IO_ALLOWED = {}
+
+
+# Comments and literals, in one left-to-right pass: whichever starts first wins, so a `//` in
+# a string ("http://…") is not a comment and a quote in a comment opens no string. (Block
+# comments do not nest here; Rust's do, and the source has none nested.)
+LEXEME_RE = re.compile(r"""
+    (?P<comment> //[^\n]* | /\*.*?\*/ )
+  | (?P<string> b?r(?P<hashes>\#*)".*?"(?P=hashes) | b?"(?:\\.|[^"\\])*" )
+  | (?P<char> b?'(?:\\.|[^'\\\n])' )
+""", re.S | re.X)
+
+
+def blank(m):
+    """What replaces a comment or literal: an empty one, then its line breaks (so that every
+    line stays where it was)."""
+    keep = {"comment": "", "string": '""', "char": "' '"}[m.lastgroup]
+    return keep + "\n" * m.group(0).count("\n")
+
+
+def strip_literals(text, keep_strings=False):
+    """Drops comments and the text of literals (strings too unless `keep_strings`)."""
+    return LEXEME_RE.sub(lambda m: m.group(0) if keep_strings and m.lastgroup != "comment"
+                         else blank(m), text)
 
 
 def strip(text):
-    """Drops comments, string literals and test code, keeping line structure roughly."""
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r'b?r#+".*?"#+', '""', text, flags=re.S)
-    text = re.sub(r'b?"(?:\\.|[^"\\])*"', '""', text, flags=re.S)
-    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)
+    """Drops comments, literals and test code, keeping every line where it was."""
+    text = strip_literals(text)
     # A #[cfg(test)] item: remove up to its matching close brace or semicolon.
     out, i = [], 0
     for m in re.finditer(r"#\[cfg\(test\)\]", text):
@@ -58,6 +108,7 @@ def strip(text):
                 j += 1
                 break
             j += 1
+        out.append("\n" * text.count("\n", m.start(), j))
         i = j
     out.append(text[i:])
     return "".join(out)
@@ -69,21 +120,24 @@ class Tree:
         self.files = {}  # module path tuple -> file
         self.module_of_file = {}
         self.text = {}
+        raw = {}
         for root, dirs, names in os.walk(src):
             for n in names:
-                if not n.endswith(".rs"):
-                    continue
-                f = os.path.join(root, n)
-                rel = os.path.relpath(f, src)
-                if is_test(rel):
-                    continue
-                mod = module_of(rel)
-                if mod is None:
-                    continue
-                self.files[mod] = f
-                self.module_of_file[f] = mod
-                with open(f, encoding="utf-8") as fh:
-                    self.text[f] = strip(fh.read())
+                if n.endswith(".rs"):
+                    f = os.path.join(root, n)
+                    with open(f, encoding="utf-8") as fh:
+                        raw[f] = fh.read()
+        test_mods, test_files = test_declared(src, raw)
+        for f, text in sorted(raw.items()):
+            rel = os.path.relpath(f, src)
+            if is_test(rel) or f in test_files:
+                continue
+            mod = module_of(rel)
+            if mod is None or any(mod[:len(t)] == t for t in test_mods):
+                continue
+            self.files[mod] = f
+            self.module_of_file[f] = mod
+            self.text[f] = strip(text)
         self.reexports = {f: parse_reexports(t) for f, t in self.text.items()}
 
     def module_file(self, mod):
@@ -118,6 +172,21 @@ def is_test(rel):
     parts = rel.split(os.sep)
     return ("tests" in parts[:-1] or parts[-1] == "tests.rs"
             or parts[-1].endswith("_tests.rs") or rel in ("main.rs",))
+
+
+def test_declared(src, raw):
+    """Module paths and files that a `#[cfg(test)] mod name;` declares: test code, with
+    everything below them."""
+    mods, files = set(), set()
+    for f, text in raw.items():
+        mod = module_of(os.path.relpath(f, src))
+        for m in TEST_MOD_RE.finditer(strip_literals(text, keep_strings=True)):
+            path = PATH_ATTR_RE.search(m.group(1))
+            if path:
+                files.add(os.path.normpath(os.path.join(os.path.dirname(f), path.group(1))))
+            elif mod is not None:
+                mods.add(mod + (m.group(2),))
+    return mods, files
 
 
 def module_of(rel):
@@ -213,6 +282,32 @@ def edges(tree, mod, f):
     return found
 
 
+def rule_breaks(tree):
+    """The clock and file rules: (file, line, what) for each line that breaks one."""
+    out = []
+    for mod, f in sorted(tree.files.items(), key=lambda e: e[1]):
+        if not mod:
+            continue
+        text = tree.text[f]
+        found = {}
+        if mod[0] in CLOCKLESS:
+            for m in CLOCK_RE.finditer(text):
+                found.setdefault((text.count("\n", 0, m.start()) + 1, "clock"),
+                                 f"reads the clock ({m.group(0)}) in {mod[0]}/: "
+                                 f"take `now` as a parameter")
+        if mod[0] in DISKLESS and os.path.relpath(f, tree.src) not in FILE_IO_ALLOWED:
+            hits = [(m.start(), m.group(0)) for m in FILE_RE.finditer(text)]
+            for m in USE_RE.finditer(text):
+                for path in expand(m.group(2)):
+                    if FILE_USE_RE.match(re.sub(r"\s+", "", path)):
+                        hits.append((m.start(), path.strip()))
+            for at, what in hits:
+                found.setdefault((text.count("\n", 0, at) + 1, "file"),
+                                 f"file I/O ({what}) in {mod[0]}/: only store/ and app/ own disk")
+        out.extend((f, line, what) for (line, _), what in sorted(found.items()))
+    return out
+
+
 def climb(tree, mod, f, words):
     """Consumes a path's leading crate/self/super words: (module, the rest)."""
     if not words:
@@ -234,8 +329,10 @@ def climb(tree, mod, f, words):
 
 
 def self_test():
-    """The check finds what it is for: a cycle through a re-export, an upward import; and
-    lets a folder re-export its children."""
+    """The check finds what it is for: a cycle through a re-export, an upward import, two
+    folders importing each other, a clock read and file I/O where they may not be; and lets a
+    folder re-export its children, fetcher/ read the clock, store/ open files, and test code
+    do either."""
     import tempfile
     files = {
         "lib.rs": "pub mod crawl;\npub mod store;\n",
@@ -274,6 +371,31 @@ def self_test():
         graph = {f: edges(tree, m, f) for m, f in tree.files.items()}
         assert not find_cycles(graph), find_cycles(graph)
         assert len(find_cycles(folder_graph(tree, graph))) == 1
+        # The clock and file rules: where each applies, and test code left out.
+        for name, text in {
+            "lib.rs": "pub mod crawl;\npub mod fetcher;\npub mod links;\npub mod store;\n",
+            "links/mod.rs": "use std::time::Instant;\npub fn f() -> Instant { Instant::now() }\n"
+                            "#[cfg(test)]\nmod tests {\n    fn t() { Instant::now(); }\n}\n"
+                            # A `//` and a `/*` in a string, a quote in a char: code after them
+                            # is still read.
+                            "const U: &str = \"http://h/*\";\nfn q<'a>(_: &'a u8) -> u8 { b'\"' }\n"
+                            "fn h() { SystemTime::now(); }\n",
+            "crawl/mod.rs": "#[cfg(test)]\nmod sim;\n/* a comment\nof two lines */\n"
+                            "use std::{fs, io};\npub fn g(t: Instant) { t.elapsed(); }\n",
+            "crawl/sim.rs": "fn s() { SystemTime::now(); std::fs::read(\"x\"); }\n",
+            "fetcher/mod.rs": "fn n() { Instant::now(); }\n/// A `File` named in a comment.\n"
+                              "pub struct F(std::fs::File);\n",
+            "store/mod.rs": "fn w() { std::fs::File::create(\"x\"); SystemTime::now(); }\n",
+        }.items():
+            os.makedirs(os.path.dirname(os.path.join(d, "c", name)), exist_ok=True)
+            with open(os.path.join(d, "c", name), "w") as fh:
+                fh.write(text)
+        tree = Tree(os.path.join(d, "c"))
+        found = [(os.path.relpath(f, tree.src), line, what.split(" ")[0])
+                 for f, line, what in rule_breaks(tree)]
+        assert found == [("crawl/mod.rs", 5, "file"), ("crawl/mod.rs", 6, "reads"),
+                         ("fetcher/mod.rs", 3, "file"), ("links/mod.rs", 2, "reads"),
+                         ("links/mod.rs", 9, "reads")], found
     print("self-test passed")
 
 
@@ -303,11 +425,15 @@ def main():
     folder_cycles = find_cycles(folder_graph(tree, graph))
     for c in folder_cycles:
         problems.append("folders import each other: " + " -> ".join(c + [c[0]]))
+    upward = len(problems) - len(cycles) - len(folder_cycles)
+    breaks = rule_breaks(tree)
+    problems.extend(f"{f}:{line}: {what}" for f, line, what in breaks)
     for p in problems:
         print(p)
-    upward = len(problems) - len(cycles) - len(folder_cycles)
+    clock = sum(1 for b in breaks if b[2].startswith("reads the clock"))
     print(f"{len(tree.files)} files, {sum(len(e) for e in graph.values())} imports, "
-          f"{len(cycles)} cycles, {len(folder_cycles)} folder cycles, {upward} upward imports")
+          f"{len(cycles)} cycles, {len(folder_cycles)} folder cycles, {upward} upward imports, "
+          f"{clock} clock reads, {len(breaks) - clock} file I/O uses where they may not be")
     return 1 if problems else 0
 
 

@@ -4,7 +4,7 @@
 //! and each event loop's share of what is divided among them.
 //!
 //! A new crawl flag touches three files: its declaration in [`super::cli`], its line here
-//! ([`crawl_plan`] and [`crawl_options`]), and the code that uses the setting.
+//! ([`crawl_plan`] and `crawl_options`), and the code that uses the setting.
 
 use std::io;
 use std::net::SocketAddr;

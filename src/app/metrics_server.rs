@@ -1,7 +1,7 @@
 //! The `--metrics ADDR` endpoint: a thread of its own serving `GET /metrics` from the
 //! [`MetricsBoard`], one connection at a time. Bounded whatever the peer does: a request head
 //! of at most [`MAX_INCOMING_HEAD`] bytes, two seconds to send it and to take the answer,
-//! one connection served while at most [`BACKLOG_LIMIT`] wait (more are closed at once), and
+//! one connection served while at most `BACKLOG_LIMIT` wait (more are closed at once), and
 //! every connection closed after one answer. Garbage gets a 4xx, never a crash; the request
 //! grammar is `http::incoming`'s (sans-IO, property-tested).
 //!

@@ -6,7 +6,7 @@
 //! # Spec (sketches are compared across pages and runs: changing it changes them all)
 //! - **Tokens**: maximal runs of word bytes (ASCII letters and digits, every byte ≥ 0x80),
 //!   ASCII letters lowercased; everything else separates tokens.
-//! - **Token hash** ([`token_hash`]): the lowercased token read as little-endian 64-bit
+//! - **Token hash** (`token_hash`): the lowercased token read as little-endian 64-bit
 //!   words (the last one padded with zero bytes, which no token contains), folded into
 //!   `h = len` by `h = (h ⊕ w) · K; h ⊕= h >> 32`. Not a general-purpose hash: the shingle
 //!   hash below mixes it fully, and a token of up to 8 bytes (most words) is one multiply.

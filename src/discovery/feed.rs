@@ -18,7 +18,7 @@
 //! most [`MAX_URL_BYTES`](super::MAX_URL_BYTES) are returned, the rest are counted in
 //! [`FeedReader::skipped`]. Items are not limited to the feed's host: a feed's links are
 //! admitted like a page's, through the crawl's URL filter. The sitemap reader reads feeds with
-//! the same parser ([`FeedParser`]), as search engines accept them as sitemaps.
+//! the same parser (`FeedParser`), as search engines accept them as sitemaps.
 
 use std::time::SystemTime;
 

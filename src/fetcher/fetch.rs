@@ -5,8 +5,10 @@
 //!    └──────────┴──────────────┴──────────────┴─────────────┴─────────────┴──► Error(ReturnCode)
 //! ```
 //! `Init` is a [`FetchRequest`] still in `wait_for_issue`; `Final` and `Error` are the single
-//! [`FetchDone`] handed to the caller, after which the record is gone. The event loop
-//! ([`crate::fetcher::event_loop`]) owns every transition; this module only holds the data.
+//! [`FetchDone`] handed to the caller, after which the record is gone. The event loop owns
+//! every transition, in one function (`Crawler::enter`, event_loop/states.rs) that also arms
+//! the state's timers (`super::timers`) and sets its timing mark; this module only holds the
+//! data.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -198,10 +200,6 @@ pub struct Fetch {
     pub target: Target,
     pub state: FetchState,
     pub marks: Marks,
-    /// The deadline the loop's timer set holds for this fetch, if any.
-    pub deadline: Option<Instant>,
-    /// The overall HTTP deadline, fixed when a connection slot is assigned.
-    pub http_deadline: Option<Instant>,
     /// The exact request bytes (kept for the WARC request record).
     pub request: Vec<u8>,
     pub decoder: ResponseDecoder,

@@ -4,7 +4,8 @@
 //! the driver takes with [`Crawler::poll_completion`].
 //!
 //! - `event_loop`: the [`Crawler`] and its turn; `pool`: open connections, busy servers and
-//!   the keep-alive pool; `fetch`: one URL in flight and its states; `conn`: the plain/TLS
+//!   the keep-alive pool; `fetch`: one URL in flight and its states; `timers`: its named
+//!   deadlines and the loop's queue of them; `conn`: the plain/TLS
 //!   byte transport; `digest`: the payload digest; `shared_bytes`: a received response
 //!   shared with its keepers, back to the loop when they are done; [`tls`]: rustls
 //!   configuration; [`addr_policy`]: the SSRF guard; [`stats`]: the loop's counters;
@@ -28,6 +29,7 @@ mod pool_tests;
 mod shared_bytes;
 pub mod spool;
 pub mod stats;
+mod timers;
 pub mod tls;
 
 pub use digest::PayloadDigest;

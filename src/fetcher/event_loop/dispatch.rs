@@ -55,12 +55,12 @@ impl Crawler {
             Slot::Wait => false,
             Slot::Reuse(conn) => {
                 self.stats.conns_reused += 1;
-                self.assign(key);
-                self.fetches[key].state = FetchState::HttpSend {
+                let send = FetchState::HttpSend {
                     conn,
                     sent: 0,
                     attempt: Attempt::Reused,
                 };
+                self.enter(key, send);
                 self.conns.set_active(conn, key);
                 self.fetches[key].peer = Some(addr);
                 self.advance(key);
@@ -70,24 +70,13 @@ impl Crawler {
                 if let Some(c) = close {
                     self.close_conn(c);
                 }
-                self.assign(key);
                 self.open_conn(key, ckey);
                 true
             }
         }
     }
 
-    fn assign(&mut self, key: usize) {
-        let now = self.now;
-        let fetch = &mut self.fetches[key];
-        fetch.marks.assigned = Some(now);
-        let deadline = now + self.config.http_timeout;
-        fetch.http_deadline = Some(deadline);
-        self.set_deadline(key, Some(deadline));
-    }
-
     fn open_conn(&mut self, key: usize, ckey: ConnKey) {
-        let now = self.now;
         let addr = ckey.addr;
         let transport = match &ckey.server_name {
             None => Transport::Plain,
@@ -125,20 +114,7 @@ impl Crawler {
             registered: interest,
         });
         self.stats.conns_opened += 1;
-        let fetch = &mut self.fetches[key];
-        fetch.peer = Some(addr);
-        fetch.state = FetchState::Connecting { conn: conn_key };
-        // The connect has its own, shorter deadline inside the overall one; shorter still
-        // while the host's other address family waits its turn.
-        let connect_timeout = match fetch.fallback {
-            Some(_) => self.config.connect_timeout.min(super::HAPPY_EYEBALLS_DELAY),
-            None => self.config.connect_timeout,
-        };
-        let connect_deadline = (now + connect_timeout).min(
-            fetch
-                .http_deadline
-                .unwrap_or(now + self.config.http_timeout),
-        );
-        self.set_deadline(key, Some(connect_deadline));
+        self.fetches[key].peer = Some(addr);
+        self.enter(key, FetchState::Connecting { conn: conn_key });
     }
 }

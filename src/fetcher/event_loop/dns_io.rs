@@ -52,7 +52,7 @@ impl Crawler {
         }
     }
 
-    pub(super) fn resolver_events(&mut self, now: Instant) {
+    pub(super) fn resolver_events(&mut self) {
         while let Some((name, result)) = self.resolver.poll_event() {
             let Some(keys) = self.wait_for_dns.remove(&name) else {
                 continue; // a prefetch, or every waiter already gave up
@@ -62,11 +62,8 @@ impl Crawler {
                     |f| matches!(&f.state, FetchState::DnsReceive { name: n } if *n == name),
                 );
                 if waiting {
-                    self.resolved(
-                        key,
-                        result.as_ref().map(|r| r.addrs.clone()).map_err(|e| *e),
-                        now,
-                    );
+                    let addrs = result.as_ref().map(|r| r.addrs.clone()).map_err(|e| *e);
+                    self.resolved(key, addrs);
                 }
             }
         }

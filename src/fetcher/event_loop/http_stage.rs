@@ -153,10 +153,9 @@ impl Crawler {
             return false;
         };
         self.stats.happy_eyeballs_fallbacks += 1;
-        fetch.state = FetchState::WaitForHttp { addr };
         fetch.peer = None;
         self.close_conn(conn);
-        self.set_deadline(key, None);
+        self.enter(key, FetchState::WaitForHttp { addr });
         self.wait_for_http.push_front(key);
         self.dispatch_needed = true;
         true
@@ -174,54 +173,40 @@ impl Crawler {
             let Some(entry) = self.conns.get_mut(conn_key) else {
                 return Step::Pending;
             };
-            match fetch.state.clone() {
+            // State changes go through `enter`; the request's progress (`sent`) is counted in
+            // place.
+            match fetch.state {
                 FetchState::Connecting { conn } => match entry.conn.connect_status() {
                     Err(code) => return Step::Failed(code),
                     Ok(ConnectStatus::InProgress) => return Step::Pending,
                     Ok(ConnectStatus::Connected) => {
-                        fetch.marks.connected = Some(self.now);
-                        fetch.state = FetchState::HttpSend {
+                        let send = FetchState::HttpSend {
                             conn,
                             sent: 0,
                             attempt: Attempt::Fresh,
                         };
-                        if let Some(d) = fetch.http_deadline {
-                            let old = fetch.deadline.replace(d);
-                            if let Some(old) = old {
-                                self.timers.remove(&(old, key));
-                            }
-                            self.timers.insert((d, key));
-                        }
+                        self.enter(key, send);
                     }
                 },
                 FetchState::HttpSend {
                     conn,
-                    mut sent,
+                    ref mut sent,
                     attempt,
                 } => {
                     let res = entry
                         .conn
-                        .send(&fetch.request, &mut sent, &mut self.stats.socket);
+                        .send(&fetch.request, sent, &mut self.stats.socket);
                     match res {
                         Err(_) if attempt == Attempt::Reused && fetch.stale_retries_left > 0 => {
                             return Step::RetryFresh
                         }
                         Err(code) => return Step::Failed(code),
                         Ok(false) => {
-                            fetch.state = FetchState::HttpSend {
-                                conn,
-                                sent,
-                                attempt,
-                            };
                             let want = entry.conn.interest(true);
                             entry.reregister(&self.poll, conn, want, &mut self.stats.socket);
                             return Step::Pending;
                         }
-                        Ok(true) => {
-                            fetch.marks.sent = Some(self.now);
-                            fetch.sent_at = Some(self.wall_now);
-                            fetch.state = FetchState::HttpReceive { conn, attempt };
-                        }
+                        Ok(true) => self.enter(key, FetchState::HttpReceive { conn, attempt }),
                     }
                 }
                 FetchState::HttpReceive { conn, attempt } => {
@@ -322,10 +307,8 @@ impl Crawler {
         fetch.stale_retries_left -= 1;
         self.buffered = self.buffered.saturating_sub(fetch.decoder.buffered());
         fetch.decoder.reset(false);
-        fetch.state = FetchState::WaitForHttp { addr };
-        fetch.sent_at = None;
         self.close_conn(conn);
-        self.set_deadline(key, None);
+        self.enter(key, FetchState::WaitForHttp { addr });
         self.wait_for_http.push_front(key);
         self.dispatch_needed = true;
     }

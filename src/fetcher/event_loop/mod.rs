@@ -22,7 +22,7 @@
 //! advance what is ready, hand resolved names on, expire what is late. The driver runs it
 //! through its [`super::Loop`] (`driven.rs`), as it runs the crawl tests' simulated loop.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -38,6 +38,7 @@ use super::fetch::{Completion, Fetch, FetchRequest, FetchState, Marks, Target, T
 use super::pool::{ConnPool, ConnState};
 use super::spool::Spool;
 use super::stats::LoopStats;
+use super::timers::FetchTimers;
 
 mod completions;
 mod dispatch;
@@ -46,6 +47,7 @@ mod dns_tcp;
 mod driven;
 mod http_stage;
 mod receive_pool;
+mod states;
 mod tokens;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, Limits, Method, Request, ResponseDecoder};
@@ -71,9 +73,6 @@ const MAX_DNS_READS_PER_EVENT: usize = 256;
 const POOLED_BUFFER_MAX: usize = 256 * 1024;
 /// The most the pools may hold in all, whatever `max_live` is.
 const POOL_BUDGET: usize = 16 << 20;
-/// Extra time the loop allows the resolver beyond its own total timeout before it declares a
-/// fetch's DNS stage timed out itself (a safety net: the resolver should always answer first).
-const DNS_GRACE: Duration = Duration::from_secs(2);
 /// The most DNS queries prefetching may leave outstanding (it must not crowd out the lookups
 /// of URLs that are due).
 const MAX_PREFETCH_PENDING: usize = 256;
@@ -82,9 +81,6 @@ const MAX_PREFETCH_PENDING: usize = 256;
 const TLS_SESSIONS_PER_SOCKET: usize = 4;
 /// The most TLS sessions cached.
 const MAX_TLS_SESSIONS: usize = 16_384;
-/// How long a connect to a host's first address may take before its other family is tried
-/// (RFC 8305's Connection Attempt Delay).
-const HAPPY_EYEBALLS_DELAY: Duration = Duration::from_millis(250);
 /// Live fetches per allowed connection: enough to keep every connection busy while others
 /// wait for DNS or for their server's turn.
 const LIVE_PER_CONN: usize = 4;
@@ -247,8 +243,8 @@ pub struct Crawler {
     wait_for_issue: VecDeque<FetchRequest>,
     wait_for_dns: HashMap<String, Vec<usize>>,
     wait_for_http: VecDeque<usize>,
-    /// Fetch deadlines, earliest first.
-    timers: BTreeSet<(Instant, usize)>,
+    /// Every live fetch's named deadlines, earliest first.
+    timers: FetchTimers,
     /// Finished requests, oldest first, until the driver takes them.
     completions: VecDeque<Completion>,
     /// Connections whose last receive pass ran out of budget with data possibly unread:
@@ -307,7 +303,7 @@ impl Crawler {
             wait_for_issue: VecDeque::new(),
             wait_for_dns: HashMap::new(),
             wait_for_http: VecDeque::new(),
-            timers: BTreeSet::new(),
+            timers: FetchTimers::with_capacity(config.max_live),
             completions: VecDeque::new(),
             ready_again: Vec::new(),
             dispatch_needed: false,
@@ -447,7 +443,7 @@ impl Crawler {
         self.resolver.handle_timeout(now);
         self.dns_tcp
             .expire(self.poll.registry(), &mut self.resolver, now);
-        self.resolver_events(now);
+        self.resolver_events();
         self.expire(now);
         if self.conns.expire(&self.poll, now) {
             self.dispatch_needed = true;
@@ -483,7 +479,7 @@ impl Crawler {
         let now = Instant::now();
         let mut next = now + MAX_POLL_WAIT;
         let deadlines = [
-            self.timers.first().map(|&(t, _)| t),
+            self.timers.next_deadline(),
             self.conns.next_deadline(),
             self.resolver.poll_timeout(),
             self.dns_tcp.next_deadline(),
@@ -555,8 +551,6 @@ impl Crawler {
             target,
             state: FetchState::Init,
             marks: Marks::new(now),
-            deadline: None,
-            http_deadline: None,
             request,
             decoder,
             spill: None,
@@ -571,25 +565,23 @@ impl Crawler {
             return;
         }
         match host {
-            TargetHost::Ip(ip) => self.resolved(key, Ok(vec![ip]), now),
+            TargetHost::Ip(ip) => self.resolved(key, Ok(vec![ip])),
             TargetHost::Name(name) => match self.resolver.resolve(&name, now) {
-                Resolve::Done(result) => self.resolved(key, result.map(|r| r.addrs), now),
+                Resolve::Done(result) => self.resolved(key, result.map(|r| r.addrs)),
                 Resolve::Pending => {
                     let waiting_name = crate::dns::normalize_name(&name).unwrap_or(name);
                     self.wait_for_dns
                         .entry(waiting_name.clone())
                         .or_default()
                         .push(key);
-                    self.fetches[key].state = FetchState::DnsReceive { name: waiting_name };
-                    let deadline = now + self.config.resolver.total_timeout + DNS_GRACE;
-                    self.set_deadline(key, Some(deadline));
+                    self.enter(key, FetchState::DnsReceive { name: waiting_name });
                 }
             },
         }
     }
 
     /// A fetch's name is resolved (or failed): check the addresses and queue for HTTP.
-    fn resolved(&mut self, key: usize, result: Result<Vec<IpAddr>, DnsError>, now: Instant) {
+    fn resolved(&mut self, key: usize, result: Result<Vec<IpAddr>, DnsError>) {
         let addrs = match result {
             Ok(addrs) if !addrs.is_empty() => addrs,
             Ok(_) => return self.finish(key, ReturnCode::DnsNoAddress),
@@ -608,11 +600,9 @@ impl Crawler {
             _ => (addrs[0], None),
         };
         let fetch = &mut self.fetches[key];
-        fetch.marks.resolved = Some(now);
         let addr = SocketAddr::new(ip, fetch.target.port);
         fetch.fallback = other.map(|ip| SocketAddr::new(ip, fetch.target.port));
-        fetch.state = FetchState::WaitForHttp { addr };
-        self.set_deadline(key, None);
+        self.enter(key, FetchState::WaitForHttp { addr });
         self.wait_for_http.push_back(key);
         self.dispatch_needed = true;
     }
@@ -641,46 +631,6 @@ impl Crawler {
         self.dispatch_needed = true;
     }
 
-    // ---- step 8: deadlines ----
-
-    fn set_deadline(&mut self, key: usize, deadline: Option<Instant>) {
-        let fetch = &mut self.fetches[key];
-        if let Some(old) = fetch.deadline.take() {
-            self.timers.remove(&(old, key));
-        }
-        if let Some(d) = deadline {
-            fetch.deadline = Some(d);
-            self.timers.insert((d, key));
-        }
-    }
-
-    fn expire(&mut self, now: Instant) {
-        while let Some(&(t, key)) = self.timers.first() {
-            if t > now {
-                break;
-            }
-            self.timers.pop_first();
-            let Some(fetch) = self.fetches.get_mut(key) else {
-                continue;
-            };
-            fetch.deadline = None;
-            if self.fall_back(key) {
-                continue;
-            }
-            let Some(fetch) = self.fetches.get_mut(key) else {
-                continue;
-            };
-            let code = match fetch.state {
-                FetchState::DnsReceive { .. } => ReturnCode::DnsTimeout,
-                FetchState::Connecting { .. } if fetch.http_deadline.is_some_and(|d| d > now) => {
-                    ReturnCode::HttpConnectTimeout
-                }
-                _ => ReturnCode::HttpTimeout,
-            };
-            self.finish(key, code);
-        }
-    }
-
     // ---- a finished fetch: its completion for the driver ----
 
     fn finish(&mut self, key: usize, code: ReturnCode) {
@@ -693,9 +643,7 @@ impl Crawler {
             return;
         }
         let mut fetch = self.fetches.remove(key);
-        if let Some(d) = fetch.deadline.take() {
-            self.timers.remove(&(d, key));
-        }
+        self.timers.clear(key);
         match &fetch.state {
             FetchState::Init => {}
             FetchState::DnsReceive { name } => {

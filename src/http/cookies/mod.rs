@@ -2,7 +2,7 @@
 //! the `Cookie` header for a URL comes out. Wall-clock time is a parameter; nothing here reads
 //! a clock or a file.
 //!
-//! - **Storing** ([`CookieJar::store`]): §5.2's parse ([`set_cookie`]), then §5.3: a `Domain`
+//! - **Storing** ([`CookieJar::store`]): §5.2's parse (`set_cookie`), then §5.3: a `Domain`
 //!   must domain-match the host that set it and must not be a public suffix (the list is the
 //!   `psl` crate's, compiled in), or a site could set a cookie for `co.uk` or `github.io`; a
 //!   cookie without one is host-only. `Max-Age` beats `Expires`; either is capped at 400 days
@@ -14,7 +14,7 @@
 //!   unit a server controls) and [`JarLimits::total`] in all; past them the expired go first,
 //!   then the oldest. A cookie of more than [`MAX_COOKIE_BYTES`] is refused (§6.1), so the jar
 //!   holds at most `total × 4 KiB` and a `Cookie` header at most `per_site × 4 KiB`.
-//! - **Files** ([`netscape`]): the cookies.txt format wget and curl read and write, for
+//! - **Files** (`netscape`): the cookies.txt format wget and curl read and write, for
 //!   `--load-cookies` and for saving the jar with a crawl's per-host state.
 //!
 //! Where the jar lives and which responses feed it is the caller's business (`crawl`, the

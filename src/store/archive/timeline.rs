@@ -165,7 +165,7 @@ impl Timeline {
         t
     }
 
-    /// Reads `DIR/timeline.tsv` (at most [`READ_LIMIT`] bytes); `Ok(None)` if there is none.
+    /// Reads `DIR/timeline.tsv` (at most `READ_LIMIT` bytes); `Ok(None)` if there is none.
     pub fn read(dir: &Path) -> io::Result<Option<Timeline>> {
         let mut bytes = Vec::new();
         match std::fs::File::open(dir.join(FILE_NAME)) {

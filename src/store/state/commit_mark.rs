@@ -5,7 +5,7 @@
 //! mark ([`find_last`]) and drops the journal records after it, so a fetch the journal does
 //! not vouch for leaves no trace (and is fetched again), and none is in the archive twice.
 //!
-//! Where marks are written (the archive's writer thread, [`super::journal_side`]): after each
+//! Where marks are written (the archive's writer thread, `journal_side`): after each
 //! commit's records (the WARC and crawl.log bytes are handed to the OS first), when the writer
 //! starts, and as the first record of each new journal generation, so the newest generation
 //! always holds one even after compaction removed the older ones. A WARC file is closed only
@@ -59,7 +59,7 @@ impl CommitMark {
         }
     }
 
-    /// A mark record's fields (what follows [`TAG`]).
+    /// A mark record's fields (what follows `TAG`).
     pub fn decode(mut input: &[u8]) -> Option<CommitMark> {
         let log_len = get_varint(&mut input)?;
         let n = get_varint(&mut input)?;

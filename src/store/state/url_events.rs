@@ -13,7 +13,7 @@
 //!   the records before it were committed. Resume cuts the outputs (and the journal) back to
 //!   the newest one.
 //!
-//! A URL may be admitted more than once when loops share one journal (see [`still_queued`]);
+//! A URL may be admitted more than once when loops share one journal (see `still_queued`);
 //! it is queued once. Writing records is the writer thread's ([`push_admitted`] and its
 //! siblings build them); reading them, in the passes [`super::replay`] and
 //! [`super::compaction`] make, is here.

@@ -91,7 +91,7 @@ pub enum Script {
 /// Chooses a script from a request's target (path?query) and headers ((name, value) as sent).
 pub type Choose = dyn Fn(&str, &[(String, String)]) -> Script + Send + Sync;
 
-/// A [`Choose`], shared by every connection the route serves.
+/// A `Choose`, shared by every connection the route serves.
 #[derive(Clone)]
 pub struct Responder(pub Arc<Choose>);
 

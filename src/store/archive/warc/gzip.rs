@@ -351,7 +351,7 @@ impl DeflatedBlock {
     }
 }
 
-/// Deflates record blocks for [`GzMember::encode_joined`], at the writer's level, with their
+/// Deflates record blocks for `GzMember::encode_joined`, at the writer's level, with their
 /// block digest when the writer gives response records one
 /// ([`super::WriterOptions::response_block_digest`]).
 pub struct BlockDeflater {
