@@ -2,7 +2,7 @@
 //! resolves where the generator says, the expected set is exactly what a polite crawl reaches,
 //! and the server keeps connections alive, pipelines, routes by Host and stops on time.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::io::{ErrorKind, Read, Write};
