@@ -1,13 +1,14 @@
-//! `spinneret bench`: crawl the built-in test web on loopback and report how fast.
+//! `spinneret bench`: crawl the local test web on loopback and report how fast.
 //!
 //! The test web runs in a child process, the tools crate's `spinneret-testserver`
 //! ([`test_web`]), so the figures printed here (CPU per page, peak RSS) are the crawler's alone
 //! and the shipped binary carries no test web. Its pages link mostly to random pages of other
 //! hosts (`--shape linked`), as on the real web. The crawl is a normal
 //! [`super::loops::execute_crawl`] with `crawl`'s defaults (connections, one per server, the
-//! delay factor) but no fixed delay, WARC written to a temporary directory; `--fetch` runs the `fetch` command over the same URLs shuffled
-//! instead (`fetch_list`). The verdict checks the result against the exact URL set the test
-//! web says a full crawl must fetch, and the connections opened per host.
+//! delay factor) but no fixed delay, WARC written to a temporary directory; `--fetch` runs the
+//! `fetch` command over the same URLs shuffled instead (`fetch_list`). The verdict checks the
+//! result against the exact URL set the test web says a full crawl must fetch, and the
+//! connections opened per host.
 
 use std::collections::BTreeSet;
 use std::path::Path;

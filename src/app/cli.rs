@@ -9,7 +9,7 @@
 //! - `fetch`: every given URL once, no link following;
 //! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
 //! - `graph`: the crawl's link graph, compressed ([`crate::app::graph`]);
-//! - `bench`: crawl the built-in test web and report speed ([`crate::app::bench`]);
+//! - `bench`: crawl the local test web and report speed ([`crate::app::bench`]);
 //! - `help outcomes`: what each crawl.log outcome means.
 //!
 //! Flag names follow wget and curl where they have one (`-i`, `-o`, `-l`, `-w`, `-q`, `-v`,
@@ -101,7 +101,8 @@ pub enum Command {
     /// Write the link graph of the crawl in DIR (every DIR of a cluster's nodes) in WebGraph's
     /// BVGraph format, and print its nodes, arcs, bits per link and top pages.
     Graph(GraphArgs),
-    /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
+    /// Crawl the local test web (loopback only, served by `spinneret-testserver`) and report
+    /// pages/s, CPU and memory.
     Bench(BenchArgs),
     /// Help on a command, or on a topic: `outcomes` (what each crawl.log outcome means).
     Help(HelpArgs),

@@ -3,8 +3,7 @@
 use clap::Parser;
 
 use super::*;
-use crate::app::cli::Shape;
-use crate::app::cli::{Cli, Command};
+use crate::app::cli::{Cli, Command, Shape};
 
 fn parse(argv: &[&str]) -> Command {
     Cli::try_parse_from(argv).unwrap().command
