@@ -4,7 +4,7 @@
 //! revisit records, digests are SHA-1, crawl.log says how each URL was found, and pywb replays
 //! pages, their requisites and revisits.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;

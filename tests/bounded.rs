@@ -2,7 +2,7 @@
 //! records, and every response that is not the complete body says so with `WARC-Truncated`
 //! (`length`, `time`, `disconnect`), its received bytes intact. Loopback servers only.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

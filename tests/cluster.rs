@@ -4,7 +4,7 @@
 //! nothing and fetches again at most what it had in flight. Skipped, saying why, when
 //! redis-server is not installed (`.ci/run` installs it).
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

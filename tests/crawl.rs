@@ -2,7 +2,7 @@
 //! reachable, allowed URL set is fetched, each URL once; traps stay bounded; politeness is
 //! proven from the server's request log.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::Ipv4Addr;

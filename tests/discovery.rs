@@ -5,7 +5,7 @@
 //! their hop letter and the pages with their sitemap as referrer, and the bad files end as
 //! counted outcomes without stopping anything.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Write;

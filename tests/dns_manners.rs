@@ -2,7 +2,7 @@
 //! over TCP after a truncated answer, or answered in one datagram when the server honours
 //! EDNS), a server refusing TCP, and a host with only an AAAA record fetched over IPv6.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};

@@ -3,7 +3,7 @@
 //! valid WARC files and crawl.log one line per URL.
 //! Also: a used output directory is refused, a finished crawl resumes to nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

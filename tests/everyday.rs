@@ -2,7 +2,7 @@
 //! succeed ending at once, one crawl.log line per URL given or admitted, `--max-time` as a
 //! hard bound, the wget/curl flags, and the progress line. Loopback servers only.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

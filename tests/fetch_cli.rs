@@ -1,6 +1,6 @@
 //! The `spinneret fetch` command end to end: the binary against loopback test servers.
 
-mod common;
+use crate::common;
 
 use std::net::Ipv4Addr;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! page budget, the share of fetched pages on the topic (the harvest rate) is at least 3×
 //! that of the same crawl without it; crawl.log and stats.json carry the scores.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::Duration;

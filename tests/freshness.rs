@@ -9,7 +9,7 @@
 //!   come from the server's own log;
 //! - a continuous crawl killed with SIGKILL and resumed keeps its schedules and validators.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -5,7 +5,7 @@
 
 #![cfg(feature = "graph")]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! Single-fetch outcomes already covered by tests/outcomes.rs are not repeated on their own;
 //! some reappear here only as neighbours, to show they do not disturb the rest of a crawl.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Write;

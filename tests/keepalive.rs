@@ -3,7 +3,7 @@
 //! politeness holds while active hosts keep idle connections through their delays.
 //! The server counts connections (each request carries its connection's number).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::Ipv4Addr;

@@ -2,7 +2,7 @@
 //! number of loops, every expected page is stored once, each host by one loop (politeness and
 //! robots stay with one owner), and a crawl killed and resumed loses nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! meanwhile; a site behind a cookie-setting redirect is entered, its cookie sent nowhere
 //! else; `--load-cookies` reads what wget writes.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! its two tries, a gated page after at most its redirect to itself, and nothing else may be
 //! fetched.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! the loopback test web, and afterwards its HTTP API shows the target was up and the page
 //! counter equal to the crawl's page count; a crawl on two loops serves each loop's figures.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -15,7 +15,7 @@
 //!   `spinneret near-duplicates DIR`, scored, and the same with the template left in.
 //! - `skip_near_duplicate_links_does_not_follow_a_copy`: the trap guard.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! loopback test web while it runs, after a SIGKILL and after the resume that finishes it;
 //! `spinneret stop` ending a run resumably; a `running` file left by a dead process.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::time::{Duration, Instant};

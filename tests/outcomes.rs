@@ -1,7 +1,7 @@
 //! Every fetch outcome (`ReturnCode`) provoked over real loopback sockets, one scenario each,
 //! through the in-process crawler. Each test starts its own servers on ephemeral ports.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Write;

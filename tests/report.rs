@@ -6,7 +6,7 @@
 //! recorded". A crawl really killed, then resumed: the report of each, the timeline's rows
 //! numbered by run. And the errors for a missing directory or one without crawl.log.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::io::Read;

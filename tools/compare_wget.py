@@ -7,7 +7,7 @@ Usage: tools/compare_wget.py [--hosts 500] [--pages 40] [--page-kb 15] [--latenc
 With --latency-ms N the test web answers each connection N ms late (connect and every
 response), as a web far away would.
 
-Starts the test web once (`spinneret __testweb`, loopback only), crawls it with spinneret
+Starts the test web once (`spinneret-testserver web`, loopback only), crawls it with spinneret
 (WARC output, robots obeyed, one connection per server, no delay), then with Debian's wget
 (`-r -H --domains=test`, robots obeyed, files saved). wget resolves names with the system
 resolver, not our DNS server: as root it runs in a private mount namespace (`unshare -m`)
@@ -47,15 +47,17 @@ def main():
     args = ap.parse_args()
     if shutil.which("wget") is None:
         sys.exit("wget not found: apt-get install wget")
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "spinneret"],
-                   cwd=ROOT, check=True)
+    for build in (["--bin", "spinneret"], ["-p", "spinneret-tools", "--bin", "spinneret-testserver"]):
+        subprocess.run(["cargo", "build", "--release", "--quiet", *build], cwd=ROOT, check=True)
     exe = os.path.join(ROOT, "target", "release", "spinneret")
+    testserver = os.path.join(ROOT, "target", "release", "spinneret-testserver")
     work = tempfile.mkdtemp(prefix="spinneret-vs-wget-")
     try:
         urls_file = os.path.join(work, "expected.txt")
         web = subprocess.Popen(
-            [exe, "__testweb", "--hosts", str(args.hosts), "--pages", str(args.pages),
-             "--page-kb", str(args.page_kb), "--latency-ms", str(args.latency_ms),
+            [testserver, "web", "--shape", "linked", "--hosts", str(args.hosts),
+             "--pages", str(args.pages), "--page-kb", str(args.page_kb),
+             "--latency-ms", str(args.latency_ms), "--lifetime", "3600", "--until-stdin-closes",
              "--urls-out", urls_file],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = web.stdout.readline()

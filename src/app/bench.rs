@@ -1,22 +1,20 @@
-//! `spinneret bench`: crawl the built-in test web on loopback and report how fast.
+//! `spinneret bench`: crawl the local test web on loopback and report how fast.
 //!
-//! The test web ([`spinneret_tools::testweb`]) runs in a child process (this same binary,
-//! hidden `__testweb` subcommand), so the figures printed here (CPU per page, peak RSS) are the
-//! crawler's alone. Its pages link mostly to random pages of other hosts (`--shape linked`),
-//! as on the real web. The crawl is a normal [`super::loops::execute_crawl`] with `crawl`'s
-//! defaults (connections, one per server, the delay factor) but no fixed delay, WARC written
-//! to a temporary directory; `--fetch` runs the `fetch` command over the same URLs shuffled
-//! instead (`fetch_list`). The verdict checks the result against the exact URL set the test
-//! web says a full crawl must fetch, and the connections opened per host.
+//! The test web runs in a child process, the tools crate's `spinneret-testserver`
+//! ([`test_web`]), so the figures printed here (CPU per page, peak RSS) are the crawler's alone
+//! and the shipped binary carries no test web. Its pages link mostly to random pages of other
+//! hosts (`--shape linked`), as on the real web. The crawl is a normal
+//! [`super::loops::execute_crawl`] with `crawl`'s defaults (connections, one per server, the
+//! delay factor) but no fixed delay, WARC written to a temporary directory; `--fetch` runs the
+//! `fetch` command over the same URLs shuffled instead (`fetch_list`). The verdict checks the
+//! result against the exact URL set the test web says a full crawl must fetch, and the
+//! connections opened per host.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::app::cli::{BenchArgs, TestWebArgs};
+use crate::app::cli::BenchArgs;
 use crate::app::config::Setup;
 use crate::app::exit::UsageError;
 use crate::app::loops::execute_crawl;
@@ -31,10 +29,6 @@ use crate::store::archive::crawl_log;
 use crate::store::archive::output::OutputConfig;
 use crate::ReturnCode;
 
-/// How long the bench waits for the test web to come up (it renders every page first).
-const WEB_START_TIMEOUT: Duration = Duration::from_secs(120);
-/// The test web child stops by itself after this even if we vanish without closing its stdin.
-const WEB_LIFETIME_SECS: u64 = 3600;
 /// Connections opened per host, on average, above which the verdict fails. Keep-alive lets a
 /// crawl fetch all of a host's pages on one connection; the tenth more allows for the few a
 /// polite crawl must reopen (a server's idle close, a host left idle for long), while a crawl
@@ -43,134 +37,9 @@ const WEB_LIFETIME_SECS: u64 = 3600;
 pub const MAX_CONNS_PER_HOST: f64 = 1.1;
 
 mod fetch_list;
+mod test_web;
 
-/// Runs in the child: generate and serve the web, report ports on stdout, exit when the
-/// parent closes our stdin (or after a long lifetime, so nothing outlives a crashed parent).
-pub fn serve_test_web(args: TestWebArgs) -> Result<(), Box<dyn std::error::Error>> {
-    use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
-    use spinneret_tools::testweb::{TestWeb, WebConfig, WebServer};
-    use std::io::Write;
-
-    let cfg = WebConfig {
-        hosts: args.hosts,
-        pages: args.pages,
-        page_kb: args.page_kb,
-        ..WebConfig::of_shape(args.shape)
-    };
-    let web = std::sync::Arc::new(TestWeb::generate(&cfg));
-    let lifetime = Duration::from_secs(WEB_LIFETIME_SECS);
-    let latency = Duration::from_millis(args.latency_ms);
-    let server = WebServer::start_with_latency(web.clone(), 0, lifetime, latency)?;
-    let dns = DnsServer::start(DnsServerConfig {
-        records: web.dns_records(),
-        lifetime,
-        ..DnsServerConfig::default()
-    })?;
-    let expected = web.expected_urls(server.port());
-    std::fs::write(&args.urls_out, expected.join("\n") + "\n")?;
-    let mut out = std::io::stdout();
-    writeln!(
-        out,
-        "http_port={} dns={} pages={}",
-        server.port(),
-        dns.addr(),
-        expected.len()
-    )?;
-    out.flush()?;
-    // Block until the parent is gone.
-    let mut sink = Vec::new();
-    let _ = std::io::stdin().read_to_end(&mut sink);
-    let requests = server.requests();
-    eprintln!("test web: served {requests} requests");
-    Ok(())
-}
-
-/// The running test web child.
-struct WebChild {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    port: u16,
-    dns: SocketAddr,
-}
-
-impl WebChild {
-    fn start(args: &BenchArgs, urls_out: &Path) -> Result<WebChild, Box<dyn std::error::Error>> {
-        let exe = std::env::current_exe()?;
-        let mut child = Command::new(exe)
-            .arg("__testweb")
-            .args(["--hosts", &args.hosts.to_string()])
-            .args(["--pages", &args.pages.to_string()])
-            .args(["--page-kb", &args.page_kb.to_string()])
-            .args(["--shape", args.shape.name()])
-            .args(["--latency-ms", &args.latency_ms.to_string()])
-            .arg("--urls-out")
-            .arg(urls_out)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().ok_or("test web: no stdout")?;
-        // Read the ready line on a helper thread so a hung child cannot hang us.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = match rx.recv_timeout(WEB_START_TIMEOUT) {
-            Ok(l) if !l.is_empty() => l,
-            _ => {
-                let _ = child.kill();
-                return Err("the test web did not start".into());
-            }
-        };
-        let field = |name: &str| {
-            line.split_whitespace()
-                .find_map(|kv| kv.strip_prefix(name))
-                .map(str::to_string)
-        };
-        let port = field("http_port=")
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| format!("test web: bad ready line {line:?}"))?;
-        let dns = field("dns=")
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(|| format!("test web: bad ready line {line:?}"))?;
-        Ok(WebChild {
-            child,
-            stdin,
-            port,
-            dns,
-        })
-    }
-
-    /// CPU time the child has used (Linux /proc), for the "never the bottleneck" figure.
-    fn cpu(&self) -> Option<Duration> {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
-        // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-        let rest = &stat[stat.rfind(')')? + 2..];
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-        (hz > 0).then(|| Duration::from_secs_f64(ticks as f64 / hz as f64))
-    }
-}
-
-impl Drop for WebChild {
-    fn drop(&mut self) {
-        drop(self.stdin.take()); // EOF: the child exits
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use test_web::WebChild;
 
 /// What the crawl got right or wrong against the expected URL set.
 pub struct Verdict {
@@ -275,6 +144,18 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
             "--delay-factor must be a non-negative number".into(),
         )));
     }
+    let server = match test_web::locate(
+        args.testserver.as_deref(),
+        std::env::var_os(test_web::SERVER_ENV).as_deref(),
+        &std::env::current_exe()?,
+    ) {
+        Ok(path) => path,
+        // A path the user gave is a bad flag (or variable); none beside us is a bad install.
+        Err(e @ test_web::NoServer::Given { .. }) => {
+            return Err(Box::new(UsageError(e.to_string())))
+        }
+        Err(e) => return Err(Box::new(e)),
+    };
     let (scratch, keep) = match &args.out {
         Some(dir) => (dir.clone(), true),
         None => (
@@ -288,7 +169,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
         "bench: generating the test web: {} hosts x ({} content pages of ~{} KB + index, list pages, stylesheet), {} …",
         args.hosts, args.pages, args.page_kb, args.shape.name()
     );
-    let web = WebChild::start(&args, &urls_file)?;
+    let web = WebChild::start(&server, &args, &urls_file)?;
     let expected: Vec<String> = std::fs::read_to_string(&urls_file)?
         .lines()
         .filter(|l| !l.is_empty())

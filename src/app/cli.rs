@@ -9,7 +9,7 @@
 //! - `fetch`: every given URL once, no link following;
 //! - `crawl`: follow links from seeds through [`crate::crawl::Crawl`];
 //! - `graph`: the crawl's link graph, compressed ([`crate::app::graph`]);
-//! - `bench`: crawl the built-in test web and report speed ([`crate::app::bench`]);
+//! - `bench`: crawl the local test web and report speed ([`crate::app::bench`]);
 //! - `help outcomes`: what each crawl.log outcome means.
 //!
 //! Flag names follow wget and curl where they have one (`-i`, `-o`, `-l`, `-w`, `-q`, `-v`,
@@ -22,7 +22,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use spinneret_tools::testweb::Shape;
 
 use crate::crawl::{DEFAULT_DELAY_FACTOR, DEFAULT_MAX_CRAWL_DELAY};
 use crate::fetcher::{
@@ -102,11 +101,9 @@ pub enum Command {
     /// Write the link graph of the crawl in DIR (every DIR of a cluster's nodes) in WebGraph's
     /// BVGraph format, and print its nodes, arcs, bits per link and top pages.
     Graph(GraphArgs),
-    /// Crawl the built-in local test web (loopback only) and report pages/s, CPU and memory.
+    /// Crawl the local test web (loopback only, served by `spinneret-testserver`) and report
+    /// pages/s, CPU and memory.
     Bench(BenchArgs),
-    /// Serve the test web for `bench` (internal).
-    #[command(name = "__testweb", hide = true)]
-    TestWeb(TestWebArgs),
     /// Help on a command, or on a topic: `outcomes` (what each crawl.log outcome means).
     Help(HelpArgs),
 }
@@ -548,9 +545,32 @@ pub struct CommonArgs {
     pub load_cookies: Option<PathBuf>,
 }
 
+/// `bench --shape`: how the test web's pages link (the test server's `--shape`, which
+/// `spinneret_tools::testweb::Shape` reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Each host a cluster: pages link mostly within their host.
+    Clustered,
+    /// Pages link mostly to random pages of other hosts, as real pages do.
+    Linked,
+}
+
+impl Shape {
+    /// The name on command lines, ours and the test server's.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Clustered => "clustered",
+            Shape::Linked => "linked",
+        }
+    }
+}
+
 /// `--shape`: `clustered` or `linked`.
 fn parse_shape(s: &str) -> Result<Shape, String> {
-    Shape::parse(s).ok_or_else(|| format!("`{s}`: clustered or linked"))
+    [Shape::Clustered, Shape::Linked]
+        .into_iter()
+        .find(|sh| sh.name() == s)
+        .ok_or_else(|| format!("`{s}`: clustered or linked"))
 }
 
 #[derive(Args, Debug, Clone)]
@@ -620,26 +640,11 @@ pub struct BenchArgs {
     /// what publishing them costs.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
-}
-
-/// The hidden `__testweb` subcommand: serve the test web until stdin closes.
-#[derive(Args, Debug, Clone)]
-pub struct TestWebArgs {
-    #[arg(long)]
-    pub hosts: usize,
-    #[arg(long)]
-    pub pages: usize,
-    #[arg(long)]
-    pub page_kb: usize,
-    /// How pages link (see `bench --shape`).
-    #[arg(long, default_value = "linked", value_parser = parse_shape)]
-    pub shape: Shape,
-    /// Write the URLs a full crawl must fetch here, one per line.
-    #[arg(long)]
-    pub urls_out: PathBuf,
-    /// Answer each connection this late (connect and every response).
-    #[arg(long, default_value_t = 0)]
-    pub latency_ms: u64,
+    /// The test web's server, the tools crate's `spinneret-testserver` (built with `cargo
+    /// build --release -p spinneret-tools --bin spinneret-testserver`) [default:
+    /// $SPINNERET_TESTSERVER, else the one beside this spinneret].
+    #[arg(long, value_name = "PATH")]
+    pub testserver: Option<PathBuf>,
 }
 
 /// `--warc-gzip-level`, for the commands that write WARC and for `bench`.

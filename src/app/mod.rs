@@ -74,7 +74,6 @@ pub fn main() -> ExitCode {
         Command::Extract(args) => extract_command::run(&args).map_err(Into::into),
         Command::Graph(args) => graph::run(args),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
-        Command::TestWeb(args) => bench::serve_test_web(args).map(|()| ExitStatus::Ok),
         Command::Help(args) => help(args.topic.as_deref()),
     };
     match result {

@@ -10,6 +10,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use spinneret::dns::ResolverConfig;
@@ -128,12 +129,14 @@ pub fn run(config: CrawlerConfig, url: &str) -> Done {
     run_with(config, &[url.to_string()], Duration::from_secs(30)).remove(0)
 }
 
-/// A fresh empty directory under the target dir's tmp.
+/// A fresh empty directory under the target dir's tmp, never one another test of this process
+/// was given (the tests of every file share one process).
 pub fn temp_dir(name: &str) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "{name}-{}-{}",
         std::process::id(),
-        Instant::now().elapsed().as_nanos()
+        NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

@@ -2,11 +2,13 @@
 # Crawls the bench test web (500 hosts x 40 pages, on loopback) with N cluster nodes
 # (separate `spinneret crawl --cluster` processes on this machine) through a redis-server
 # started here, and prints wall time, pages/s, crawler CPU per page and the exchange cost.
-# Usage: tools/bench/cluster.sh NODES [HOSTS] [PAGES]   (needs redis-server and a release build)
+# Usage: tools/bench/cluster.sh NODES [HOSTS] [PAGES]   (needs redis-server and a release build
+# of spinneret and spinneret-testserver: cargo build --release --workspace --bins)
 set -euo pipefail
 nodes=${1:?nodes}; hosts=${2:-500}; pages=${3:-40}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$root/target/release/spinneret
+testserver=$root/target/release/spinneret-testserver
 dir=$(mktemp -d); pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$dir"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -17,8 +19,8 @@ for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; slee
 # The test web serves until its stdin closes: a sleep holds it open (and holds none of ours).
 exec 3< <(exec sleep 600 2>/dev/null)
 pids+=($!)
-timeout 600 "$bin" __testweb --hosts "$hosts" --pages "$pages" --page-kb 15 \
-  --urls-out "$dir/urls.txt" <&3 >"$dir/web.out" 2>/dev/null &
+timeout 600 "$testserver" web --shape linked --hosts "$hosts" --pages "$pages" --page-kb 15 \
+  --lifetime 600 --until-stdin-closes --urls-out "$dir/urls.txt" <&3 >"$dir/web.out" 2>/dev/null &
 pids+=($!)
 exec 3<&-
 for _ in $(seq 600); do grep -q http_port "$dir/web.out" 2>/dev/null && break; sleep 0.1; done

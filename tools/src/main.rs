@@ -5,8 +5,10 @@
 //!   until `--lifetime` seconds have passed.
 //! - `web`: serves the synthetic web (`testweb`) and its DNS; prints
 //!   `http_port=PORT dns=IP:PORT pages=N`, writes the expected URLs to `--urls-out`, serves
-//!   until `--lifetime`. `--shape linked` makes pages link mostly to other hosts
-//!   (`testweb::Shape`).
+//!   until `--lifetime` (or, with `--until-stdin-closes`, until its stdin closes: how
+//!   `spinneret bench` runs it as a child), then prints `test web: served N requests` on
+//!   stderr. `--shape linked` makes pages link mostly to other hosts (`testweb::Shape`);
+//!   `--latency-ms` answers each connect and response that late.
 //! - `files`: writes the synthetic web under `--dir`, one directory per host, for nginx to
 //!   serve over HTTP or (`--https`) HTTPS on `--port`; writes the expected URLs to
 //!   `--urls-out`; prints `files=N pages=M`.
@@ -23,6 +25,7 @@
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::process::ExitCode;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use spinneret_tools::dns_server::{DnsServer, DnsServerConfig};
@@ -35,7 +38,8 @@ use spinneret_tools::testweb::{files, Scheme, Shape, TestWeb, WebConfig, WebServ
 const USAGE: &str = "usage: spinneret-testserver [--hosts N] [--pages P] [--lifetime SECS] \
                      [--bind 127.0.0.1] [--print-urls]\n\
        spinneret-testserver web [--shape clustered|linked] [--hosts N] [--pages P] \
-                     [--page-kb K] [--seed S] [--port P] [--lifetime SECS] [--urls-out FILE]\n\
+                     [--page-kb K] [--seed S] [--port P] [--lifetime SECS] [--urls-out FILE] \
+                     [--latency-ms MS] [--until-stdin-closes]\n\
        spinneret-testserver files --dir DIR --port P [--https] [--shape clustered|linked] \
                      [--hosts N] [--pages P] [--page-kb K] [--seed S] [--urls-out FILE]\n\
        spinneret-testserver load --port P [--hosts N] [--pages P] [--conns C] [--seconds S]\n\
@@ -48,6 +52,8 @@ const USAGE: &str = "usage: spinneret-testserver [--hosts N] [--pages P] [--life
 
 /// How often `fresh` appends the new log entries to `--log`.
 const LOG_FLUSH: Duration = Duration::from_millis(200);
+/// How often `web` looks whether its server stopped (its lifetime).
+const WAIT_STEP: Duration = Duration::from_millis(100);
 
 struct Args {
     hosts: usize,
@@ -104,18 +110,25 @@ struct WebArgs {
     cfg: WebConfig,
     port: u16,
     lifetime: Duration,
+    /// `web` only: each connect and response this late.
+    latency: Duration,
+    /// `web` only: also stop when stdin reaches its end (the parent closed it or is gone).
+    until_stdin_closes: bool,
     urls_out: Option<String>,
     /// `files` mode only.
     dir: Option<String>,
     scheme: Scheme,
 }
 
-/// The arguments of `web` and `files` (`files` takes `--dir` and `--https`, `web` `--lifetime`).
+/// The arguments of `web` and `files` (`files` takes `--dir` and `--https`, `web`
+/// `--lifetime`, `--latency-ms` and `--until-stdin-closes`).
 fn parse_web_args(mut it: impl Iterator<Item = String>, files: bool) -> Result<WebArgs, String> {
     let mut args = WebArgs {
         cfg: WebConfig::default(),
         port: 0,
         lifetime: Duration::from_secs(600),
+        latency: Duration::ZERO,
+        until_stdin_closes: false,
         urls_out: None,
         dir: None,
         scheme: Scheme::Http,
@@ -132,6 +145,10 @@ fn parse_web_args(mut it: impl Iterator<Item = String>, files: bool) -> Result<W
             "--dir" if files => args.dir = Some(it.next().ok_or("--dir needs a value")?),
             "--https" if files => args.scheme = Scheme::Https,
             "--lifetime" if !files => args.lifetime = Duration::from_secs(num(&flag, it.next())?),
+            "--latency-ms" if !files => {
+                args.latency = Duration::from_millis(num(&flag, it.next())?)
+            }
+            "--until-stdin-closes" if !files => args.until_stdin_closes = true,
             "--port" => args.port = num(&flag, it.next())?,
             "--urls-out" => args.urls_out = Some(it.next().ok_or("--urls-out needs a value")?),
             "--help" | "-h" => return Err(USAGE.to_string()),
@@ -193,13 +210,14 @@ fn files_main(args: WebArgs) -> ExitCode {
 
 fn web_main(args: WebArgs) -> ExitCode {
     let web = std::sync::Arc::new(TestWeb::generate(&args.cfg));
-    let server = match WebServer::start(web.clone(), args.port, args.lifetime) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("web server: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let server =
+        match WebServer::start_with_latency(web.clone(), args.port, args.lifetime, args.latency) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("web server: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
     let port = server.port();
     let dns = match DnsServer::start(DnsServerConfig {
         addr: Ipv4Addr::LOCALHOST,
@@ -229,12 +247,30 @@ fn web_main(args: WebArgs) -> ExitCode {
     );
     let _ = out.flush();
     drop(out);
+    let stdin_closed = args.until_stdin_closes.then(stdin_end);
     while !server.is_stopped() {
-        std::thread::sleep(Duration::from_millis(100));
+        match &stdin_closed {
+            Some(closed) => match closed.recv_timeout(WAIT_STEP) {
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                _ => break,
+            },
+            None => std::thread::sleep(WAIT_STEP),
+        }
     }
+    eprintln!("test web: served {} requests", server.requests());
     dns.stop();
     server.stop();
     ExitCode::SUCCESS
+}
+
+/// A message once stdin reaches its end: the parent closed it, or exited (even killed).
+fn stdin_end() -> mpsc::Receiver<()> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        let _ = tx.send(());
+    });
+    rx
 }
 
 fn parse_load_args(mut it: impl Iterator<Item = String>) -> Result<LoadConfig, String> {

@@ -3,7 +3,7 @@
 //! survives 304s; the log is what was asked and answered; the binary's `fresh` and
 //! `fresh-report` modes work end to end.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, Write};
 use std::net::{SocketAddr, TcpStream};

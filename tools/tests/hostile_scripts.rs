@@ -2,7 +2,7 @@
 //! bodies, per-target `Generate` scripts, per-host fallback routes, and the DNS answers with
 //! unknown types, a self-pointing name and impossible counts.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::{Ipv4Addr, UdpSocket};

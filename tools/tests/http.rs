@@ -1,6 +1,6 @@
 //! The scripted HTTP server over real loopback sockets.
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::Ipv4Addr;

@@ -2,7 +2,7 @@
 //! bodiless 304 and the connection goes on; one that does not gets the page; tags are stable
 //! across restarts with the same flags.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::net::{SocketAddr, SocketAddrV4};

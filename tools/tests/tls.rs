@@ -1,7 +1,7 @@
 //! TLS mode of the HTTP server with certificates from `TestCa`, checked by a verifying rustls
 //! client that trusts only the test CA.
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};

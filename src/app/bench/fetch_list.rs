@@ -9,7 +9,8 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Instant;
 
-use super::{hosts_of, outcome, print_verdict, title, verify, BenchArgs, Conns, WebChild};
+use super::test_web::WebChild;
+use super::{hosts_of, outcome, print_verdict, title, verify, BenchArgs, Conns};
 use clap::Parser;
 
 use crate::app::cli::{Cli, Command};

@@ -3,8 +3,7 @@
 use clap::Parser;
 
 use super::*;
-use crate::app::cli::{Cli, Command};
-use spinneret_tools::testweb::Shape;
+use crate::app::cli::{Cli, Command, Shape};
 
 fn parse(argv: &[&str]) -> Command {
     Cli::try_parse_from(argv).unwrap().command
@@ -69,4 +68,12 @@ fn connections_per_host_decide_the_verdict() {
         3,
         "host and port: http://h0000.test/ is port 80, https is 443"
     );
+}
+
+#[test]
+fn the_test_server_reads_every_shape_we_name() {
+    for shape in [Shape::Clustered, Shape::Linked] {
+        let theirs = spinneret_tools::testweb::Shape::parse(shape.name());
+        assert_eq!(theirs.map(|s| s.name()), Some(shape.name()));
+    }
 }
