@@ -87,7 +87,8 @@ fn recover_output(dir: &std::path::Path, quiet: bool) -> Result<(), Failure> {
     };
     let last = commit_mark::find_last(dir).map_err(|e| Failure::Output(e.to_string()))?;
     if let Some(last) = last {
-        let cut = recover::cut_back(dir, &last).map_err(Failure::output)?;
+        let mut cut = recover::cut_back(dir, &last).map_err(Failure::output)?;
+        cut.warc_bytes += text_sides::cut_to_marks(dir, &last.mark).map_err(Failure::output)?;
         if !quiet && cut != recover::Cut::default() {
             eprint_line(&format!(
                 "spinneret: cut back to the last commit: {} WARC files begun after it removed, \

@@ -321,8 +321,7 @@ pub struct Cut {
 }
 
 /// Cuts `out`'s outputs back to `last`: WARC files begun after it are deleted (with their
-/// indexes and text companions), each partition's marked file, if still `.open`, is cut to
-/// its marked length, and its text companions to theirs (it
+/// indexes), each partition's marked file, if still `.open`, is cut to its marked length (it
 /// is then closed as any `.open` file is, by [`recover_open_warc`]), crawl.log is cut to its
 /// marked length, and the journal to the mark (newer generations deleted). Each cut file is
 /// fsynced before the next step.
@@ -349,14 +348,6 @@ pub fn cut_back(out: &Path, last: &LastMark) -> io::Result<Cut> {
     }
     for (_, name, len) in &marked {
         cut.warc_bytes += cut_file(&out.join(format!("{name}.open")), *len)?;
-    }
-    // The marked files' text companions, to the lengths marked with them.
-    for (i, warc) in last.mark.warcs.iter().enumerate() {
-        if let Some((name, _)) = warc {
-            let (wet, jsonl) = last.mark.texts.get(i).copied().unwrap_or((0, 0));
-            let open = out.join(format!("{name}.open"));
-            cut.warc_bytes += super::text_sides::cut_to_mark(&open, wet, jsonl)?;
-        }
     }
     cut.log_bytes = cut_file(&out.join("crawl.log"), last.mark.log_len)?;
     sync_parent_dir(&out.join("crawl.log"))?;
@@ -397,9 +388,6 @@ fn remove_with_index(path: &Path) -> io::Result<()> {
     };
     for ext in ["cdxj", "cdxj.open", "cdxj.tmp"] {
         remove_if_there(Path::new(&format!("{stem}.{ext}")))?;
-    }
-    for companion in super::text_sides::all_companions(path) {
-        remove_if_there(&companion)?;
     }
     Ok(())
 }

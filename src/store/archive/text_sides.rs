@@ -9,8 +9,8 @@
 //! when complete, and they are finished before their WARC file closes (a WARC file closes only
 //! right after a commit). Each commit mark records their lengths beside the WARC file's
 //! (`commit_mark`), so a resume cuts them back to the same commit as the WARC file and its
-//! journal ([`cut_to_mark`]) and closes them ([`recover_open`]): every response record kept has
-//! its text, and none is there twice.
+//! journal ([`cut_to_marks`]) and closes them ([`recover_open`], [`recover_orphans`]): every
+//! response record kept has its text, and none is there twice.
 
 use std::fs::{self, OpenOptions};
 use std::io;
@@ -23,6 +23,7 @@ use super::recover::scan_members;
 use super::warc::{RecordId, RecordPos, WarcInfo};
 use super::wet::WetWriter;
 use crate::datetime::rfc3339;
+use crate::store::state::commit_mark::CommitMark;
 use crate::store::state::journal::sync_parent_dir;
 
 /// What of each HTML page's text a crawl writes beside its WARC files.
@@ -176,10 +177,26 @@ impl TextSides {
     }
 }
 
+/// Cuts the companions of each partition's marked WARC file in `out` to the lengths `mark`
+/// recorded for them, after `recover::cut_back` cut the WARC files (and as idempotent: a
+/// crash in between leaves the same mark to cut to). Companions of WARC files begun after the
+/// mark are `.open` without their WARC file then: [`recover_orphans`] removes them. Returns
+/// the bytes cut.
+pub fn cut_to_marks(out: &Path, mark: &CommitMark) -> io::Result<u64> {
+    let mut cut = 0;
+    for (i, warc) in mark.warcs.iter().enumerate() {
+        if let Some((name, _)) = warc {
+            let (wet, jsonl) = mark.texts.get(i).copied().unwrap_or((0, 0));
+            cut += cut_to_mark(&out.join(format!("{name}.open")), wet, jsonl)?;
+        }
+    }
+    Ok(cut)
+}
+
 /// Cuts the companions of the marked, still open WARC file `warc_open` to the lengths a commit
 /// mark recorded for them (`wet`, `jsonl`; 0: begun after the mark, so removed). Returns the
 /// bytes cut.
-pub fn cut_to_mark(warc_open: &Path, wet: u64, jsonl: u64) -> io::Result<u64> {
+fn cut_to_mark(warc_open: &Path, wet: u64, jsonl: u64) -> io::Result<u64> {
     let mut cut = 0;
     for (path, len) in open_companions(warc_open).into_iter().zip([wet, jsonl]) {
         let file = match OpenOptions::new().write(true).open(&path) {
@@ -256,14 +273,6 @@ pub fn recover_orphans(dir: &Path) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// The companion paths of a WARC file, every name they may have (open or final).
-pub fn all_companions(warc: &Path) -> Vec<PathBuf> {
-    open_companions(warc)
-        .into_iter()
-        .flat_map(|open| [open.with_extension(""), open])
-        .collect()
 }
 
 /// The `.open` companion paths (WET, JSONL) of a WARC file, `.open` or not.
