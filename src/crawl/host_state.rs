@@ -4,7 +4,7 @@
 //! (a `Retry-After` wait included), the hosts slowed down by their 429s, and the cookie jar
 //! (`manners`).
 //!
-//! The crawl hands its encoding to the sink every [`CrawlConfig::save_hosts_every`] and at a
+//! The crawl hands its encoding to the sink every [`CrawlConfig::save_hosts_every`](super::CrawlConfig::save_hosts_every) and at a
 //! stop ([`Sink::hosts_saved`]); the store keeps the last one. Times are saved as what was
 //! left of them; a restore takes away the time that passed since (measured by the caller on
 //! the wall clock). A host contacted after the last save is not known: a restore keeps every

@@ -242,7 +242,7 @@ pub struct Crawl<S: Sink> {
     ready: VecDeque<FetchRequest>,
     links: Links,
     /// Reused: the URL-seen keys of the page being scanned's outlinks, for the sink's link
-    /// graph ([`Sink::outlinks`](sink::Sink::outlinks)).
+    /// graph ([`Sink::outlinks`]).
     outlinks: Vec<u64>,
     sink: S,
     prefetch: VecDeque<String>,
