@@ -516,7 +516,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     };
     let started = Instant::now();
     let mut progress = Progress::new(started, display.progress, None);
-    let stop = drive(&mut crawler, &mut list, &mut progress, None)?;
+    let stop = drive(&mut crawler, &mut list, &mut progress, None)?.stop;
     let end = match stop {
         Stop::Finished => RunEnd::Finished,
         Stop::Interrupted => RunEnd::Interrupted,

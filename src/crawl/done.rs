@@ -3,7 +3,7 @@
 //! sink (after its links, so a durable sink never counts a page done whose links it lost).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
@@ -183,7 +183,6 @@ impl<S: Sink> Crawl<S> {
             return;
         }
         self.frontier.done(queue, now, gap);
-        let store_started = Instant::now();
         let md5 = done.payload_digest();
         // A revisit: compared with what the last fetch left. A 304's payload is the last one.
         let seen = revisit::compare(done, entry.last.as_deref(), md5.as_ref());
@@ -207,8 +206,6 @@ impl<S: Sink> Crawl<S> {
         self.counters.url_lines.add(outcome, done.status());
         let content_type = done.head.map(ResponseHead::content_type);
         self.counters.shapes.add(content_type, entry.depth);
-        let scan_started = Instant::now();
-        self.counters.stages.store += scan_started - store_started;
         // The page's links enter the frontier before its end is reported: a durable sink
         // then never counts a page done whose links it has not recorded. An unchanged page's
         // links are the ones found before.
@@ -220,13 +217,11 @@ impl<S: Sink> Crawl<S> {
         // A page that led to new URLs is a hub: its visits buy discovery, not only
         // freshness, and are not rationed by the budget's price.
         let hub = self.counters.urls_admitted > admitted_before;
-        self.counters.stages.scan += scan_started.elapsed();
-        let store_started = Instant::now();
         let scheduled = Scheduled {
             relevance: scanned.relevance,
             sketch: scanned.sketch,
             fingerprint: scanned.fingerprint,
-            ..self.scheduled(&entry, seen, done.head, now, hub)
+            ..self.scheduled(&entry, seen, done.head, done.at, hub)
         };
         if let Err(e) = self
             .sink
@@ -234,7 +229,6 @@ impl<S: Sink> Crawl<S> {
         {
             self.io_error.get_or_insert(e);
         }
-        self.counters.stages.store += store_started.elapsed();
     }
 
     /// Hands the page's outlinks (gathered by `admit_found`) to the sink, sorted and
@@ -248,17 +242,18 @@ impl<S: Sink> Crawl<S> {
         self.sink.outlinks(url_key(page), &self.outlinks);
     }
 
-    /// A URL's end as the crawl database keeps it: the revisit counted, the schedule told
-    /// what this fetch saw (`head`: its response, if any), the next due time decided.
+    /// A URL's end as the crawl database keeps it, at `at` on the wall clock (its fetch's
+    /// one wall time, [`FetchDone::at`]): the revisit counted, the schedule told what this
+    /// fetch saw (`head`: its response, if any), the next due time decided.
     pub(super) fn scheduled<'e>(
         &mut self,
         entry: &'e Entry,
         seen: Seen,
         head: Option<&ResponseHead>,
-        now: Instant,
+        at: SystemTime,
         hub: bool,
     ) -> Scheduled<'e> {
-        let at = revisit::unix_secs(self.manners.wall(now));
+        let at = revisit::unix_secs(at);
         let last = entry.last.as_deref();
         // A sitemap's or feed's priors are no fetch: not a revisit.
         if let Some(last) = last.filter(|l| head.is_some() && l.fetched_at > 0) {

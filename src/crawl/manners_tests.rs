@@ -376,8 +376,8 @@ fn slowdown_cookies_and_a_wait_survive_a_save_and_restore() {
     let now = sim.now;
     sim.crawl.save_hosts(now);
     let state = sim.crawl.sink().hosts.clone().expect("saved");
-    let mut resumed = Crawl::new(config(), sink::MemorySink::default(), now);
-    resumed.set_wall_clock(now, sim_wall() + (now - sim.t0) + secs(60));
+    let wall = sim_wall() + (now - sim.t0) + secs(60);
+    let mut resumed = Crawl::new(config(), sink::MemorySink::default(), now, wall);
     let restored = resumed.restore_hosts(&state, now, secs(60)).unwrap();
     assert!(restored.next_contacts >= 1);
     assert_eq!(resumed.manners.slowdown("a.test"), 2);
@@ -410,7 +410,7 @@ fn per_host_state_of_version_1_is_still_read() {
     for _ in 0..3 {
         crate::codec::put_varint(&mut v1, 0);
     }
-    let mut crawl = Crawl::new(config(), sink::MemorySink::default(), now);
+    let mut crawl = Crawl::new(config(), sink::MemorySink::default(), now, sim_wall());
     assert!(crawl.restore_hosts(&v1, now, secs(1)).is_ok());
     v1.push(0);
     assert!(

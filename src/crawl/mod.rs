@@ -290,22 +290,26 @@ pub struct Crawl<S: Sink> {
 }
 
 impl<S: Sink> Crawl<S> {
-    /// A crawl whose frontier stays in memory.
-    pub fn new(config: CrawlConfig, sink: S, now: Instant) -> Crawl<S> {
+    /// A crawl whose frontier stays in memory, made at `now`, which is `wall` on the wall
+    /// clock: the crawl reads no clock, and what it needs of the wall clock (cookies, HTTP
+    /// dates, due times, the date of a URL ended without a fetch) it carries on `now`.
+    pub fn new(config: CrawlConfig, sink: S, now: Instant, wall: SystemTime) -> Crawl<S> {
         let frontier = Frontier::new(&Crawl::<S>::frontier_config(&config));
-        Crawl::with_frontier(config, sink, now, frontier)
+        Crawl::with_frontier(config, sink, (now, wall), frontier)
     }
 
     /// A crawl whose frontier keeps about `config.frontier_ram` bytes of URLs in memory and
-    /// spills the rest to `store` (the store's segment files).
+    /// spills the rest to `store` (the store's segment files); `now` and `wall` as for
+    /// [`Crawl::new`].
     pub fn with_spill(
         config: CrawlConfig,
         sink: S,
         now: Instant,
+        wall: SystemTime,
         store: Box<dyn SpillStore>,
     ) -> Crawl<S> {
         let frontier = Frontier::with_store(&Crawl::<S>::frontier_config(&config), store);
-        Crawl::with_frontier(config, sink, now, frontier)
+        Crawl::with_frontier(config, sink, (now, wall), frontier)
     }
 
     fn frontier_config(config: &CrawlConfig) -> FrontierConfig {
@@ -326,7 +330,7 @@ impl<S: Sink> Crawl<S> {
     fn with_frontier(
         config: CrawlConfig,
         sink: S,
-        now: Instant,
+        (now, wall): (Instant, SystemTime),
         frontier: Frontier<Entry>,
     ) -> Crawl<S> {
         Crawl {
@@ -360,8 +364,8 @@ impl<S: Sink> Crawl<S> {
             last_now: now,
             next_hosts_save: config.save_hosts_every.map(|every| now + every),
             hosts_buf: Vec::new(),
-            // The one wall-clock reading (cookie expiry, HTTP dates): see `manners`.
-            manners: Manners::new(&config.manners, now, SystemTime::now()).0,
+            // The wall clock, carried on `now` (cookie expiry, HTTP dates): see `manners`.
+            manners: Manners::new(&config.manners, now, wall).0,
             due_urls: None,
             next_due_check: now,
             due_buf: Vec::new(),
@@ -384,12 +388,6 @@ impl<S: Sink> Crawl<S> {
     /// files; without one they stay in memory). Before the first page.
     pub fn set_near_dup_spill(&mut self, spill: crate::content::near_dups::BoxedSpill) {
         self.near_dups.set_spill(self.config.near_dup_ram, spill);
-    }
-
-    /// `now` on the crawl's clock is `wall` on the wall clock (read at construction
-    /// otherwise): for a simulated clock.
-    pub fn set_wall_clock(&mut self, now: Instant, wall: SystemTime) {
-        self.manners.set_wall_clock(now, wall);
     }
 
     /// Adds a seed: it defines the scope and enters the frontier at depth 0. A seed the
@@ -444,7 +442,8 @@ impl<S: Sink> Crawl<S> {
             // Before the robots.txt hops below give their hosts a next contact at `far`.
             self.save_hosts(self.last_now);
         }
-        let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        // Later than any host's next contact: every queued URL pops at once.
+        let far = self.last_now + Duration::from_secs(100 * 365 * 24 * 3600);
         while let Some(req) = self.ready.pop_front() {
             if let Some(Job::Robots { queue, .. }) = self.inflight.try_remove(req.tag as usize) {
                 self.frontier.done(queue, far, Duration::ZERO);
@@ -469,8 +468,8 @@ impl<S: Sink> Crawl<S> {
                     } else {
                         outcome
                     };
-                    let scheduled =
-                        self.scheduled(&item, Seen::Unknown, None, self.last_now, false);
+                    let at = self.manners.wall(self.last_now);
+                    let scheduled = self.scheduled(&item, Seen::Unknown, None, at, false);
                     self.log_unfetched(item.url.as_str(), item.via(), outcome, Some(&scheduled));
                     self.frontier.done(queue, far, Duration::ZERO);
                 }
@@ -685,7 +684,8 @@ impl<S: Sink> Crawl<S> {
             _ => {}
         }
         self.manners.forget(url_key(&entry.url));
-        let scheduled = self.scheduled(entry, Seen::Unknown, None, self.last_now, false);
+        let at = self.manners.wall(self.last_now);
+        let scheduled = self.scheduled(entry, Seen::Unknown, None, at, false);
         self.log_unfetched(entry.url.as_str(), entry.via(), outcome, Some(&scheduled));
     }
 
@@ -872,7 +872,7 @@ mod seed_line_tests {
         let now = Instant::now();
         let mut config = CrawlConfig::new(FilterConfig::default(), 12);
         config.ignore_robots = true;
-        let mut crawl = Crawl::new(config, MemorySink::default(), now);
+        let mut crawl = Crawl::new(config, MemorySink::default(), now, SystemTime::now());
         crawl
             .add_seed(Url::parse("http://a.test/").unwrap())
             .unwrap();
@@ -893,7 +893,12 @@ mod seed_line_tests {
             ..FilterConfig::default()
         };
         let now = Instant::now();
-        let mut crawl = Crawl::new(CrawlConfig::new(filter, 12), MemorySink::default(), now);
+        let mut crawl = Crawl::new(
+            CrawlConfig::new(filter, 12),
+            MemorySink::default(),
+            now,
+            SystemTime::now(),
+        );
         let u = |s: &str| Url::parse(s).unwrap();
         assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
         assert_eq!(crawl.add_seed(u("http://a.test/x")), Ok(()));

@@ -219,7 +219,7 @@ impl Crawler {
                         }
                         Ok(true) => {
                             fetch.marks.sent = Some(self.now);
-                            fetch.sent_at = Some(self.wall_now);
+                            fetch.sent = true;
                             fetch.state = FetchState::HttpReceive { conn, attempt };
                         }
                     }
@@ -323,7 +323,7 @@ impl Crawler {
         self.buffered = self.buffered.saturating_sub(fetch.decoder.buffered());
         fetch.decoder.reset(false);
         fetch.state = FetchState::WaitForHttp { addr };
-        fetch.sent_at = None;
+        fetch.sent = false;
         self.close_conn(conn);
         self.set_deadline(key, None);
         self.wait_for_http.push_front(key);

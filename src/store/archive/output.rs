@@ -19,7 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog, LogLine};
 use super::page_work::{self, Content, FingerprintJob, PageJob, PageWorker};
@@ -157,6 +157,9 @@ pub struct Stored {
     /// Content bytes of finished fetches.
     pub body_bytes: u64,
     pub log_lines: u64,
+    /// Loop time spent storing fetches ([`Output::record_as`]: WARC records handed to the
+    /// writer, the crawl.log line, journal and database records).
+    pub time: Duration,
 }
 
 /// Payload digests remembered for revisit records. Past this many stored payloads, a
@@ -397,7 +400,9 @@ impl Output {
     /// outcome, so nothing received is lost), and its log line. The caller gives the outcome
     /// to log (the crawl logs a content duplicate as `DuplicateContent`) and the payload
     /// digest ([`FetchDone::payload_digest`]). A try (`RetryLater`) is stored and logged, but
-    /// its URL has not ended: the journal records no end for it.
+    /// its URL has not ended: the journal records no end for it. The log line and the WARC
+    /// records are dated by the fetch's one wall time ([`FetchDone::at`]), as the crawl
+    /// dates its database record.
     ///
     /// A complete 2xx response whose payload digest matches one already stored becomes a
     /// `revisit` record (identical-payload-digest profile) holding only the HTTP head.
@@ -413,12 +418,26 @@ impl Output {
         digest: Option<PayloadDigest>,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
+        let started = Instant::now();
+        let stored = self.store_fetch(done, via, outcome, digest, scheduled);
+        self.stored.time += started.elapsed();
+        stored
+    }
+
+    fn store_fetch(
+        &mut self,
+        done: &FetchDone<'_>,
+        via: Via<'_>,
+        outcome: ReturnCode,
+        digest: Option<PayloadDigest>,
+        scheduled: Option<&Scheduled<'_>>,
+    ) -> io::Result<()> {
         self.echo(outcome, done.status(), done.request.url.as_str());
         self.line.clear();
         crawl_log::format_line(
             &mut self.line,
             &LogLine {
-                time: SystemTime::now(),
+                time: done.at,
                 outcome,
                 status: done.status(),
                 body_bytes: done.payload_len(),
@@ -433,7 +452,8 @@ impl Output {
             },
         );
         if done.head.is_some() {
-            let date = done.sent_at.unwrap_or_else(SystemTime::now);
+            // The fetch's one wall time, as its crawl.log line and database record have it.
+            let date = done.at;
             let refers_to = match scheduled.and_then(|s| refers_to_last(done, s)) {
                 Some(last) => Some(last),
                 None => self.refers_to(done, digest, date),
