@@ -37,6 +37,7 @@ pub use counters::{
 mod discover;
 mod done;
 pub mod due;
+mod entry;
 pub mod focus;
 mod focused;
 pub mod frontier;
@@ -66,16 +67,16 @@ use std::time::{Duration, Instant, SystemTime};
 use slab::Slab;
 use url::Url;
 
-use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::content::NearDups;
 use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, PayloadDigest};
 use crate::links::Links;
 use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
 use due::{DueUrl, DueUrls};
+use entry::Entry;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use manners::Manners;
-use revisit::{LastFetch, Seen};
+use revisit::Seen;
 use sink::{Hop, Scheduled, Sink, Via};
 use spill::{SpillStore, Spillable};
 use splitter::Splitter;
@@ -107,110 +108,6 @@ const MAX_PREFETCH_QUEUE: usize = 10_000;
 /// count. Measured: peak RSS grows 54 MB when 126,000 more entries stay in RAM (a crawl of
 /// 5 million queued URLs at two budgets, tests/durable.rs), about 430 bytes each.
 const ENTRY_RAM_ESTIMATE: usize = 430;
-
-/// A URL waiting in the frontier.
-#[derive(Clone, Debug)]
-struct Entry {
-    url: Url,
-    depth: u32,
-    referrer: Option<Arc<str>>,
-    hops: u8,
-    hop: Hop,
-    /// A revisit: what the URL's last fetch left (validators to send, the payload to compare).
-    last: Option<Box<LastFetch>>,
-    /// A focused crawl's frontier priority for it (0 first), from its page's relevance;
-    /// `None`: by depth.
-    priority: Option<u8>,
-}
-
-impl Entry {
-    /// A URL found (or given) with no last fetch and no priority: queued by depth.
-    fn new(url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) -> Entry {
-        Entry {
-            url,
-            depth,
-            referrer,
-            hops,
-            hop,
-            last: None,
-            priority: None,
-        }
-    }
-}
-
-/// After an entry's hop letter, a byte of flags saying what follows: a last fetch, a
-/// priority. An entry journaled before either existed ends at the letter.
-const WITH_LAST: u8 = 1;
-const WITH_PRIORITY: u8 = 2;
-
-impl Spillable for Entry {
-    fn encode(&self, out: &mut Vec<u8>) {
-        put_bytes(out, self.url.as_str().as_bytes());
-        put_varint(out, u64::from(self.depth));
-        put_bytes(out, self.referrer.as_deref().unwrap_or("").as_bytes());
-        out.push(self.hops);
-        out.push(self.hop.letter() as u8);
-        let flags = if self.last.is_some() { WITH_LAST } else { 0 }
-            | if self.priority.is_some() {
-                WITH_PRIORITY
-            } else {
-                0
-            };
-        out.push(flags);
-        if let Some(last) = &self.last {
-            last.encode(out);
-        }
-        if let Some(p) = self.priority {
-            out.push(p);
-        }
-    }
-
-    fn decode(input: &mut &[u8]) -> Option<Entry> {
-        let url = Url::parse(std::str::from_utf8(get_bytes(input)?).ok()?).ok()?;
-        let depth = u32::try_from(get_varint(input)?).ok()?;
-        let referrer = std::str::from_utf8(get_bytes(input)?).ok()?;
-        let (&hops, rest) = input.split_first()?;
-        let (&hop, rest) = rest.split_first()?;
-        *input = rest;
-        let hop = Hop::from_letter(hop)?;
-        // An entry of an older journal ends at the letter.
-        let flags = match input.split_first() {
-            None => 0,
-            Some((&f, rest)) if f & !(WITH_LAST | WITH_PRIORITY) == 0 => {
-                *input = rest;
-                f
-            }
-            Some(_) => return None,
-        };
-        let last = match flags & WITH_LAST {
-            0 => None,
-            _ => Some(Box::new(LastFetch::decode(input)?)),
-        };
-        let priority = match flags & WITH_PRIORITY {
-            0 => None,
-            _ => {
-                let (&p, rest) = input.split_first()?;
-                *input = rest;
-                Some(p)
-            }
-        };
-        Some(Entry {
-            url,
-            depth,
-            referrer: (!referrer.is_empty()).then(|| Arc::from(referrer)),
-            hops,
-            hop,
-            last,
-            priority,
-        })
-    }
-}
-
-impl Entry {
-    fn via(&self) -> Via<'_> {
-        Via::new(self.referrer.as_deref(), self.hop)
-    }
-}
 
 /// What a fetch in flight is for.
 enum Job {
@@ -855,85 +752,8 @@ impl<S: Sink> FetchSource for Crawl<S> {
 #[cfg(test)]
 mod manners_tests;
 #[cfg(test)]
+mod seed_line_tests;
+#[cfg(test)]
 mod sim;
 #[cfg(test)]
 mod tests;
-
-/// Seeds' lines without a fetch, next to `add_seed` and `finish_unfetched` (the simulated
-/// crawls in `tests` cover lines of fetched URLs).
-#[cfg(test)]
-mod seed_line_tests {
-    use super::*;
-    use url_filter::FilterConfig;
-
-    #[test]
-    fn a_held_crawl_issues_nothing_before_its_time() {
-        use sink::MemorySink;
-        let now = Instant::now();
-        let mut config = CrawlConfig::new(FilterConfig::default(), 12);
-        config.ignore_robots = true;
-        let mut crawl = Crawl::new(config, MemorySink::default(), now, SystemTime::now());
-        crawl
-            .add_seed(Url::parse("http://a.test/").unwrap())
-            .unwrap();
-        let until = now + Duration::from_secs(1);
-        crawl.hold_until(until);
-        assert!(matches!(crawl.next_fetch(now), Next::Wait(t) if t == until));
-        let half = now + Duration::from_millis(500);
-        assert!(matches!(crawl.next_fetch(half), Next::Wait(t) if t == until));
-        assert!(matches!(crawl.next_fetch(until), Next::Fetch(_)));
-    }
-
-    #[test]
-    fn every_seed_gets_one_line_refused_or_left_in_the_queue() {
-        use sink::MemorySink;
-        let filter = FilterConfig {
-            allow_domains: vec!["a.test".into()],
-            max_url_length: 40,
-            ..FilterConfig::default()
-        };
-        let now = Instant::now();
-        let mut crawl = Crawl::new(
-            CrawlConfig::new(filter, 12),
-            MemorySink::default(),
-            now,
-            SystemTime::now(),
-        );
-        let u = |s: &str| Url::parse(s).unwrap();
-        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
-        assert_eq!(crawl.add_seed(u("http://a.test/x")), Ok(()));
-        assert_eq!(
-            crawl.add_seed(u("http://b.test/")),
-            Err(ReturnCode::OutOfScope)
-        );
-        assert_eq!(
-            crawl.add_seed(u("http://a.test/0123456789012345678901234567890")),
-            Err(ReturnCode::UrlTooLong)
-        );
-        // Given twice: queued once, one line.
-        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
-        crawl.log_rejected_input("not a url", ReturnCode::HttpBadUrlSyntax);
-        assert_eq!(crawl.frontier_len(), 2);
-        crawl.finish_unfetched(ReturnCode::NotFetched, false);
-        assert_eq!(crawl.frontier_len(), 0);
-        let lines = &crawl.sink().lines;
-        let got: Vec<(ReturnCode, &str)> =
-            lines.iter().map(|l| (l.outcome, l.url.as_str())).collect();
-        assert_eq!(
-            got,
-            vec![
-                (ReturnCode::OutOfScope, "http://b.test/"),
-                (
-                    ReturnCode::UrlTooLong,
-                    "http://a.test/0123456789012345678901234567890"
-                ),
-                (ReturnCode::HttpBadUrlSyntax, "not a url"),
-                (ReturnCode::NotFetched, "http://a.test/"),
-                (ReturnCode::NotFetched, "http://a.test/x"),
-            ]
-        );
-        let counted = crawl.counters().url_lines.lines();
-        assert_eq!(counted, 5, "the crawl counts every line it logs");
-        assert_eq!(crawl.counters().robots_lines.lines(), 0);
-    }
-}
