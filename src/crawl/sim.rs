@@ -391,7 +391,12 @@ const REQUEST: &[u8] = b"GET / HTTP/1.1\r\n\r\n";
 
 /// Decodes `reply` as the event loop would, into the one `Completion` of `req`, ended at
 /// `at` on the wall clock.
-fn completion(req: FetchRequest, reply: Reply, latency: Duration, at: SystemTime) -> Completion {
+pub(super) fn completion(
+    req: FetchRequest,
+    reply: Reply,
+    latency: Duration,
+    at: SystemTime,
+) -> Completion {
     let (outcome, decoder) = match &reply {
         Reply::Raw(bytes) => {
             let mut decoder = ResponseDecoder::new(Limits::default());
