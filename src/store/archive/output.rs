@@ -873,3 +873,7 @@ fn hostname() -> String {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
 }
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;
