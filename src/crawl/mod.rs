@@ -321,7 +321,8 @@ impl<S: Sink> Crawl<S> {
         }
     }
 
-    /// Logs a line for a URL (not robots.txt) that ended without a fetch.
+    /// Logs a line for a URL (not robots.txt) that ended without a fetch, now on the
+    /// crawl's wall clock (as a `scheduled` has it).
     fn log_unfetched(
         &mut self,
         url: &str,
@@ -330,7 +331,8 @@ impl<S: Sink> Crawl<S> {
         scheduled: Option<&Scheduled<'_>>,
     ) {
         self.counters.url_lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome, scheduled) {
+        let at = self.gate.wall(self.last_now);
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, at, scheduled) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -338,7 +340,8 @@ impl<S: Sink> Crawl<S> {
     fn log_robots_unfetched(&mut self, url: &str, outcome: ReturnCode) {
         self.counters.robots_lines.add(outcome, 0);
         let via = Via::new(None, Hop::Prerequisite);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome, None) {
+        let at = self.gate.wall(self.last_now);
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, at, None) {
             self.io_error.get_or_insert(e);
         }
     }

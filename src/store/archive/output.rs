@@ -649,12 +649,14 @@ impl Output {
         None
     }
 
-    /// Logs a URL that never became a fetch (unparsable seed, interrupted before issue).
+    /// Logs a URL that never became a fetch (unparsable seed, interrupted before issue),
+    /// dated `at` (as its database record is).
     pub fn record_unfetched(
         &mut self,
         url: &str,
         via: Via<'_>,
         outcome: ReturnCode,
+        at: SystemTime,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.echo(outcome, 0, url);
@@ -662,7 +664,7 @@ impl Output {
         crawl_log::format_line(
             &mut self.line,
             &LogLine {
-                time: SystemTime::now(),
+                time: at,
                 outcome,
                 status: 0,
                 body_bytes: 0,
@@ -735,9 +737,10 @@ impl Sink for Output {
         url: &str,
         via: Via<'_>,
         outcome: ReturnCode,
+        at: SystemTime,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
-        self.record_unfetched(url, via, outcome, scheduled)
+        self.record_unfetched(url, via, outcome, at, scheduled)
     }
 
     fn outlinks(&mut self, page: u64, targets: &[u64]) {

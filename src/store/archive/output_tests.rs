@@ -1,9 +1,9 @@
 //! The store's side of a fetch's one wall time: its crawl.log line, its WARC records and
 //! its crawl database record are all dated by [`FetchDone::at`], whatever the clock says
-//! when they are written.
+//! when they are written; a URL ended without a fetch, by the time the crawl gives.
 
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 
@@ -64,11 +64,20 @@ fn a_fetch_is_dated_by_its_one_wall_time_everywhere() {
             Some(&scheduled),
         )
         .unwrap();
+    // A URL ended without a fetch is dated by the time it is given, too.
+    let later = at + Duration::from_millis(5);
+    output
+        .record_unfetched(url, Via::seed(), ReturnCode::RobotsExcluded, later, None)
+        .unwrap();
     let written = output.finish().unwrap();
 
     let log = std::fs::read_to_string(dir.0.join("crawl.log")).unwrap();
-    let line = log.lines().find_map(crawl_log::parse_line).expect("a line");
-    assert_eq!(line.time, at, "crawl.log: {log}");
+    let times: Vec<SystemTime> = log
+        .lines()
+        .filter_map(crawl_log::parse_line)
+        .map(|l| l.time)
+        .collect();
+    assert_eq!(times, [at, later], "crawl.log: {log}");
 
     let warc = std::fs::read(&written.warc_files[0]).unwrap();
     let records = read_records(&warc).unwrap();
