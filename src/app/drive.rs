@@ -5,7 +5,7 @@
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::app::exit::{ExitStatus, Failure};
 use crate::app::metrics::{CrawlFigures, LoopMetrics};
@@ -92,6 +92,14 @@ pub enum Stop {
     Deadline,
 }
 
+/// How [`drive`] ended, and what the source's work cost the loop.
+#[derive(Clone, Copy, Debug)]
+pub struct Driven {
+    pub stop: Stop,
+    /// Loop time the source spent on completions ([`Driver::source_time`]).
+    pub source_time: Duration,
+}
+
 /// Turns the loop until the source is exhausted, Ctrl-C, or `deadline` (in both of the last
 /// cases every live fetch ends as `Interrupted`, at once: `--max-time` is a hard bound).
 pub fn drive<S: StoringSource>(
@@ -99,7 +107,7 @@ pub fn drive<S: StoringSource>(
     source: &mut S,
     progress: &mut Progress,
     deadline: Option<Instant>,
-) -> Result<Stop, Failure> {
+) -> Result<Driven, Failure> {
     install_interrupt_handler();
     let mut driver = Driver::new();
     let stop = loop {
@@ -140,7 +148,10 @@ pub fn drive<S: StoringSource>(
     progress.finish(|| Figures::of(&crawler.stats(), queued).with_revisits(&source.revisits()));
     match source.take_io_error() {
         Some(e) => Err(Failure::output(e)),
-        None => Ok(stop),
+        None => Ok(Driven {
+            stop,
+            source_time: driver.source_time(),
+        }),
     }
 }
 

@@ -216,7 +216,8 @@ struct FetchList {
 impl FetchList {
     fn log_unfetched(&mut self, url: &str, via: Via<'_>, outcome: ReturnCode) {
         self.lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome, None) {
+        let at = SystemTime::now();
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, at, None) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -516,7 +517,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     };
     let started = Instant::now();
     let mut progress = Progress::new(started, display.progress, None);
-    let stop = drive(&mut crawler, &mut list, &mut progress, None)?;
+    let stop = drive(&mut crawler, &mut list, &mut progress, None)?.stop;
     let end = match stop {
         Stop::Finished => RunEnd::Finished,
         Stop::Interrupted => RunEnd::Interrupted,

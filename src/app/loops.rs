@@ -6,13 +6,13 @@
 //! users run.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
 use crate::app::cluster;
 use crate::app::config::{partition_share, with_spool, ClusterConfig, Setup};
-use crate::app::drive::{drive, interrupted, Stop};
+use crate::app::drive::{drive, interrupted, Driven, Stop};
 use crate::app::exit::{Failure, RunEnd};
 use crate::app::inbox::{self, Inbox};
 use crate::app::metrics::MetricsBoard;
@@ -196,6 +196,8 @@ pub struct Partitions {
 /// What one partition's run left.
 struct PartEnd {
     stop: Stop,
+    /// Loop time the crawl spent on completions.
+    source_time: Duration,
     crawl: Crawl<Output>,
     stats: LoopStats,
     /// Batches sent to other partitions, and their bytes.
@@ -237,13 +239,18 @@ fn run_partition<E: Exchange>(
     let mut source = PartitionSource::new(crawl, exchange);
     source.inbox = inbox;
     let deadline = source.crawl.deadline();
-    let stop = drive(&mut crawler, &mut source, &mut progress, deadline);
-    match stop {
-        Ok(Stop::Interrupted) => source.exchange.interrupted(),
+    let driven = drive(&mut crawler, &mut source, &mut progress, deadline);
+    match driven {
+        Ok(Driven {
+            stop: Stop::Interrupted,
+            ..
+        }) => source.exchange.interrupted(),
         _ => source.exchange.stop(),
     }
+    let driven = driven?;
     Ok(PartEnd {
-        stop: stop?,
+        stop: driven.stop,
+        source_time: driven.source_time,
         stats: crawler.stats(),
         batches_out: source.batches_out,
         bytes_out: source.bytes_out,
@@ -371,6 +378,8 @@ pub fn execute(
     let crawler_config = with_spool(partition_share(&setup.crawler, &config, n, 0).0, &out_dir)
         .map_err(Failure::output)?;
     let started = Instant::now();
+    // The crawl carries the wall clock on its monotonic one from here (cookies, HTTP dates).
+    let wall = SystemTime::now();
     let max_pages = config.max_pages;
     let mut crawls = Vec::with_capacity(n);
     for (k, sink) in outputs.into_iter().enumerate() {
@@ -385,9 +394,9 @@ pub fn execute(
             let dir = crawl_state::state_dir(&out_dir).join(name);
             let spill = SegmentSpill::create(&dir)
                 .map_err(|e| Failure::Output(format!("cannot write to {}: {e}", dir.display())))?;
-            Crawl::with_spill(part, sink, started, Box::new(spill))
+            Crawl::with_spill(part, sink, started, wall, Box::new(spill))
         } else {
-            Crawl::new(part, sink, started)
+            Crawl::new(part, sink, started, wall)
         };
         // The near-duplicate index past its RAM share spills to unlinked files in OUT.
         crawl.set_near_dup_spill(Box::new(NearDupRuns::in_output(&out_dir, &format!("p{k}"))));
@@ -579,8 +588,10 @@ fn conclude(
     let mut rejections: Vec<(&'static str, u64)> = Vec::new();
     let (mut body_bytes, mut revisits) = (0, 0);
     let (mut batches, mut batch_bytes) = (0, 0);
+    let (mut source_time, mut store_time) = (Duration::ZERO, Duration::ZERO);
     let mut outputs = Vec::new();
     for p in parts {
+        source_time += p.source_time;
         let mut crawl = p.crawl;
         frontier_left += crawl.frontier_len() as u64 + crawl.counters().left_for_resume;
         crawl.finish_unfetched(outcome, durable);
@@ -602,6 +613,7 @@ fn conclude(
         let output = crawl.into_sink();
         body_bytes += output.stored().body_bytes;
         revisits += output.stored().revisits;
+        store_time += output.stored().time;
         outputs.push(output);
     }
     // The page workers' fingerprints (every partition's: one writer), final once finished.
@@ -642,6 +654,8 @@ fn conclude(
         elapsed: started.elapsed(),
         end,
         exchange: (batches, batch_bytes),
+        source_time,
+        store_time,
     })
 }
 

@@ -585,6 +585,10 @@ pub struct CrawlReport {
     pub end: crate::app::exit::RunEnd,
     /// Batches of URLs sent between partitions, and their bytes.
     pub exchange: (u64, u64),
+    /// Loop time the crawl spent on completions (`fetch_done`: policy, link scan, store),
+    /// summed over partitions, and of it the time in the store (WARC records, crawl.log).
+    pub source_time: Duration,
+    pub store_time: Duration,
 }
 
 impl CrawlReport {

@@ -1,6 +1,6 @@
 //! What a crawl counts: its sink lines by outcome ([`LineTally`]), its own events
-//! ([`CrawlCounters`]) and where its time goes ([`StageTimes`]): what a run's summary,
-//! stats.json, exit status and the bench's stage line are made from.
+//! ([`CrawlCounters`]) and where its fetches' time goes ([`StageTimes`]): what a run's
+//! summary, stats.json, exit status and the bench's stage line are made from.
 
 use std::time::Duration;
 
@@ -112,8 +112,6 @@ impl CrawlCounters {
             (&mut s.connect, t.connect),
             (&mut s.first_byte, t.first_byte),
             (&mut s.receive, t.receive),
-            (&mut s.scan, t.scan),
-            (&mut s.store, t.store),
         ] {
             *a += b;
         }
@@ -171,7 +169,8 @@ pub struct CrawlCounters {
     /// Pages by MIME type and depth (for `spinneret report`).
     pub shapes: PageShapes,
     /// Per-stage time, summed over fetches: latency of each network stage (stages of
-    /// different fetches overlap), and loop time spent scanning and storing.
+    /// different fetches overlap). The loop time a completion costs is its caller's to
+    /// measure (the crawl reads no clock): `Driver::source_time`.
     pub stages: StageTimes,
 }
 
@@ -281,7 +280,8 @@ impl RevisitCounters {
     }
 }
 
-/// Where a crawl's time goes (ARCHITECTURE §9, measured).
+/// Where a crawl's fetches spend their time, as the fetcher measured it
+/// ([`crate::fetcher::Timings`], summed).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StageTimes {
     pub dns: Duration,
@@ -289,8 +289,4 @@ pub struct StageTimes {
     pub connect: Duration,
     pub first_byte: Duration,
     pub receive: Duration,
-    /// Link scanning, normalization, filtering and queueing of the links found.
-    pub scan: Duration,
-    /// WARC records, crawl.log line and content digests.
-    pub store: Duration,
 }

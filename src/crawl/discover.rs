@@ -12,10 +12,11 @@ use std::time::SystemTime;
 
 use url::Url;
 
+use super::entry::Entry;
 use super::revisit::{self, LastFetch};
 use super::schedule::PageHistory;
 use super::sink::{Hop, Sink};
-use super::{Crawl, Entry};
+use super::Crawl;
 use crate::discovery::feed::FeedReader;
 use crate::discovery::sitemap::{SitemapItem, SitemapReader, SitemapRef, UrlEntry};
 use crate::fetcher::FetchDone;
@@ -62,21 +63,23 @@ impl<S: Sink> Crawl<S> {
 
     /// Queues a sitemap the user gave (`--sitemap URL`): its host joins the scope.
     pub fn add_sitemap(&mut self, url: Url) {
-        self.filter.add_seed(&url);
+        self.admission.add_to_scope(&url);
         self.queue_sitemap(url, 0, None);
     }
 
     /// Queues a sitemap to fetch, within its host's budget; `referrer` is the robots.txt that
     /// named it (or its index's, inherited), which widens the scope rule.
     fn queue_sitemap(&mut self, url: Url, nesting: u32, referrer: Option<Arc<str>>) {
-        let host = url.host_str().unwrap_or_default().to_string();
-        if !self.sitemap_budgets.entry(host).or_default().take_file() {
+        if !self
+            .admission
+            .take_sitemap_file(url.host_str().unwrap_or_default())
+        {
             self.counters.discovery.sitemaps_over_budget += 1;
             return;
         }
         // Out of the crawl's scope perhaps (robots.txt may name another host's), but the
         // other filters hold.
-        if self.filter.check_embed(&url).is_err() {
+        if !self.admission.passes_embed(&url) {
             return;
         }
         self.queue_new(Entry::new(url, nesting, referrer, 0, Hop::Sitemap));
@@ -122,8 +125,10 @@ impl<S: Sink> Crawl<S> {
 
     /// Admits a URL a sitemap lists, within its host's budget, with its dates as priors.
     fn admit_listed(&mut self, page: UrlEntry, sitemap: &Arc<str>) {
-        let host = page.url.host_str().unwrap_or_default().to_string();
-        if !self.sitemap_budgets.entry(host).or_default().take_url() {
+        if !self
+            .admission
+            .take_sitemap_url(page.url.host_str().unwrap_or_default())
+        {
             self.counters.discovery.urls_over_budget += 1;
             return;
         }

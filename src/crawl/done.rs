@@ -1,33 +1,30 @@
 //! What a finished fetch does to the crawl: robots.txt rules and retries, content seen,
 //! redirects followed, links and page requisites admitted, and the URL's end reported to the
 //! sink (after its links, so a durable sink never counts a page done whose links it lost).
+//! The owners decide ([`HostGate`](super::host_gate::HostGate) what the answer means for the
+//! host, [`PageContent`](super::page_content::PageContent) what the page is,
+//! [`Admission`](super::admission::Admission) what its links are); this is the order it is
+//! done in.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
+use super::admission::Link;
+use super::entry::Entry;
 use super::frontier::BackQueueId;
+use super::host_gate::{self, RobotsDone};
 use super::link_key::LinkKeys;
-use super::manners::says_later;
 use super::revisit::{self, Seen};
-use super::schedule::{change_rate, PageHistory, Visit};
 use super::sink::{Hop, Scheduled, Sink, Via};
 use super::url_seen::url_key;
-use super::{origin_key, urlnorm, Crawl, Entry, Job, MAX_ROBOTS_FAILURES, MAX_ROBOTS_REDIRECTS};
-use crate::content::PagePrint;
+use super::{urlnorm, Crawl, Job};
 use crate::content::Sketch;
 use crate::fetcher::{FetchDone, FetchRequest};
 use crate::http::ResponseHead;
-use crate::links::{self, LinkKind, Links};
-use crate::robots::FetchResult;
+use crate::links::{self, Links};
 use crate::ReturnCode;
-
-/// `budgeted_interval`'s marginal value at which a page is visited once per expected change
-/// (`r = 1`: `1 − 2/e`, times the page's mean change interval).
-pub(super) const PRICE_AT_ONE_VISIT_PER_CHANGE: f64 = 0.264;
-/// The price's step, at most once a second, while revisits come late (or on time).
-const PRICE_STEP: f64 = 1.03;
 
 impl<S: Sink> Crawl<S> {
     pub(super) fn robots_done(
@@ -39,103 +36,35 @@ impl<S: Sink> Crawl<S> {
         now: Instant,
     ) {
         self.counters.robots_fetched += 1;
-        // A 429 or 503 is a try while robots.txt will be asked again (RFC 9309 §2.3.1.3 and
-        // §2.3.1.4: "unreachable" for now, rules wait), as for a page.
-        let failures = self.robots_failures.get(&origin).copied().unwrap_or(0);
-        let outcome = if says_later(done) && failures + 1 < MAX_ROBOTS_FAILURES {
-            ReturnCode::RetryLater
-        } else {
-            done.outcome
-        };
+        let outcome = self.gate.robots_outcome(&origin, done);
         self.counters.robots_lines.add(outcome, done.status());
         let digest = done.payload_digest();
         let via = Via::new(None, Hop::Prerequisite);
         if let Err(e) = self.sink.store(done, via, outcome, digest, None) {
             self.io_error.get_or_insert(e);
         }
-        if done.outcome == ReturnCode::Interrupted {
-            // The run is stopping: this says nothing about the server.
-            self.frontier.done(queue, now, Duration::ZERO);
-            return;
-        }
-        if done.outcome == ReturnCode::PrivateAddressBlocked && hops == 0 {
-            // The host itself is refused: robots.txt is not retried, and its URLs end at once.
-            self.block_host(&done.request.url);
-            self.frontier.done(queue, now, Duration::ZERO);
-            return;
-        }
-        let status = done.status();
-        if done.outcome.is_success() && (300..400).contains(&status) && hops < MAX_ROBOTS_REDIRECTS
-        {
-            let target = done
-                .head
-                .and_then(|h| h.location())
-                .and_then(|loc| urlnorm::normalize(&done.request.url, loc).ok());
-            if let Some(target) = target {
+        match self.gate.robots_done(&origin, done, hops, now) {
+            RobotsDone::Redirect(target) => {
                 // Rules found there apply to the original origin; the host stays busy.
+                let cookie = self.gate.cookie_for(&target, now);
                 let job = Job::Robots {
                     origin,
                     queue,
                     hops: hops + 1,
                 };
                 let tag = self.inflight.insert(job) as u64;
-                let cookie = self.manners.cookie_for(&target, now);
                 self.ready.push_back(FetchRequest {
                     cookie,
                     ..FetchRequest::new(target, tag)
                 });
-                return;
             }
-        }
-        // A robots.txt over the body limit still has its first part parsed (RFC 9309 asks
-        // for at least 500 KiB), when that part is plain text rather than a cut-off encoding.
-        let cut_but_usable = done.outcome == ReturnCode::HttpBodyTooLarge
-            && (200..300).contains(&status)
-            && done.head.is_some_and(|h| {
-                h.content_encodings
-                    .iter()
-                    .all(|c| *c == crate::http::ContentCoding::Identity)
-            });
-        let result =
-            if (done.outcome.is_success() && !(300..400).contains(&status)) || cut_but_usable {
-                let keep = done.content.len().min(crate::robots::MAX_ROBOTS_BYTES);
-                FetchResult::Status {
-                    status,
-                    body: done.content[..keep].to_vec(),
+            RobotsDone::Done { gap, sitemaps } => {
+                if let Some(body) = host_gate::rules(done).filter(|_| sitemaps) {
+                    self.sitemaps_from_robots(&origin, body);
                 }
-            } else {
-                FetchResult::Unreachable
-            };
-        if let FetchResult::Status { status, body } = &result {
-            if (200..300).contains(status) {
-                self.sitemaps_from_robots(&origin, body);
+                self.frontier.done(queue, now, gap);
             }
         }
-        let failed = match &result {
-            FetchResult::Status { status, .. } => *status == 429 || *status >= 500,
-            FetchResult::Unreachable => true,
-        };
-        if failed {
-            *self.robots_failures.entry(origin.clone()).or_insert(0) += 1;
-        } else {
-            self.robots_failures.remove(&origin);
-        }
-        self.robots.fetch_done(&origin, result, now);
-        let mut wait = Duration::ZERO;
-        if says_later(done) {
-            if done.status() == 429 {
-                self.manners
-                    .slow_down(done.request.url.host_str().unwrap_or_default());
-            }
-            // The server's own wait, if longer than the back-off: neither robots.txt nor
-            // anything else on the host is asked for before it.
-            if let Some(after) = self.manners.retry_after(done, now) {
-                self.robots.defer(&origin, now + after);
-                wait = after;
-            }
-        }
-        let gap = self.gap(done, self.robots.crawl_delay(&origin)).max(wait);
-        self.frontier.done(queue, now, gap);
     }
 
     pub(super) fn page_done(
@@ -154,18 +83,10 @@ impl<S: Sink> Crawl<S> {
             return;
         }
         self.counters.pages_fetched += 1;
-        let origin = origin_key(&entry.url);
-        let later = self.manners.later(done, url_key(&entry.url), now);
-        let gap = if done.outcome == ReturnCode::PrivateAddressBlocked {
-            // No request was made, and none to this host will be.
-            self.block_host(&entry.url);
-            Duration::ZERO
-        } else {
-            self.gap(done, self.robots.crawl_delay(&origin))
-        };
-        // The whole host waits what a 429 or 503 asked, not only the URL.
-        let gap = gap.max(later.map_or(Duration::ZERO, |l| l.wait));
-        if later.is_some_and(|l| l.again) {
+        let answered = self
+            .gate
+            .page_done(&entry.url, url_key(&entry.url), done, now);
+        if answered.again {
             // Not the URL's end: the try is stored and logged, and the URL goes back to the
             // head of its host's queue, to be fetched once the host may be contacted again.
             self.counters
@@ -179,11 +100,10 @@ impl<S: Sink> Crawl<S> {
                 self.io_error.get_or_insert(e);
             }
             self.frontier.push_front(queue, entry);
-            self.frontier.done(queue, now, gap);
+            self.frontier.done(queue, now, answered.gap);
             return;
         }
-        self.frontier.done(queue, now, gap);
-        let store_started = Instant::now();
+        self.frontier.done(queue, now, answered.gap);
         let md5 = done.payload_digest();
         // A revisit: compared with what the last fetch left. A 304's payload is the last one.
         let seen = revisit::compare(done, entry.last.as_deref(), md5.as_ref());
@@ -197,7 +117,7 @@ impl<S: Sink> Crawl<S> {
             && done
                 .head
                 .is_some_and(|h| (200..300).contains(&h.status) && is_html(h.content_type()));
-        let duplicate = ok_html && md5.is_some_and(|d| !self.content_seen.insert(d));
+        let duplicate = ok_html && md5.is_some_and(|d| self.content.seen_before(d));
         let outcome = if duplicate {
             self.counters.duplicate_content += 1;
             ReturnCode::DuplicateContent
@@ -207,26 +127,25 @@ impl<S: Sink> Crawl<S> {
         self.counters.url_lines.add(outcome, done.status());
         let content_type = done.head.map(ResponseHead::content_type);
         self.counters.shapes.add(content_type, entry.depth);
-        let scan_started = Instant::now();
-        self.counters.stages.store += scan_started - store_started;
         // The page's links enter the frontier before its end is reported: a durable sink
         // then never counts a page done whose links it has not recorded. An unchanged page's
         // links are the ones found before.
         let unchanged = seen == Seen::Unchanged;
         let admitted_before = self.counters.urls_admitted;
-        self.outlinks.clear();
+        self.admission.clear_outlinks();
         let scanned = self.follow(done, &entry, ok_html, duplicate || unchanged, cookies_set);
-        self.report_outlinks(&entry.url);
+        if let Some(targets) = self.admission.outlinks() {
+            // Sorted and distinct, right before the page's own record.
+            self.sink.outlinks(url_key(&entry.url), targets);
+        }
         // A page that led to new URLs is a hub: its visits buy discovery, not only
         // freshness, and are not rationed by the budget's price.
         let hub = self.counters.urls_admitted > admitted_before;
-        self.counters.stages.scan += scan_started.elapsed();
-        let store_started = Instant::now();
         let scheduled = Scheduled {
             relevance: scanned.relevance,
             sketch: scanned.sketch,
             fingerprint: scanned.fingerprint,
-            ..self.scheduled(&entry, seen, done.head, now, hub)
+            ..self.scheduled(&entry, seen, done.head, done.at, hub)
         };
         if let Err(e) = self
             .sink
@@ -234,108 +153,35 @@ impl<S: Sink> Crawl<S> {
         {
             self.io_error.get_or_insert(e);
         }
-        self.counters.stages.store += store_started.elapsed();
     }
 
-    /// Hands the page's outlinks (gathered by `admit_found`) to the sink, sorted and
-    /// distinct, right before the page's own record.
-    fn report_outlinks(&mut self, page: &Url) {
-        if self.outlinks.is_empty() {
-            return;
-        }
-        self.outlinks.sort_unstable();
-        self.outlinks.dedup();
-        self.sink.outlinks(url_key(page), &self.outlinks);
-    }
-
-    /// A URL's end as the crawl database keeps it: the revisit counted, the schedule told
-    /// what this fetch saw (`head`: its response, if any), the next due time decided.
+    /// A URL's end as the crawl database keeps it, at `at` on the wall clock (its fetch's
+    /// one wall time, [`FetchDone::at`]): the schedule told what this fetch saw (`head`: its
+    /// response, if any), the revisit counted, the next due time decided.
     pub(super) fn scheduled<'e>(
         &mut self,
         entry: &'e Entry,
         seen: Seen,
         head: Option<&ResponseHead>,
-        now: Instant,
+        at: SystemTime,
         hub: bool,
     ) -> Scheduled<'e> {
-        let at = revisit::unix_secs(self.manners.wall(now));
+        let at = revisit::unix_secs(at);
         let last = entry.last.as_deref();
-        // A sitemap's or feed's priors are no fetch: not a revisit.
-        if let Some(last) = last.filter(|l| head.is_some() && l.fetched_at > 0) {
-            self.count_revisit(last, seen, at);
-        }
-        let mut history = last.map_or_else(PageHistory::default, |l| l.history);
-        let last_modified = head
-            .and_then(|h| h.header("last-modified"))
-            .and_then(crate::datetime::parse_http_date)
-            .map(revisit::unix_secs);
-        let visit = Visit {
-            at,
-            seen: seen.observation(),
-            last_modified,
-        };
-        let due = self.config.schedule.schedule_priced(
-            &mut history,
-            last.map(|l| l.fetched_at),
-            visit,
-            if hub { 0.0 } else { self.price },
-        );
+        let decided = self
+            .revisits
+            .decide(last, seen, head, at, hub, &mut self.counters.revisits);
         Scheduled {
             last,
             seen,
             at,
-            history,
-            due,
+            history: decided.history,
+            due: decided.due,
             depth: entry.depth,
             hop: entry.hop,
             relevance: None,
             sketch: None,
             fingerprint: false,
-        }
-    }
-
-    /// Counts what a revisit found, and adjusts the revisit budget's price by how late it
-    /// came: fetched later than due means more is due than politeness lets the crawl fetch.
-    fn count_revisit(&mut self, last: &revisit::LastFetch, seen: Seen, at: u64) {
-        let r = &mut self.counters.revisits;
-        r.fetched += 1;
-        match seen {
-            Seen::NotModified => {
-                r.not_modified += 1;
-                r.bytes_saved += last.payload_len;
-            }
-            Seen::Unchanged => r.unchanged += 1,
-            Seen::Changed => {
-                r.changed += 1;
-                let t = at.saturating_sub(last.fetched_at) as f64;
-                if let Some(rate) = change_rate(&last.history).filter(|&x| x > 0.0) {
-                    r.age_secs += (t - (1.0 - (-rate * t).exp()) / rate).max(0.0);
-                }
-            }
-            Seen::Unknown => {}
-        }
-        if !self.config.continuous || last.due == 0 {
-            return;
-        }
-        // The budget's price follows how late revisits come (Cho & Garcia-Molina's one
-        // price for all pages): late means more is due than politeness lets the crawl fetch.
-        // It moves at most once a second, so a step has time to show before the next.
-        // Not counting the second a continuous crawl takes due URLs behind the clock.
-        let late = at.saturating_sub(last.due.saturating_add(super::refresh::DUE_LAG_SECS)) as f64;
-        self.lateness = 0.9 * self.lateness + 0.1 * late;
-        if at <= self.price_moved_at {
-            return;
-        }
-        self.price_moved_at = at;
-        let schedule = &self.config.schedule;
-        let min = schedule.min_interval.max(1) as f64;
-        // Where a page changing once per interval I keeps that interval.
-        let price_for = |interval: u64| PRICE_AT_ONE_VISIT_PER_CHANGE * interval as f64;
-        if self.lateness > min / 2.0 {
-            self.price = (self.price * PRICE_STEP).min(price_for(schedule.max_interval));
-        } else if self.lateness < min / 8.0 {
-            // On time: politeness leaves fetches over, which buy freshness when spent.
-            self.price = (self.price / PRICE_STEP).max(price_for(schedule.min_interval) / 4.0);
         }
     }
 
@@ -381,7 +227,7 @@ impl<S: Sink> Crawl<S> {
                         };
                         let back = cookies_set
                             && target.host_str() == entry.url.host_str()
-                            && self.seen.contains(url_key(&target));
+                            && self.admission.is_seen(&target);
                         if back {
                             // A cookie set and a redirect back on its host (often to this
                             // very URL): with the cookie the answer differs, so the URL is
@@ -420,29 +266,25 @@ impl<S: Sink> Crawl<S> {
             self.counters.pages_scan_truncated += 1;
         }
         if scan {
-            let relevance = self.focus.as_mut().map(|f| f.score(done.content));
-            if let Some(score) = relevance {
+            let host = entry.url.host_str().unwrap_or_default().as_bytes();
+            let judged = self.content.judge(done.content, host);
+            if let Some(score) = judged.relevance {
                 self.counters.focus.add(score);
             }
-            // Fingerprinted on the loop only when its verdict decides what is followed;
-            // otherwise the sink does it, off the loop.
-            let ask = self.config.near_duplicates
-                && self.config.near_dups_in_sink
-                && !self.config.skip_near_duplicate_links;
-            let print = if ask {
-                None
-            } else {
-                self.fingerprint(done.content, entry)
-            };
-            // A near-duplicate's links are mostly its original's: with the trap guard on,
-            // they are not followed (the page itself is stored all the same).
-            if !(self.config.skip_near_duplicate_links && print.is_some_and(|p| p.near_duplicate)) {
+            if let Some(e) = judged.error {
+                self.io_error.get_or_insert(e);
+            }
+            if let Some(print) = judged.print {
+                self.counters.pages_fingerprinted += 1;
+                self.counters.near_duplicates += u64::from(print.near_duplicate);
+            }
+            if judged.follow_links {
                 self.scan_links(done.content, entry);
             }
             Scanned {
-                relevance,
-                sketch: print.map(|p| p.sketch),
-                fingerprint: ask,
+                relevance: judged.relevance,
+                sketch: judged.print.map(|p| p.sketch),
+                fingerprint: judged.ask_sink,
             }
         } else {
             let mut found = std::mem::take(&mut self.links);
@@ -453,26 +295,9 @@ impl<S: Sink> Crawl<S> {
         }
     }
 
-    /// The main text's sketch of a page being scanned, and whether an earlier page of the
-    /// partition is a near-duplicate of it (counted).
-    fn fingerprint(&mut self, html: &[u8], entry: &Entry) -> Option<PagePrint> {
-        if !self.config.near_duplicates {
-            return None;
-        }
-        let host = entry.url.host_str().unwrap_or_default().as_bytes();
-        let print = self.near_dups.page(html, host);
-        if let Some(e) = self.near_dups.take_error() {
-            self.io_error.get_or_insert(e);
-        }
-        let print = print?;
-        self.counters.pages_fingerprinted += 1;
-        self.counters.near_duplicates += u64::from(print.near_duplicate);
-        Some(print)
-    }
-
     /// Queues again a URL already seen (the filter still applies).
     fn readmit(&mut self, url: Url, depth: u32, referrer: Arc<str>, hops: u8, hop: Hop) {
-        if self.passes_filter(&url, depth, hop) {
+        if self.admission.passes(&url, depth, hop) {
             self.counters.urls_readmitted += 1;
             self.enqueue(Entry::new(url, depth, Some(referrer), hops, hop));
         }
@@ -498,46 +323,24 @@ impl<S: Sink> Crawl<S> {
         let cap = self.config.max_links_per_page as u64;
         let mut keys = LinkKeys::new(base);
         for (kind, href) in found.iter() {
-            let hop = match kind {
-                k if k.is_requisite() && self.config.page_requisites => Hop::Embed,
-                LinkKind::Stylesheet | LinkKind::Icon | LinkKind::Preload => Hop::Link,
-                k if k.is_requisite() => continue,
-                _ => Hop::Link,
-            };
-            self.counters.links_found += 1;
-            // The link graph's arcs: what a page links to, not what it needs to render.
-            let outlink = !kind.is_requisite();
-            // Most links lead where the crawl has been: known by their key, no parsing.
-            let key = keys.as_mut().and_then(|k| k.key(href));
-            if let (true, Some(key)) = (outlink, key) {
-                self.outlinks.push(key);
-            }
-            if self.counters.urls_admitted - admitted_before >= cap {
-                self.counters.links_over_page_cap += 1;
-                if let (true, None, Ok(url)) = (outlink, key, urlnorm::normalize(base, href)) {
-                    self.outlinks.push(url_key(&url));
-                }
-                continue;
-            }
-            if key.is_some_and(|key| self.seen.contains(key)) {
-                self.counters.duplicate_urls += 1;
-                continue;
-            }
-            match urlnorm::normalize(base, href) {
-                Ok(url) => {
-                    if outlink && key.is_none() {
-                        self.outlinks.push(url_key(&url));
-                    }
+            let over_cap = self.counters.urls_admitted - admitted_before >= cap;
+            let link = self.admission.link(&mut keys, kind, href, base, over_cap);
+            self.counters.links_found += u64::from(link != Link::Ignored);
+            match link {
+                Link::Ignored => {}
+                Link::OverCap => self.counters.links_over_page_cap += 1,
+                Link::Seen => self.counters.duplicate_urls += 1,
+                Link::Bad => self.counters.bad_links += 1,
+                Link::Found(url, hop) => {
                     let referrer = referrer
                         .get_or_insert_with(|| Arc::from(entry.url.as_str()))
                         .clone();
                     // A focused crawl queues the link by its page's and anchor's relevance.
                     self.admit_entry(Entry {
-                        priority: self.focus.as_ref().map(|f| f.priority(href)),
+                        priority: self.content.priority(href),
                         ..Entry::new(url, entry.depth + 1, Some(referrer), 0, hop)
                     });
                 }
-                Err(_) => self.counters.bad_links += 1,
             }
         }
     }

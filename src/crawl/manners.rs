@@ -14,7 +14,7 @@
 //!
 //! Cookies and HTTP dates are wall-clock things, and the crawl's time is an `Instant`: the
 //! wall clock is read once, when the crawl is made, and carried forward on the monotonic one
-//! ([`Manners::wall`]); a simulated crawl sets it ([`super::Crawl::set_wall_clock`]).
+//! ([`Manners::wall`]); the app (or a simulated crawl) gives it to [`super::Crawl::new`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -122,10 +122,6 @@ impl Manners {
             slowed: HashMap::new(),
         };
         (manners, loaded)
-    }
-
-    pub fn set_wall_clock(&mut self, now: Instant, wall: SystemTime) {
-        self.wall_at = (now, wall);
     }
 
     /// The wall clock at `now`.

@@ -9,6 +9,7 @@ use super::sim::{response, sim_wall, Reply, Sim, Web};
 use super::url_filter::{FilterConfig, Scope};
 use super::*;
 use crate::datetime::http_date;
+use crate::robots::RobotsCache;
 
 const STEPS: usize = 10_000;
 
@@ -170,7 +171,7 @@ fn after_max_retries_the_last_answer_stands() {
     let pages: Vec<_> = reqs.iter().filter(|r| r.url == "http://a.test/").collect();
     assert!(pages[1].at >= pages[0].end.unwrap() + secs(5), "{pages:?}");
     assert!(pages[2].at >= pages[1].end.unwrap() + secs(10), "{pages:?}");
-    assert_eq!(sim.crawl.manners.slowdown("a.test"), 1);
+    assert_eq!(sim.crawl.gate.slowdown("a.test"), 1);
     // Other hosts go on meanwhile.
     let b = sim.issued_to("b.test");
     assert!(b.iter().all(|r| r.end.unwrap() < pages[1].at), "{b:?}");
@@ -200,7 +201,7 @@ fn repeated_429s_slow_a_host_down_for_good_within_a_bound() {
     sim.run(STEPS);
     assert_eq!(sim.times_issued("http://a.test/"), 6);
     // Five 429s: 2^5, bounded at 8.
-    assert_eq!(sim.crawl.manners.slowdown("a.test"), 8);
+    assert_eq!(sim.crawl.gate.slowdown("a.test"), 8);
     let leaves: Vec<_> = sim
         .issued_to("a.test")
         .into_iter()
@@ -376,16 +377,13 @@ fn slowdown_cookies_and_a_wait_survive_a_save_and_restore() {
     let now = sim.now;
     sim.crawl.save_hosts(now);
     let state = sim.crawl.sink().hosts.clone().expect("saved");
-    let mut resumed = Crawl::new(config(), sink::MemorySink::default(), now);
-    resumed.set_wall_clock(now, sim_wall() + (now - sim.t0) + secs(60));
+    let wall = sim_wall() + (now - sim.t0) + secs(60);
+    let mut resumed = Crawl::new(config(), sink::MemorySink::default(), now, wall);
     let restored = resumed.restore_hosts(&state, now, secs(60)).unwrap();
     assert!(restored.next_contacts >= 1);
-    assert_eq!(resumed.manners.slowdown("a.test"), 2);
+    assert_eq!(resumed.gate.slowdown("a.test"), 2);
     let url = url::Url::parse("http://a.test/").unwrap();
-    assert_eq!(
-        resumed.manners.cookie_for(&url, now).as_deref(),
-        Some("s=1")
-    );
+    assert_eq!(resumed.gate.cookie_for(&url, now).as_deref(), Some("s=1"));
     // The host still waits what is left of its 600 s.
     resumed.add_seed(url).unwrap();
     match resumed.next_fetch(now) {
@@ -410,7 +408,7 @@ fn per_host_state_of_version_1_is_still_read() {
     for _ in 0..3 {
         crate::codec::put_varint(&mut v1, 0);
     }
-    let mut crawl = Crawl::new(config(), sink::MemorySink::default(), now);
+    let mut crawl = Crawl::new(config(), sink::MemorySink::default(), now, sim_wall());
     assert!(crawl.restore_hosts(&v1, now, secs(1)).is_ok());
     v1.push(0);
     assert!(

@@ -1,20 +1,30 @@
 //! The crawl layer: turns the fetcher into a crawler (ARCHITECTURE §7–8).
 //!
 //! [`Crawl`] is a [`FetchSource`]: the driver asks it for the next URL and hands every
-//! finished fetch back with the turn's `now`. It never touches files or reads the clock for
-//! its decisions: what it learns goes to a [`sink::Sink`]. Around the fetcher it keeps:
+//! finished fetch back with the turn's `now`. It never touches files or reads a clock: time
+//! comes in as `now` (and the wall clock once, when it is made, and with each fetch as
+//! [`FetchDone::at`]); what it learns goes to a [`sink::Sink`]. Around the fetcher it keeps:
 //!
 //! ```text
 //! fetch_done ─► content seen? ─► sink (WARC, crawl.log) ─► scan links ─► normalize
 //!   ─► URL filter ─► URL seen? ─► [host splitter] ─► frontier ─► robots check ─► next_fetch
 //! ```
 //!
+//! `Crawl` holds the verbs the driver and the app call, and the frontier and what is in
+//! flight; each concern's state is an owner of its own, whose verdicts it acts on:
+//! `admission` (what enters the frontier: the URL filter, the URL-seen set, a page's link
+//! keys and outlinks, the host splitter), `host_gate` (whether and when a host may be
+//! asked: robots.txt, manners, the politeness gap, blocked hosts), `page_content` (content
+//! seen, near-duplicates, a focused crawl's scores) and `revisit_budget` (when a URL is
+//! due again, a continuous crawl's price and due URLs).
+//!
 //! robots.txt is checked immediately before a URL is fetched, not when it is queued; a host's
 //! robots.txt is fetched through the same loop (as the host's first request, so it is spaced
 //! like any other).
 //!
-//! Every seed and every admitted URL ends in exactly one sink line (before which a URL answered
-//! 429 or 503 has a `RetryLater` line per try: `manners`): a fetch, or an outcome without one (refused seed, robots exclusion, blocked host, robots.txt unreachable, and —
+//! Every seed and every admitted URL ends in exactly one sink line (before which a URL
+//! answered 429 or 503 has a `RetryLater` line per try: `manners`): a fetch, or an outcome
+//! without one (refused seed, robots exclusion, blocked host, robots.txt unreachable, and —
 //! through [`Crawl::finish_unfetched`] — whatever is still queued when the run stops, unless
 //! the crawl is resumable: then a stop ends nothing, and the sink's journal keeps the queue,
 //! as the sink is told of every URL entering the frontier ([`Sink::admitted`])). robots.txt
@@ -25,6 +35,7 @@
 //! *host splitter* above. Its URL-seen set remembers what it sent, so each URL leaves at most
 //! once; the owner's set decides.
 
+mod admission;
 mod config;
 pub use config::{
     CrawlConfig, DEFAULT_DELAY, DEFAULT_DELAY_FACTOR, DEFAULT_FRONTIER_RAM,
@@ -37,20 +48,25 @@ pub use counters::{
 mod discover;
 mod done;
 pub mod due;
+mod entry;
 pub mod focus;
 mod focused;
 pub mod frontier;
-mod host_state;
+mod host_gate;
+pub use host_gate::{
+    BadHostState, HostsRestored, MAX_ROBOTS_FAILURES, MAX_ROBOTS_REDIRECTS, ROBOTS_CACHE_CAPACITY,
+    ROBOTS_MAX_AGE, ROBOTS_RETRY,
+};
 pub mod link_key;
 mod manners;
-pub mod revisit;
-pub use host_state::{BadHostState, HostsRestored};
 pub use manners::{CookieConfig, MannersConfig, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_AFTER};
+mod page_content;
 mod page_shapes;
 pub use page_shapes::PageShapes;
 mod partitioned;
-mod refresh;
 pub use partitioned::partition_key;
+pub mod revisit;
+mod revisit_budget;
 pub mod schedule;
 pub mod sink;
 pub mod spill;
@@ -59,158 +75,40 @@ pub mod url_filter;
 pub mod url_seen;
 pub mod urlnorm;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use slab::Slab;
 use url::Url;
 
-use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
-use crate::content::NearDups;
-use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next, PayloadDigest};
+use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
 use crate::links::Links;
-use crate::robots::{Check, FetchResult, RobotsCache};
 use crate::ReturnCode;
-use due::{DueUrl, DueUrls};
+use admission::{Admission, Route, Verdict};
+use due::DueUrls;
+use entry::Entry;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
-use manners::Manners;
+use host_gate::{Gate, HostGate};
+use page_content::PageContent;
 use revisit::{LastFetch, Seen};
+use revisit_budget::RevisitBudget;
 use sink::{Hop, Scheduled, Sink, Via};
-use spill::{SpillStore, Spillable};
-use splitter::Splitter;
-use url_filter::{Reject, UrlFilter};
-use url_seen::{url_key, UrlSeen};
-use urlnorm::origin_key;
+use spill::SpillStore;
+use url_filter::Reject;
+use url_seen::url_key;
 
-/// Redirect hops followed for robots.txt (RFC 9309 asks for at least five).
-pub const MAX_ROBOTS_REDIRECTS: u8 = 5;
-/// robots.txt fetch failures (5xx, 429, unreachable) after which an origin's URLs are
-/// excluded rather than waited for: "disallow all for now" must not stall a crawl forever.
-pub const MAX_ROBOTS_FAILURES: u8 = 3;
-/// How long robots.txt rules are cached.
-pub const ROBOTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
-/// First retry delay after a failed robots.txt fetch (doubles per failure).
-pub const ROBOTS_RETRY: Duration = Duration::from_secs(10);
-/// Origins whose robots rules are cached at once.
-pub const ROBOTS_CACHE_CAPACITY: usize = 100_000;
 /// Front-queue priorities: depth 0 (seeds), 1, 2, and everything deeper.
 pub const PRIORITIES: usize = 4;
 /// Frontier pops examined in one `next_fetch` call before yielding to the loop (URLs
 /// excluded by robots are consumed without a fetch).
 const MAX_POPS_PER_CALL: usize = 256;
-/// Host names queued for DNS prefetch at once.
-const MAX_PREFETCH_QUEUE: usize = 10_000;
 
 /// What one queued URL costs in memory (a parsed `Url` with its text, the shared referrer,
 /// its queue slot with the queue's slack, allocator overhead): turns `frontier_ram` into a
 /// count. Measured: peak RSS grows 54 MB when 126,000 more entries stay in RAM (a crawl of
 /// 5 million queued URLs at two budgets, tests/durable.rs), about 430 bytes each.
 const ENTRY_RAM_ESTIMATE: usize = 430;
-
-/// A URL waiting in the frontier.
-#[derive(Clone, Debug)]
-struct Entry {
-    url: Url,
-    depth: u32,
-    referrer: Option<Arc<str>>,
-    hops: u8,
-    hop: Hop,
-    /// A revisit: what the URL's last fetch left (validators to send, the payload to compare).
-    last: Option<Box<LastFetch>>,
-    /// A focused crawl's frontier priority for it (0 first), from its page's relevance;
-    /// `None`: by depth.
-    priority: Option<u8>,
-}
-
-impl Entry {
-    /// A URL found (or given) with no last fetch and no priority: queued by depth.
-    fn new(url: Url, depth: u32, referrer: Option<Arc<str>>, hops: u8, hop: Hop) -> Entry {
-        Entry {
-            url,
-            depth,
-            referrer,
-            hops,
-            hop,
-            last: None,
-            priority: None,
-        }
-    }
-}
-
-/// After an entry's hop letter, a byte of flags saying what follows: a last fetch, a
-/// priority. An entry journaled before either existed ends at the letter.
-const WITH_LAST: u8 = 1;
-const WITH_PRIORITY: u8 = 2;
-
-impl Spillable for Entry {
-    fn encode(&self, out: &mut Vec<u8>) {
-        put_bytes(out, self.url.as_str().as_bytes());
-        put_varint(out, u64::from(self.depth));
-        put_bytes(out, self.referrer.as_deref().unwrap_or("").as_bytes());
-        out.push(self.hops);
-        out.push(self.hop.letter() as u8);
-        let flags = if self.last.is_some() { WITH_LAST } else { 0 }
-            | if self.priority.is_some() {
-                WITH_PRIORITY
-            } else {
-                0
-            };
-        out.push(flags);
-        if let Some(last) = &self.last {
-            last.encode(out);
-        }
-        if let Some(p) = self.priority {
-            out.push(p);
-        }
-    }
-
-    fn decode(input: &mut &[u8]) -> Option<Entry> {
-        let url = Url::parse(std::str::from_utf8(get_bytes(input)?).ok()?).ok()?;
-        let depth = u32::try_from(get_varint(input)?).ok()?;
-        let referrer = std::str::from_utf8(get_bytes(input)?).ok()?;
-        let (&hops, rest) = input.split_first()?;
-        let (&hop, rest) = rest.split_first()?;
-        *input = rest;
-        let hop = Hop::from_letter(hop)?;
-        // An entry of an older journal ends at the letter.
-        let flags = match input.split_first() {
-            None => 0,
-            Some((&f, rest)) if f & !(WITH_LAST | WITH_PRIORITY) == 0 => {
-                *input = rest;
-                f
-            }
-            Some(_) => return None,
-        };
-        let last = match flags & WITH_LAST {
-            0 => None,
-            _ => Some(Box::new(LastFetch::decode(input)?)),
-        };
-        let priority = match flags & WITH_PRIORITY {
-            0 => None,
-            _ => {
-                let (&p, rest) = input.split_first()?;
-                *input = rest;
-                Some(p)
-            }
-        };
-        Some(Entry {
-            url,
-            depth,
-            referrer: (!referrer.is_empty()).then(|| Arc::from(referrer)),
-            hops,
-            hop,
-            last,
-            priority,
-        })
-    }
-}
-
-impl Entry {
-    fn via(&self) -> Via<'_> {
-        Via::new(self.referrer.as_deref(), self.hop)
-    }
-}
 
 /// What a fetch in flight is for.
 enum Job {
@@ -225,87 +123,55 @@ enum Job {
     },
 }
 
+/// A crawl: the frontier, what is in flight, and the owners whose verdicts it acts on (see
+/// the module's doc), storing through `S`.
 pub struct Crawl<S: Sink> {
     config: CrawlConfig,
     frontier: Frontier<Entry>,
-    filter: UrlFilter,
-    seen: UrlSeen,
-    content_seen: HashSet<PayloadDigest>,
-    robots: RobotsCache,
-    robots_failures: HashMap<String, u8>,
-    /// Hosts the address policy refused: their URLs end at once, without a request.
-    blocked_hosts: HashSet<String>,
-    /// The first blocked host, until the app takes it to tell the user.
-    blocked_notice: Option<String>,
+    /// What enters the frontier: the URL filter, the URL-seen set, the host splitter.
+    admission: Admission,
+    /// Whether and when a host may be asked: robots.txt, manners, politeness.
+    gate: HostGate,
+    /// Content seen, near-duplicates, a focused crawl's scores.
+    content: PageContent,
+    /// When URLs are due again: the schedule, a continuous crawl's price and due URLs.
+    revisits: RevisitBudget,
     inflight: Slab<Job>,
     /// Fetches to issue before anything from the frontier (robots.txt redirect hops).
     ready: VecDeque<FetchRequest>,
+    /// Reused: the links of the page being followed.
     links: Links,
-    /// Reused: the URL-seen keys of the page being scanned's outlinks, for the sink's link
-    /// graph ([`Sink::outlinks`](sink::Sink::outlinks)).
-    outlinks: Vec<u64>,
     sink: S,
-    prefetch: VecDeque<String>,
-    hosts_seen: HashSet<String>,
     counters: CrawlCounters,
     pages_issued: u64,
     deadline: Option<Instant>,
     /// First storage error: the run stops and reports it.
     io_error: Option<std::io::Error>,
-    /// Reused: the encoding of an entry given to [`Sink::admitted`].
-    entry_buf: Vec<u8>,
-    /// No request before this (a resumed crawl's first contact with its hosts).
-    hold: Option<Instant>,
-    /// A partitioned crawl: where URLs of other partitions' hosts go.
-    splitter: Option<Splitter>,
     /// The last clock reading given (`admit` has none of its own; batches need only their age).
     last_now: Instant,
-    /// When the per-host state is next saved (with [`CrawlConfig::save_hosts_every`]).
-    next_hosts_save: Option<Instant>,
-    /// Reused: the per-host state's encoding.
-    hosts_buf: Vec<u8>,
-    /// Cookies, and what servers that say "later" asked for (`manners`).
-    manners: Manners,
-    /// A continuous crawl's source of URLs due again, and when it is next asked.
-    due_urls: Option<Box<dyn DueUrls>>,
-    next_due_check: Instant,
-    /// Reused: what one ask returned.
-    due_buf: Vec<DueUrl>,
-    /// A continuous crawl's revisit budget price (`schedule::budgeted_interval`'s
-    /// `marginal`, seconds; 0 otherwise, and the schedule is unpriced): raised while
-    /// revisits come late, so the pages that change too fast to catch get fewer visits,
-    /// and lowered while they come on time, so the fetches politeness leaves are spent.
-    price: f64,
-    /// How late revisits are fetched, seconds, a moving average.
-    lateness: f64,
-    /// When the price last moved (unix seconds).
-    price_moved_at: u64,
-    /// What each host's sitemaps may still bring (`discover`).
-    sitemap_budgets: HashMap<String, crate::discovery::sitemap::HostBudget>,
-    /// A focused crawl's topic, and its reused buffers (`focused`).
-    focus: Option<focused::Focus>,
-    /// Main text, sketch and the partition's sketch index (`content::near_dups`), when
-    /// the crawl fingerprints on the loop (not `near_dups_in_sink`, or the trap guard on).
-    near_dups: NearDups,
 }
 
 impl<S: Sink> Crawl<S> {
-    /// A crawl whose frontier stays in memory.
-    pub fn new(config: CrawlConfig, sink: S, now: Instant) -> Crawl<S> {
+    /// A crawl whose frontier stays in memory, made at `now`, which is `wall` on the wall
+    /// clock: the crawl reads no clock, and what it needs of the wall clock (cookies, HTTP
+    /// dates, due times, the date of a URL ended without a fetch) it carries on `now`.
+    pub fn new(config: CrawlConfig, sink: S, now: Instant, wall: SystemTime) -> Crawl<S> {
         let frontier = Frontier::new(&Crawl::<S>::frontier_config(&config));
-        Crawl::with_frontier(config, sink, now, frontier)
+        Crawl::with_frontier(config, sink, (now, wall), frontier)
     }
 
     /// A crawl whose frontier keeps about `config.frontier_ram` bytes of URLs in memory and
-    /// spills the rest to `store` (the store's segment files).
+    /// spills the rest to `store` (the store's segment files); `now` and `wall` as for
+    /// [`Crawl::new`].
     pub fn with_spill(
         config: CrawlConfig,
         sink: S,
         now: Instant,
+        wall: SystemTime,
         store: Box<dyn SpillStore>,
     ) -> Crawl<S> {
         let frontier = Frontier::with_store(&Crawl::<S>::frontier_config(&config), store);
-        Crawl::with_frontier(config, sink, now, frontier)
+        Crawl::with_frontier(config, sink, (now, wall), frontier)
     }
 
     fn frontier_config(config: &CrawlConfig) -> FrontierConfig {
@@ -326,56 +192,24 @@ impl<S: Sink> Crawl<S> {
     fn with_frontier(
         config: CrawlConfig,
         sink: S,
-        now: Instant,
+        (now, wall): (Instant, SystemTime),
         frontier: Frontier<Entry>,
     ) -> Crawl<S> {
         Crawl {
             frontier,
-            filter: UrlFilter::new(config.filter.clone()),
-            seen: UrlSeen::new(),
-            content_seen: HashSet::new(),
-            robots: RobotsCache::new(
-                &config.product_token,
-                ROBOTS_MAX_AGE,
-                ROBOTS_RETRY,
-                ROBOTS_CACHE_CAPACITY,
-            ),
-            robots_failures: HashMap::new(),
-            blocked_hosts: HashSet::new(),
-            blocked_notice: None,
+            admission: Admission::new(config.filter.clone(), config.page_requisites),
+            gate: HostGate::new(&config, now, wall),
+            content: PageContent::new(&config),
+            revisits: RevisitBudget::new(config.schedule, config.continuous, now),
             inflight: Slab::new(),
             ready: VecDeque::new(),
             links: Links::new(),
-            outlinks: Vec::new(),
             sink,
-            prefetch: VecDeque::new(),
-            hosts_seen: HashSet::new(),
             counters: CrawlCounters::default(),
             pages_issued: 0,
             deadline: config.max_time.map(|t| now + t),
             io_error: None,
-            entry_buf: Vec::with_capacity(256),
-            hold: None,
-            splitter: None,
             last_now: now,
-            next_hosts_save: config.save_hosts_every.map(|every| now + every),
-            hosts_buf: Vec::new(),
-            // The one wall-clock reading (cookie expiry, HTTP dates): see `manners`.
-            manners: Manners::new(&config.manners, now, SystemTime::now()).0,
-            due_urls: None,
-            next_due_check: now,
-            due_buf: Vec::new(),
-            // Where a page changing once per initial interval keeps that interval.
-            price: if config.continuous {
-                done::PRICE_AT_ONE_VISIT_PER_CHANGE * config.schedule.initial_interval as f64
-            } else {
-                0.0
-            },
-            lateness: 0.0,
-            price_moved_at: 0,
-            sitemap_budgets: HashMap::new(),
-            focus: config.focus.as_deref().and_then(focused::Focus::new),
-            near_dups: NearDups::new(config.near_dup_ram).with_threshold(config.near_dup_threshold),
             config,
         }
     }
@@ -383,26 +217,20 @@ impl<S: Sink> Crawl<S> {
     /// Where the near-duplicate index spills its runs past `near_dup_ram` (the store's
     /// files; without one they stay in memory). Before the first page.
     pub fn set_near_dup_spill(&mut self, spill: crate::content::near_dups::BoxedSpill) {
-        self.near_dups.set_spill(self.config.near_dup_ram, spill);
-    }
-
-    /// `now` on the crawl's clock is `wall` on the wall clock (read at construction
-    /// otherwise): for a simulated clock.
-    pub fn set_wall_clock(&mut self, now: Instant, wall: SystemTime) {
-        self.manners.set_wall_clock(now, wall);
+        self.content.set_near_dup_spill(spill);
     }
 
     /// Adds a seed: it defines the scope and enters the frontier at depth 0. A seed the
     /// filter refuses (domain rules, length, trap guards) gets its line at once, and the
     /// outcome is returned; a seed given twice is queued once.
     pub fn add_seed(&mut self, url: Url) -> Result<(), ReturnCode> {
-        self.filter.add_seed(&url);
-        if !self.owns(&url) {
+        self.admission.add_to_scope(&url);
+        if !self.admission.owns(&url) {
             // Its owner checks it (and logs a refusal) when it arrives.
             self.queue(url, 0, None, 0, Hop::Seed);
             return Ok(());
         }
-        if let Err(reason) = self.filter.check_seed(&url) {
+        if let Err(reason) = self.admission.check_seed(&url) {
             let code = reason.return_code();
             self.log_unfetched(url.as_str(), Via::seed(), code, None);
             return Err(code);
@@ -414,6 +242,21 @@ impl<S: Sink> Crawl<S> {
     /// Logs a line for a URL the user gave that could not be used (e.g. does not parse).
     pub fn log_rejected_input(&mut self, text: &str, outcome: ReturnCode) {
         self.log_unfetched(text, Via::seed(), outcome, None);
+    }
+
+    /// Queues a URL an earlier crawl fetched (`--previous`), with what that fetch left, so
+    /// it is asked for with its validators. It was in that crawl's scope: the filter is not
+    /// asked again; a URL queued before (a seed, an earlier line) is queued once.
+    pub fn add_previous(&mut self, url: Url, depth: u32, hop: Hop, last: LastFetch) {
+        self.queue_new(Entry {
+            last: Some(Box::new(last)),
+            ..Entry::new(url, depth, None, 0, hop)
+        });
+    }
+
+    /// Where a continuous crawl ([`CrawlConfig::continuous`]) finds the URLs due again.
+    pub fn set_due_urls(&mut self, due: Box<dyn DueUrls>) {
+        self.revisits.set_due_urls(due);
     }
 
     /// The instant `max_time` ends, if set.
@@ -431,7 +274,7 @@ impl<S: Sink> Crawl<S> {
     /// The first host refused by the address policy, once (the app tells the user how to
     /// allow it).
     pub fn take_blocked_notice(&mut self) -> Option<String> {
-        self.blocked_notice.take()
+        self.gate.take_blocked_notice()
     }
 
     /// When the run stops with URLs still queued (`--max-time`, `--max-pages`, Ctrl-C): ends
@@ -444,7 +287,8 @@ impl<S: Sink> Crawl<S> {
             // Before the robots.txt hops below give their hosts a next contact at `far`.
             self.save_hosts(self.last_now);
         }
-        let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        // Later than any host's next contact: every queued URL pops at once.
+        let far = self.last_now + Duration::from_secs(100 * 365 * 24 * 3600);
         while let Some(req) = self.ready.pop_front() {
             if let Some(Job::Robots { queue, .. }) = self.inflight.try_remove(req.tag as usize) {
                 self.frontier.done(queue, far, Duration::ZERO);
@@ -461,16 +305,14 @@ impl<S: Sink> Crawl<S> {
                 Pop::Ready { queue, item, .. } => {
                     // A URL whose host's robots.txt failed and waits for a retry was held
                     // back by that, not by the stop: say so.
-                    let waiting_on_robots = !self.config.ignore_robots
-                        && self.robots_failures.contains_key(&origin_key(&item.url));
-                    let outcome = if waiting_on_robots {
+                    let outcome = if self.gate.waits_on_robots(&item.url) {
                         self.counters.robots_unreachable += 1;
                         ReturnCode::RobotsUnreachable
                     } else {
                         outcome
                     };
-                    let scheduled =
-                        self.scheduled(&item, Seen::Unknown, None, self.last_now, false);
+                    let at = self.gate.wall(self.last_now);
+                    let scheduled = self.scheduled(&item, Seen::Unknown, None, at, false);
                     self.log_unfetched(item.url.as_str(), item.via(), outcome, Some(&scheduled));
                     self.frontier.done(queue, far, Duration::ZERO);
                 }
@@ -479,7 +321,8 @@ impl<S: Sink> Crawl<S> {
         }
     }
 
-    /// Logs a line for a URL (not robots.txt) that ended without a fetch.
+    /// Logs a line for a URL (not robots.txt) that ended without a fetch, now on the
+    /// crawl's wall clock (as a `scheduled` has it).
     fn log_unfetched(
         &mut self,
         url: &str,
@@ -488,7 +331,8 @@ impl<S: Sink> Crawl<S> {
         scheduled: Option<&Scheduled<'_>>,
     ) {
         self.counters.url_lines.add(outcome, 0);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome, scheduled) {
+        let at = self.gate.wall(self.last_now);
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, at, scheduled) {
             self.io_error.get_or_insert(e);
         }
     }
@@ -496,19 +340,9 @@ impl<S: Sink> Crawl<S> {
     fn log_robots_unfetched(&mut self, url: &str, outcome: ReturnCode) {
         self.counters.robots_lines.add(outcome, 0);
         let via = Via::new(None, Hop::Prerequisite);
-        if let Err(e) = self.sink.log_unfetched(url, via, outcome, None) {
+        let at = self.gate.wall(self.last_now);
+        if let Err(e) = self.sink.log_unfetched(url, via, outcome, at, None) {
             self.io_error.get_or_insert(e);
-        }
-    }
-
-    /// Remembers a host the address policy refused; the first one is reported.
-    fn block_host(&mut self, url: &Url) {
-        let host = url.host_str().unwrap_or_default();
-        if !self.blocked_hosts.contains(host) {
-            if self.blocked_hosts.is_empty() {
-                self.blocked_notice = Some(host.to_string());
-            }
-            self.blocked_hosts.insert(host.to_string());
         }
     }
 
@@ -526,15 +360,15 @@ impl<S: Sink> Crawl<S> {
     }
 
     pub fn urls_seen(&self) -> usize {
-        self.seen.len()
+        self.admission.seen_len()
     }
 
     pub fn seen_bytes_per_url(&self) -> f64 {
-        self.seen.bytes_used() as f64 / self.seen.len().max(1) as f64
+        self.admission.seen_bytes_per_url()
     }
 
     pub fn rejections(&self) -> &[(Reject, u64)] {
-        self.filter.rejections()
+        self.admission.rejections()
     }
 
     pub fn sink(&mut self) -> &mut S {
@@ -580,20 +414,11 @@ impl<S: Sink> Crawl<S> {
     /// [`Crawl::admit`] for an entry made by its finder: a focused crawl's link with its
     /// priority, a sitemap's or feed's URL with its dates as the schedule's priors.
     fn admit_entry(&mut self, entry: Entry) {
-        if self.passes_filter(&entry.url, entry.depth, entry.hop) {
-            self.queue_new(entry);
+        match self.admission.consider(&entry.url, entry.depth, entry.hop) {
+            Verdict::New => self.enqueue(entry),
+            Verdict::Seen => self.counters.duplicate_urls += 1,
+            Verdict::Refused => {}
         }
-    }
-
-    /// The filter's verdict on a URL found at `depth` by `hop` (an embed's is wider);
-    /// a refusal is counted by the filter, by reason.
-    fn passes_filter(&mut self, url: &Url, depth: u32, hop: Hop) -> bool {
-        let verdict = if hop == Hop::Embed {
-            self.filter.check_embed(url)
-        } else {
-            self.filter.check(url, depth)
-        };
-        verdict.is_ok()
     }
 
     /// De-duplicates and queues a URL the filter passed, or (a partitioned crawl) forwards it
@@ -606,7 +431,7 @@ impl<S: Sink> Crawl<S> {
 
     /// Queues (or forwards) an entry whose URL the URL-seen set does not hold yet.
     fn queue_new(&mut self, entry: Entry) {
-        if !self.seen.insert(url_key(&entry.url)) {
+        if !self.admission.first_seen(&entry.url) {
             self.counters.duplicate_urls += 1;
             return;
         }
@@ -615,17 +440,16 @@ impl<S: Sink> Crawl<S> {
 
     /// Queues (or forwards) a URL past the URL-seen test: a new one, or one fetched again.
     fn enqueue(&mut self, entry: Entry) {
-        self.entry_buf.clear();
-        entry.encode(&mut self.entry_buf);
         // Journaled here even when forwarded: until the owner has it, it is this partition's.
-        self.sink.admitted(entry.url.as_str(), &self.entry_buf);
-        if let Some(to) = self.foreign_owner(&entry.url) {
-            self.forward(to);
-            return;
+        let encoded = self.admission.encode(&entry);
+        self.sink.admitted(entry.url.as_str(), encoded);
+        match self.admission.route(&entry.url, self.last_now) {
+            Route::Forwarded => self.counters.urls_forwarded += 1,
+            Route::Here => {
+                self.counters.urls_admitted += 1;
+                self.push_entry(entry);
+            }
         }
-        self.filter.admitted(&entry.url);
-        self.counters.urls_admitted += 1;
-        self.push_entry(entry);
     }
 
     fn push_entry(&mut self, entry: Entry) {
@@ -637,42 +461,100 @@ impl<S: Sink> Crawl<S> {
     /// its host's new URLs.
     fn push_entry_at(&mut self, entry: Entry, priority: Option<usize>) {
         let host = entry.url.host_str().unwrap_or_default().to_string();
-        if self.hosts_seen.insert(host.clone()) && self.prefetch.len() < MAX_PREFETCH_QUEUE {
-            self.prefetch.push_back(host.clone());
-        }
+        self.gate.host_queued(&host);
         match priority {
             Some(p) => self.frontier.push(&host, p, entry),
             None => self.frontier.push_later(&host, entry),
         }
     }
 
+    /// Takes the URLs due by `now` from the crawl database into the frontier's revisit
+    /// lanes (a continuous crawl, when its budget says it is time: `RevisitBudget::take_due`).
+    fn take_due(&mut self, now: Instant) {
+        let wall = self.gate.wall(now);
+        let Some(mut due) = self.revisits.take_due(now, wall, self.frontier.later_len()) else {
+            return;
+        };
+        if let Some(e) = due.error {
+            self.io_error.get_or_insert(e);
+        }
+        for d in due.urls.drain(..) {
+            let Ok(url) = Url::parse(&d.url) else {
+                continue;
+            };
+            if !self.admission.owns(&url) {
+                continue; // another partition's: its own ask takes it
+            }
+            self.counters.revisits.taken_due += 1;
+            // Behind what is new on its host: the links the revisits find go first.
+            let entry = Entry {
+                last: Some(Box::new(d.last)),
+                ..Entry::new(url, d.depth, None, 0, d.hop)
+            };
+            self.push_entry_at(entry, None);
+        }
+        self.revisits.put_back(due.urls);
+    }
+
+    /// Saves the per-host state now if it is due ([`CrawlConfig::save_hosts_every`]).
+    fn save_hosts_if_due(&mut self, now: Instant) {
+        if self.gate.save_due(now) {
+            self.save_hosts(now);
+        }
+    }
+
+    /// Hands the per-host state as of `now` to the sink ([`Sink::hosts_saved`]): the host
+    /// gate's, with the frontier's next-contact times.
+    fn save_hosts(&mut self, now: Instant) {
+        let contacts: Vec<(&str, Duration)> = self.frontier.next_contacts(now).collect();
+        let state = self.gate.save(now, &contacts);
+        if let Err(e) = self.sink.hosts_saved(state) {
+            self.io_error.get_or_insert(e);
+        }
+    }
+
+    /// Restores per-host state saved by an earlier run `elapsed` ago, as of `now` (before
+    /// the first `next_fetch`). Refused whole if it does not decode.
+    pub fn restore_hosts(
+        &mut self,
+        state: &[u8],
+        now: Instant,
+        elapsed: Duration,
+    ) -> Result<HostsRestored, BadHostState> {
+        let saved = self.gate.restore(state, now, elapsed)?;
+        let mut restored = HostsRestored {
+            robots: saved.robots,
+            next_contacts: 0,
+        };
+        for (host, left) in saved.contacts {
+            if let Some(left) = left.checked_sub(elapsed).filter(|d| !d.is_zero()) {
+                self.frontier.not_before(host, now + left);
+                restored.next_contacts += 1;
+            }
+        }
+        // Contacted after the save, perhaps just before the stop: a Crawl-delay host waits
+        // it out from the restore.
+        for (host, delay) in self.gate.crawl_delay_hosts() {
+            self.frontier.not_before(host, now + delay);
+        }
+        Ok(restored)
+    }
+
     /// No request before `until`. A resumed crawl does not know when it last contacted each
     /// host, so it waits out `--delay` before its first request: no host hears from it sooner
     /// than that after the last request before the stop.
     pub fn hold_until(&mut self, until: Instant) {
-        self.hold = Some(until);
+        self.gate.hold_until(until);
     }
 
     fn limits_reached(&self, now: Instant) -> bool {
         self.page_limit_reached() || self.deadline.is_some_and(|d| now >= d)
     }
 
-    /// The gap before the host may be contacted again (ARCHITECTURE §8), longer for a host
-    /// that answered 429 (`manners`).
-    fn gap(&self, done: &FetchDone<'_>, crawl_delay: Option<Duration>) -> Duration {
-        let t = done.timings;
-        let server_time = t.connect + t.first_byte + t.receive;
-        let by_factor = server_time.mul_f64(self.config.delay_factor.max(0.0));
-        let by_robots = crawl_delay
-            .map(|d| d.min(self.config.max_crawl_delay))
-            .unwrap_or(Duration::ZERO);
-        let host = done.request.url.host_str().unwrap_or_default();
-        let slowdown = self.manners.slowdown(host);
-        self.config
-            .delay
-            .max(by_factor)
-            .max(by_robots)
-            .saturating_mul(slowdown)
+    /// `t`, or the deadline if that is sooner: nothing waited for keeps the run past
+    /// `--max-time`.
+    fn until(&self, t: Instant) -> Instant {
+        self.deadline.map_or(t, |d| t.min(d))
     }
 
     /// Ends a popped URL without a request: robots exclusion, robots.txt unreachable, or a
@@ -684,8 +566,9 @@ impl<S: Sink> Crawl<S> {
             ReturnCode::PrivateAddressBlocked => self.counters.blocked_without_fetch += 1,
             _ => {}
         }
-        self.manners.forget(url_key(&entry.url));
-        let scheduled = self.scheduled(entry, Seen::Unknown, None, self.last_now, false);
+        self.gate.forget(url_key(&entry.url));
+        let at = self.gate.wall(self.last_now);
+        let scheduled = self.scheduled(entry, Seen::Unknown, None, at, false);
         self.log_unfetched(entry.url.as_str(), entry.via(), outcome, Some(&scheduled));
     }
 
@@ -707,7 +590,7 @@ impl<S: Sink> Crawl<S> {
             Job::Robots { .. } => None,
         };
         let tag = self.inflight.insert(job) as u64;
-        let cookie = self.manners.cookie_for(&url, self.last_now);
+        let cookie = self.gate.cookie_for(&url, self.last_now);
         Next::Fetch(FetchRequest {
             cookie,
             more_for_host,
@@ -721,10 +604,8 @@ impl<S: Sink> FetchSource for Crawl<S> {
     fn next_fetch(&mut self, now: Instant) -> Next {
         self.last_now = now;
         self.save_hosts_if_due(now);
-        match self.hold {
-            Some(t) if now < t => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
-            Some(_) => self.hold = None,
-            None => {}
+        if let Some(t) = self.gate.held(now) {
+            return Next::Wait(self.until(t));
         }
         if let Some(req) = self.ready.pop_front() {
             return Next::Fetch(req);
@@ -743,78 +624,39 @@ impl<S: Sink> FetchSource for Crawl<S> {
                 Pop::Ready { queue, item, .. } => (queue, item),
                 // Wake at the deadline at the latest: a host waiting for a robots.txt retry
                 // must not keep the run past --max-time.
-                Pop::Wait(t) => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
+                Pop::Wait(t) => return Next::Wait(self.until(t)),
                 Pop::Busy => return Next::Idle,
                 // A continuous crawl never runs out: the next due URLs are asked for then.
                 Pop::Empty if self.config.continuous => {
-                    let t = self.next_due_check.max(now + Duration::from_millis(1));
-                    return Next::Wait(self.deadline.map_or(t, |d| t.min(d)));
+                    let t = self.revisits.next_due_check();
+                    return Next::Wait(self.until(t.max(now + Duration::from_millis(1))));
                 }
                 Pop::Empty if self.inflight.is_empty() => return Next::Done,
                 Pop::Empty => return Next::Idle,
             };
-            if self
-                .blocked_hosts
-                .contains(entry.url.host_str().unwrap_or_default())
-            {
-                self.end_unfetched(&entry, ReturnCode::PrivateAddressBlocked);
-                self.frontier.done(queue, now, Duration::ZERO);
-                continue;
-            }
-            if self.config.ignore_robots {
-                self.pages_issued += 1;
-                let url = entry.url.clone();
-                return self.issue(Job::Page { entry, queue }, url);
-            }
-            let origin = origin_key(&entry.url);
-            if self.robots_failures.get(&origin).copied().unwrap_or(0) >= MAX_ROBOTS_FAILURES {
-                self.end_unfetched(&entry, ReturnCode::RobotsUnreachable);
-                self.frontier.done(queue, now, Duration::ZERO);
-                continue;
-            }
-            match self
-                .robots
-                .check(&origin, crate::http::path_and_query(&entry.url), now)
-            {
-                Check::Allowed => {
+            match self.gate.gate(&entry.url, now) {
+                Gate::Fetch => {
                     self.pages_issued += 1;
                     let url = entry.url.clone();
                     return self.issue(Job::Page { entry, queue }, url);
                 }
-                Check::Disallowed => {
-                    self.end_unfetched(&entry, ReturnCode::RobotsExcluded);
+                Gate::End(outcome) => {
+                    self.end_unfetched(&entry, outcome);
                     // No request was made: the host's spacing is unchanged.
                     self.frontier.done(queue, now, Duration::ZERO);
                 }
-                Check::NeedFetch => {
-                    let robots_url = entry.url.join("/robots.txt");
+                Gate::Robots { origin, url } => {
                     self.frontier.push_front(queue, entry);
-                    match robots_url {
-                        Ok(url) => {
-                            let job = Job::Robots {
-                                origin,
-                                queue,
-                                hops: 0,
-                            };
-                            return self.issue(job, url);
-                        }
-                        Err(_) => {
-                            // Unreachable for an http(s) URL with a host; treat as unreachable.
-                            self.robots
-                                .fetch_done(&origin, FetchResult::Unreachable, now);
-                            self.frontier.done(queue, now, Duration::ZERO);
-                        }
-                    }
+                    let job = Job::Robots {
+                        origin,
+                        queue,
+                        hops: 0,
+                    };
+                    return self.issue(job, url);
                 }
-                Check::Pending => {
-                    // In back-off after a failed robots.txt fetch: come back when it may retry.
+                Gate::Later(wait) => {
                     self.frontier.push_front(queue, entry);
-                    let retry = self
-                        .robots
-                        .next_retry(&origin)
-                        .map_or(ROBOTS_RETRY, |t| t.saturating_duration_since(now));
-                    self.frontier
-                        .done(queue, now, retry.max(Duration::from_millis(1)));
+                    self.frontier.done(queue, now, wait);
                 }
             }
         }
@@ -836,7 +678,7 @@ impl<S: Sink> FetchSource for Crawl<S> {
             return; // not ours: cannot happen, since every request we issue carries its key
         };
         // Every response feeds the jar: robots.txt, redirects, errors.
-        let cookies_set = self.manners.take_cookies(done, now) > 0;
+        let cookies_set = self.gate.take_cookies(done, now);
         match job {
             Job::Page { entry, queue } => self.page_done(done, entry, queue, now, cookies_set),
             Job::Robots {
@@ -848,87 +690,15 @@ impl<S: Sink> FetchSource for Crawl<S> {
     }
 
     fn poll_prefetch(&mut self) -> Option<String> {
-        self.prefetch.pop_front()
+        self.gate.poll_prefetch()
     }
 }
 
 #[cfg(test)]
 mod manners_tests;
 #[cfg(test)]
+mod seed_line_tests;
+#[cfg(test)]
 mod sim;
 #[cfg(test)]
 mod tests;
-
-/// Seeds' lines without a fetch, next to `add_seed` and `finish_unfetched` (the simulated
-/// crawls in `tests` cover lines of fetched URLs).
-#[cfg(test)]
-mod seed_line_tests {
-    use super::*;
-    use url_filter::FilterConfig;
-
-    #[test]
-    fn a_held_crawl_issues_nothing_before_its_time() {
-        use sink::MemorySink;
-        let now = Instant::now();
-        let mut config = CrawlConfig::new(FilterConfig::default(), 12);
-        config.ignore_robots = true;
-        let mut crawl = Crawl::new(config, MemorySink::default(), now);
-        crawl
-            .add_seed(Url::parse("http://a.test/").unwrap())
-            .unwrap();
-        let until = now + Duration::from_secs(1);
-        crawl.hold_until(until);
-        assert!(matches!(crawl.next_fetch(now), Next::Wait(t) if t == until));
-        let half = now + Duration::from_millis(500);
-        assert!(matches!(crawl.next_fetch(half), Next::Wait(t) if t == until));
-        assert!(matches!(crawl.next_fetch(until), Next::Fetch(_)));
-    }
-
-    #[test]
-    fn every_seed_gets_one_line_refused_or_left_in_the_queue() {
-        use sink::MemorySink;
-        let filter = FilterConfig {
-            allow_domains: vec!["a.test".into()],
-            max_url_length: 40,
-            ..FilterConfig::default()
-        };
-        let now = Instant::now();
-        let mut crawl = Crawl::new(CrawlConfig::new(filter, 12), MemorySink::default(), now);
-        let u = |s: &str| Url::parse(s).unwrap();
-        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
-        assert_eq!(crawl.add_seed(u("http://a.test/x")), Ok(()));
-        assert_eq!(
-            crawl.add_seed(u("http://b.test/")),
-            Err(ReturnCode::OutOfScope)
-        );
-        assert_eq!(
-            crawl.add_seed(u("http://a.test/0123456789012345678901234567890")),
-            Err(ReturnCode::UrlTooLong)
-        );
-        // Given twice: queued once, one line.
-        assert_eq!(crawl.add_seed(u("http://a.test/")), Ok(()));
-        crawl.log_rejected_input("not a url", ReturnCode::HttpBadUrlSyntax);
-        assert_eq!(crawl.frontier_len(), 2);
-        crawl.finish_unfetched(ReturnCode::NotFetched, false);
-        assert_eq!(crawl.frontier_len(), 0);
-        let lines = &crawl.sink().lines;
-        let got: Vec<(ReturnCode, &str)> =
-            lines.iter().map(|l| (l.outcome, l.url.as_str())).collect();
-        assert_eq!(
-            got,
-            vec![
-                (ReturnCode::OutOfScope, "http://b.test/"),
-                (
-                    ReturnCode::UrlTooLong,
-                    "http://a.test/0123456789012345678901234567890"
-                ),
-                (ReturnCode::HttpBadUrlSyntax, "not a url"),
-                (ReturnCode::NotFetched, "http://a.test/"),
-                (ReturnCode::NotFetched, "http://a.test/x"),
-            ]
-        );
-        let counted = crawl.counters().url_lines.lines();
-        assert_eq!(counted, 5, "the crawl counts every line it logs");
-        assert_eq!(crawl.counters().robots_lines.lines(), 0);
-    }
-}

@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use url::Url;
 
+use super::entry::Entry;
 use super::sink::{Hop, Sink, Via};
 use super::spill::Spillable;
-use super::splitter::{self, Batch, Splitter, SplitterConfig};
+use super::splitter::{self, Batch, SplitterConfig};
 use super::url_seen::url_key;
-use super::{Crawl, Entry};
+use super::Crawl;
 use crate::codec::get_bytes;
 use crate::fetcher::PayloadDigest;
 
@@ -24,50 +25,29 @@ pub fn partition_key(url: &str, partitions: u32) -> Option<(u32, u64)> {
 }
 
 impl<S: Sink> Crawl<S> {
-    /// The partition owning `url`'s host, if not this one.
-    pub(super) fn foreign_owner(&self, url: &Url) -> Option<u32> {
-        let s = self.splitter.as_ref()?;
-        let to = s.owner(url.host_str().unwrap_or_default());
-        (to != s.me()).then_some(to)
-    }
-
-    pub(super) fn owns(&self, url: &Url) -> bool {
-        self.foreign_owner(url).is_none()
-    }
-
-    /// Puts the entry encoded in `entry_buf` in partition `to`'s outbox.
-    pub(super) fn forward(&mut self, to: u32) {
-        if let Some(s) = &mut self.splitter {
-            s.forward(to, &self.entry_buf, self.last_now);
-            self.counters.urls_forwarded += 1;
-        }
-    }
-
     /// Makes this crawl one partition of a partitioned crawl (call before adding seeds).
     pub fn partition(&mut self, config: SplitterConfig) {
-        self.splitter = Some(Splitter::new(config));
+        self.admission.partition(config);
     }
 
     /// The partition that owns `url`'s host (0 when the crawl is not partitioned).
     pub fn owner_of(&self, url: &Url) -> u32 {
-        self.splitter
-            .as_ref()
-            .map_or(0, |s| s.owner(url.host_str().unwrap_or_default()))
+        self.admission.owner_of(url)
     }
 
     /// A batch for another partition that is full or due (every waiting one with `flush`).
     pub fn poll_batch(&mut self, now: Instant, flush: bool) -> Option<Batch> {
-        self.splitter.as_mut()?.poll_batch(now, flush)
+        self.admission.poll_batch(now, flush)
     }
 
     /// When the next waiting batch falls due.
     pub fn next_batch_due(&self) -> Option<Instant> {
-        self.splitter.as_ref()?.next_due()
+        self.admission.next_batch_due()
     }
 
     /// Whether URLs wait for another partition.
     pub fn has_outgoing(&self) -> bool {
-        self.splitter.as_ref().is_some_and(Splitter::has_pending)
+        self.admission.has_outgoing()
     }
 
     /// A batch this partition sent is safely with its owner (a cluster node's batch is in
@@ -93,14 +73,14 @@ impl<S: Sink> Crawl<S> {
                 continue; // not from a partition of this build: nothing to queue
             };
             self.counters.urls_received += 1;
-            if !self.seen.insert(url_key(&entry.url)) {
+            if !self.admission.first_seen(&entry.url) {
                 self.counters.received_duplicates += 1;
                 continue;
             }
             let verdict = if entry.hop == Hop::Seed && entry.depth == 0 {
-                self.filter.check_seed(&entry.url)
+                self.admission.check_seed(&entry.url)
             } else {
-                self.filter.check_host_cap(&entry.url)
+                self.admission.check_host_cap(&entry.url)
             };
             if let Err(reason) = verdict {
                 if entry.hop == Hop::Seed {
@@ -114,7 +94,7 @@ impl<S: Sink> Crawl<S> {
             if journal {
                 self.sink.admitted(entry.url.as_str(), bytes);
             }
-            self.filter.admitted(&entry.url);
+            self.admission.admitted_here(&entry.url);
             self.counters.urls_admitted += 1;
             self.push_entry(entry);
         }
@@ -123,14 +103,14 @@ impl<S: Sink> Crawl<S> {
     /// A seed of a resumed crawl: it defines the scope again, but is not queued (the journal
     /// says whether it still is).
     pub fn add_scope_seed(&mut self, url: &Url) {
-        self.filter.add_seed(url);
+        self.admission.add_to_scope(url);
     }
 
     /// Continuing a crawl stopped earlier (call these before the first `next_fetch`,
     /// instead of adding the seeds again): a URL it admitted is seen.
     pub fn restore_seen(&mut self, url: &str) {
         if let Ok(url) = Url::parse(url) {
-            self.seen.insert(url_key(&url));
+            self.admission.first_seen(&url);
         }
     }
 
@@ -139,17 +119,16 @@ impl<S: Sink> Crawl<S> {
     pub fn restore_queued(&mut self, bytes: &[u8]) -> bool {
         let mut input = bytes;
         match Entry::decode(&mut input) {
-            Some(entry) if !self.owns(&entry.url) => {
+            Some(entry) if !self.admission.owns(&entry.url) => {
                 // Forwarded before the stop, and not known to have arrived: send it again
                 // (its owner's URL-seen set drops it if it had).
-                self.entry_buf.clear();
-                self.entry_buf.extend_from_slice(bytes);
-                let to = self.owner_of(&entry.url);
-                self.forward(to);
+                self.admission
+                    .forward_again(bytes, &entry.url, self.last_now);
+                self.counters.urls_forwarded += 1;
                 true
             }
             Some(entry) => {
-                self.filter.admitted(&entry.url);
+                self.admission.admitted_here(&entry.url);
                 self.counters.urls_admitted += 1;
                 self.push_entry(entry);
                 true
@@ -161,11 +140,11 @@ impl<S: Sink> Crawl<S> {
     /// ...keys of its URL-seen set, from a checkpoint, in increasing order (before any
     /// [`Self::restore_seen`]).
     pub fn restore_seen_sorted(&mut self, keys: &[u64]) {
-        self.seen.extend_sorted(keys);
+        self.admission.restore_seen_sorted(keys);
     }
 
     /// ...a payload it fetched is content seen.
     pub fn restore_digest(&mut self, digest: PayloadDigest) {
-        self.content_seen.insert(digest);
+        self.content.restore_digest(digest);
     }
 }

@@ -14,7 +14,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::ops::{Deref, DerefMut};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use url::Url;
 
@@ -29,7 +29,7 @@ use crate::ReturnCode;
 const MAX_STALLED_TURNS: usize = 1_000;
 
 /// The wall clock at the start of every simulated crawl (2027-01-15T08:00:00Z).
-pub fn sim_wall() -> std::time::SystemTime {
+pub fn sim_wall() -> SystemTime {
     std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000)
 }
 
@@ -223,8 +223,10 @@ impl SimLoop {
             Some(code) => Reply::Fail(code),
             None => self.web.answer(&l.req),
         };
+        // The loop's one wall time of the fetch: the simulated wall clock now.
+        let at = sim_wall() + (self.now - self.t0);
         self.completions
-            .push_back(completion(l.req, reply, l.latency));
+            .push_back(completion(l.req, reply, l.latency, at));
     }
 }
 
@@ -333,8 +335,7 @@ impl DerefMut for Sim {
 impl Sim {
     pub fn new(config: CrawlConfig, web: Web, seeds: &[&str]) -> Sim {
         let t0 = Instant::now();
-        let mut crawl = Crawl::new(config, MemorySink::default(), t0);
-        crawl.set_wall_clock(t0, sim_wall());
+        let mut crawl = Crawl::new(config, MemorySink::default(), t0, sim_wall());
         for s in seeds {
             // A seed the filter refuses has its line in the sink, where the tests look.
             let _ = crawl.add_seed(Url::parse(s).expect("seed parses"));
@@ -388,8 +389,14 @@ impl Sim {
 /// The request bytes every simulated fetch sent.
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\n\r\n";
 
-/// Decodes `reply` as the event loop would, into the one `Completion` of `req`.
-fn completion(req: FetchRequest, reply: Reply, latency: Duration) -> Completion {
+/// Decodes `reply` as the event loop would, into the one `Completion` of `req`, ended at
+/// `at` on the wall clock.
+pub(super) fn completion(
+    req: FetchRequest,
+    reply: Reply,
+    latency: Duration,
+    at: SystemTime,
+) -> Completion {
     let (outcome, decoder) = match &reply {
         Reply::Raw(bytes) => {
             let mut decoder = ResponseDecoder::new(Limits::default());
@@ -413,7 +420,7 @@ fn completion(req: FetchRequest, reply: Reply, latency: Duration) -> Completion 
             total: latency,
             ..Timings::default()
         },
-        ..Completion::without_response(req, outcome)
+        ..Completion::without_response(req, outcome, at)
     }
 }
 

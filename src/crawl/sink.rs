@@ -2,6 +2,7 @@
 //! files; the app gives it the store's WARC/log sink, tests give it a [`MemorySink`].
 
 use std::io;
+use std::time::SystemTime;
 
 use super::revisit::{LastFetch, Seen};
 use super::schedule::PageHistory;
@@ -119,13 +120,15 @@ pub trait Sink {
     fn outlinks(&mut self, _page: u64, _targets: &[u64]) {}
 
     /// Logs a URL that ended without a fetch (robots exclusion, too many redirects,
-    /// interrupted in the queue); `scheduled` as for [`Sink::store`], for a URL the crawl
+    /// interrupted in the queue) at `at` on the wall clock (the date of its line; a
+    /// `scheduled` has it too); `scheduled` as for [`Sink::store`], for a URL the crawl
     /// will come back to.
     fn log_unfetched(
         &mut self,
         url: &str,
         via: Via<'_>,
         outcome: ReturnCode,
+        at: SystemTime,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()>;
 
@@ -219,6 +222,7 @@ impl Sink for MemorySink {
         url: &str,
         via: Via<'_>,
         outcome: ReturnCode,
+        _at: SystemTime,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.lines.push(Logged {

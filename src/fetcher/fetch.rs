@@ -206,7 +206,8 @@ pub struct Fetch {
     /// The spool the body goes to once it outgrew memory.
     pub spill: Option<Spilling>,
     pub peer: Option<SocketAddr>,
-    pub sent_at: Option<SystemTime>,
+    /// The request is written whole (a WARC request record has something to hold).
+    pub sent: bool,
     /// Fresh-connection retries left after a reused connection failed before any byte.
     pub stale_retries_left: u8,
     /// The host's first address of the other IP family, tried if the connect to the first
@@ -235,13 +236,19 @@ pub struct Completion {
     /// shared, so that the WARC writer can keep the response without copying it.
     pub(crate) raw: Option<Arc<SharedBytes>>,
     pub peer: Option<SocketAddr>,
-    pub sent_at: Option<SystemTime>,
+    /// The fetch's one wall time (see [`FetchDone::at`]).
+    pub at: SystemTime,
     pub timings: Timings,
 }
 
 impl Completion {
-    /// A request that never got as far as a response (bad URL, interrupted in the queue).
-    pub(crate) fn without_response(request: FetchRequest, outcome: ReturnCode) -> Completion {
+    /// A request that never got as far as a response (bad URL, interrupted in the queue),
+    /// ended at `at` on the wall clock.
+    pub(crate) fn without_response(
+        request: FetchRequest,
+        outcome: ReturnCode,
+        at: SystemTime,
+    ) -> Completion {
         Completion {
             request,
             outcome,
@@ -253,7 +260,7 @@ impl Completion {
             spool: None,
             raw: None,
             peer: None,
-            sent_at: None,
+            at,
             timings: Timings::default(),
         }
     }
@@ -311,7 +318,7 @@ impl Completion {
             spooled: self.spool.as_ref().map(|(f, d)| (f, *d)),
             shared_response: self.raw.as_ref().filter(|r| r.len() == response.len()),
             peer: self.peer,
-            sent_at: self.sent_at,
+            at: self.at,
             timings: self.timings,
         }
     }
@@ -345,8 +352,10 @@ pub struct FetchDone<'a> {
     /// `response` is all of them.
     pub shared_response: Option<&'a Arc<SharedBytes>>,
     pub peer: Option<SocketAddr>,
-    /// Wall-clock time the request was sent (for WARC-Date), if it was.
-    pub sent_at: Option<SystemTime>,
+    /// The fetch's one wall time: the loop's reading of the turn in which it ended (its
+    /// response complete, or its failure). Every date of the fetch is this one: its
+    /// crawl.log line, its WARC records' `WARC-Date`, its crawl database record's `at`.
+    pub at: SystemTime,
     pub timings: Timings,
 }
 
@@ -446,7 +455,8 @@ mod tests {
             decoder.process(&input).unwrap();
             let at = decoder.raw().as_ptr();
             let request = FetchRequest::new(Url::parse("http://127.0.0.1/").unwrap(), 0);
-            let mut c = Completion::without_response(request, ReturnCode::Success);
+            let mut c =
+                Completion::without_response(request, ReturnCode::Success, SystemTime::UNIX_EPOCH);
             c.decoder = Some(decoder);
             let view = |c: &Completion| {
                 let d = c.done();

@@ -251,7 +251,8 @@ pub struct Crawler {
     /// advanced again next turn without waiting for an event (mio is edge-triggered).
     ready_again: Vec<usize>,
     dispatch_needed: bool,
-    /// This turn's clock reading (monotonic, and wall time for WARC dates).
+    /// This turn's clock reading (monotonic, and the wall time that dates what ends in it:
+    /// [`FetchDone::at`](super::FetchDone::at)).
     now: Instant,
     wall_now: SystemTime,
     read_buf: Vec<u8>,
@@ -460,8 +461,11 @@ impl Crawler {
             self.finish(key, ReturnCode::Interrupted);
         }
         while let Some(req) = self.wait_for_issue.pop_front() {
-            self.completions
-                .push_back(Completion::without_response(req, ReturnCode::Interrupted));
+            self.completions.push_back(Completion::without_response(
+                req,
+                ReturnCode::Interrupted,
+                self.wall_now,
+            ));
         }
         self.conns.close_idle_all(&self.poll);
     }
@@ -509,7 +513,7 @@ impl Crawler {
             Ok(t) => t,
             Err(code) => {
                 self.completions
-                    .push_back(Completion::without_response(req, code));
+                    .push_back(Completion::without_response(req, code, self.wall_now));
                 return;
             }
         };
@@ -555,7 +559,7 @@ impl Crawler {
             decoder,
             spill: None,
             peer: None,
-            sent_at: None,
+            sent: false,
             stale_retries_left: 1,
             fallback: None,
         });
@@ -686,7 +690,7 @@ impl Crawler {
         self.completions.push_back(Completion {
             request: fetch.req,
             outcome,
-            sent: fetch.sent_at.is_some(),
+            sent: fetch.sent,
             decoder: Some(fetch.decoder),
             request_bytes: fetch.request,
             decoded: None,
@@ -694,7 +698,7 @@ impl Crawler {
             spool,
             raw: None,
             peer: fetch.peer,
-            sent_at: fetch.sent_at,
+            at: self.wall_now,
             timings: fetch.marks.timings(self.now),
         });
         self.dispatch_needed = true;

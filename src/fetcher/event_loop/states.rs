@@ -6,7 +6,7 @@
 //! Elsewhere a stage decides *that* a fetch moves on (`resolved`, `dispatch`, `step`,
 //! `fall_back`, `retry_fresh`); what entering each state costs in deadlines is decided here.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use super::{Crawler, CrawlerConfig};
 use crate::fetcher::fetch::{Attempt, Fetch, FetchState};
@@ -24,12 +24,12 @@ impl Crawler {
     /// Moves fetch `key` into `next` at this turn's clock reading ([`enter_state`]).
     pub(super) fn enter(&mut self, key: usize, next: FetchState) {
         let timeouts = Timeouts::of(&self.config);
-        let (now, wall_now) = (self.now, self.wall_now);
+        let now = self.now;
         let Some(fetch) = self.fetches.get_mut(key) else {
             return;
         };
         self.timers.update(key, |timers| {
-            enter_state(fetch, next, now, wall_now, timeouts, timers);
+            enter_state(fetch, next, now, timeouts, timers);
         });
     }
 
@@ -64,7 +64,7 @@ impl Timeouts {
     }
 }
 
-/// `fetch` enters `next` at `now` (`wall_now` for WARC dates):
+/// `fetch` enters `next` at `now`:
 ///
 /// | entering | timers | mark |
 /// |---|---|---|
@@ -73,12 +73,11 @@ impl Timeouts {
 /// | `Connecting` | `Http` from now, `Connect` inside it, `HappyEyeballs` inside that while another address waits | `assigned` |
 /// | `HttpSend`, reused connection | `Http` from now | `assigned` |
 /// | `HttpSend`, fresh connection | `Http` kept, the connect ones stopped | `connected` |
-/// | `HttpReceive` | kept | `sent`, and the wall time |
+/// | `HttpReceive` | kept | `sent`, and the request is marked sent |
 fn enter_state(
     fetch: &mut Fetch,
     next: FetchState,
     now: Instant,
-    wall_now: SystemTime,
     timeouts: Timeouts,
     timers: &mut TimerTable,
 ) {
@@ -94,7 +93,7 @@ fn enter_state(
                 fetch.marks.resolved = Some(now);
             }
             // Back from a connection (fall back, fresh retry): nothing was sent on it.
-            fetch.sent_at = None;
+            fetch.sent = false;
             timers.stop_all();
         }
         FetchState::Connecting { .. } => {
@@ -125,7 +124,7 @@ fn enter_state(
         }
         FetchState::HttpReceive { .. } => {
             fetch.marks.sent = Some(now);
-            fetch.sent_at = Some(wall_now);
+            fetch.sent = true;
         }
     }
     fetch.state = next;
@@ -189,7 +188,7 @@ mod tests {
                 decoder: ResponseDecoder::new(Limits::default()),
                 spill: None,
                 peer: None,
-                sent_at: None,
+                sent: false,
                 stale_retries_left: 1,
                 fallback: None,
             };
@@ -200,8 +199,7 @@ mod tests {
         }
 
         fn enter(&mut self, next: FetchState, now: Instant) -> &mut Walk {
-            let wall = SystemTime::UNIX_EPOCH + (now - self.fetch.marks.created);
-            enter_state(&mut self.fetch, next, now, wall, TIMEOUTS, &mut self.timers);
+            enter_state(&mut self.fetch, next, now, TIMEOUTS, &mut self.timers);
             self
         }
 
@@ -241,7 +239,7 @@ mod tests {
         let attempt = Attempt::Fresh;
         w.enter(FetchState::HttpReceive { conn: 7, attempt }, t2 + secs(4));
         assert_eq!(w.fetch.marks.sent, Some(t2 + secs(4)));
-        assert!(w.fetch.sent_at.is_some());
+        assert!(w.fetch.sent);
         assert_eq!(w.fires(t2 + secs(30)), Some(ReturnCode::HttpTimeout));
     }
 
@@ -281,11 +279,11 @@ mod tests {
         w.enter(waiting("192.0.2.1:80"), t0);
         w.enter(send(3, attempt), t0);
         w.enter(FetchState::HttpReceive { conn: 3, attempt }, t0);
-        assert!(w.fetch.sent_at.is_some());
+        assert!(w.fetch.sent);
         // The kept-alive connection had been closed: retried on a fresh one.
         w.enter(waiting("192.0.2.1:80"), t0 + secs(1));
         assert_eq!(w.timers.next(), None);
-        assert_eq!(w.fetch.sent_at, None);
+        assert!(!w.fetch.sent);
         assert_eq!(w.fetch.marks.resolved, Some(t0));
     }
 }

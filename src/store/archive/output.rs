@@ -19,7 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog, LogLine};
 use super::page_work::{self, Content, ContentJob, PageJob, PageWorker};
@@ -162,6 +162,9 @@ pub struct Stored {
     /// Content bytes of finished fetches.
     pub body_bytes: u64,
     pub log_lines: u64,
+    /// Loop time spent storing fetches ([`Output::record_as`]: WARC records handed to the
+    /// writer, the crawl.log line, journal and database records).
+    pub time: Duration,
 }
 
 /// Payload digests remembered for revisit records. Past this many stored payloads, a
@@ -406,7 +409,9 @@ impl Output {
     /// outcome, so nothing received is lost), and its log line. The caller gives the outcome
     /// to log (the crawl logs a content duplicate as `DuplicateContent`) and the payload
     /// digest ([`FetchDone::payload_digest`]). A try (`RetryLater`) is stored and logged, but
-    /// its URL has not ended: the journal records no end for it.
+    /// its URL has not ended: the journal records no end for it. The log line and the WARC
+    /// records are dated by the fetch's one wall time ([`FetchDone::at`]), as the crawl
+    /// dates its database record.
     ///
     /// A complete 2xx response whose payload digest matches one already stored becomes a
     /// `revisit` record (identical-payload-digest profile) holding only the HTTP head.
@@ -422,12 +427,26 @@ impl Output {
         digest: Option<PayloadDigest>,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
+        let started = Instant::now();
+        let stored = self.store_fetch(done, via, outcome, digest, scheduled);
+        self.stored.time += started.elapsed();
+        stored
+    }
+
+    fn store_fetch(
+        &mut self,
+        done: &FetchDone<'_>,
+        via: Via<'_>,
+        outcome: ReturnCode,
+        digest: Option<PayloadDigest>,
+        scheduled: Option<&Scheduled<'_>>,
+    ) -> io::Result<()> {
         self.echo(outcome, done.status(), done.request.url.as_str());
         self.line.clear();
         crawl_log::format_line(
             &mut self.line,
             &LogLine {
-                time: SystemTime::now(),
+                time: done.at,
                 outcome,
                 status: done.status(),
                 body_bytes: done.payload_len(),
@@ -442,7 +461,8 @@ impl Output {
             },
         );
         if done.head.is_some() {
-            let date = done.sent_at.unwrap_or_else(SystemTime::now);
+            // The fetch's one wall time, as its crawl.log line and database record have it.
+            let date = done.at;
             let refers_to = match scheduled.and_then(|s| refers_to_last(done, s)) {
                 Some(last) => Some(last),
                 None => self.refers_to(done, digest, date),
@@ -655,12 +675,14 @@ impl Output {
         None
     }
 
-    /// Logs a URL that never became a fetch (unparsable seed, interrupted before issue).
+    /// Logs a URL that never became a fetch (unparsable seed, interrupted before issue),
+    /// dated `at` (as its database record is).
     pub fn record_unfetched(
         &mut self,
         url: &str,
         via: Via<'_>,
         outcome: ReturnCode,
+        at: SystemTime,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
         self.echo(outcome, 0, url);
@@ -668,7 +690,7 @@ impl Output {
         crawl_log::format_line(
             &mut self.line,
             &LogLine {
-                time: SystemTime::now(),
+                time: at,
                 outcome,
                 status: 0,
                 body_bytes: 0,
@@ -741,9 +763,10 @@ impl Sink for Output {
         url: &str,
         via: Via<'_>,
         outcome: ReturnCode,
+        at: SystemTime,
         scheduled: Option<&Scheduled<'_>>,
     ) -> io::Result<()> {
-        self.record_unfetched(url, via, outcome, scheduled)
+        self.record_unfetched(url, via, outcome, at, scheduled)
     }
 
     fn outlinks(&mut self, page: u64, targets: &[u64]) {
@@ -879,3 +902,7 @@ fn hostname() -> String {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "localhost".to_string())
 }
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;

@@ -1,20 +1,21 @@
-//! A crawl's per-host state as bytes, so that a resumed crawl is as polite as the one it
+//! The host gate's state as bytes, so that a resumed crawl is as polite as the one it
 //! continues and does not fetch every robots.txt again: the robots.txt cache, robots.txt
 //! failure counts, hosts the address policy blocked, when each host may next be contacted
-//! (a `Retry-After` wait included), the hosts slowed down by their 429s, and the cookie jar
-//! (`manners`).
+//! (a `Retry-After` wait included: the frontier's, given by the crawl), the hosts slowed
+//! down by their 429s, and the cookie jar (`manners`).
 //!
-//! The crawl hands its encoding to the sink every [`CrawlConfig::save_hosts_every`] and at a
-//! stop ([`Sink::hosts_saved`]); the store keeps the last one. Times are saved as what was
-//! left of them; a restore takes away the time that passed since (measured by the caller on
-//! the wall clock). A host contacted after the last save is not known: a restore keeps every
-//! host with a Crawl-delay that long away from its start (it may have been contacted just
-//! before the stop), and the app holds the whole crawl for `--delay`
-//! ([`Crawl::hold_until`]).
+//! The crawl hands the encoding to the sink every
+//! [`CrawlConfig::save_hosts_every`](crate::crawl::CrawlConfig::save_hosts_every) and at a
+//! stop ([`Sink::hosts_saved`](crate::crawl::sink::Sink::hosts_saved)); the store keeps the
+//! last one. Times are saved as what was left of them; a restore takes away the time that
+//! passed since (measured by the caller on the wall clock). A host contacted after the last
+//! save is not known: a restore keeps every host with a Crawl-delay that long away from its
+//! start (it may have been contacted just before the stop), and the app holds the whole crawl
+//! for `--delay` ([`Crawl::hold_until`](crate::crawl::Crawl::hold_until)).
 
 use std::time::{Duration, Instant};
 
-use super::{Crawl, Sink};
+use super::HostGate;
 use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 
 /// Version of the encoding below. Version 1 (before the cookies and slowed hosts) is still
@@ -35,28 +36,35 @@ pub struct HostsRestored {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BadHostState;
 
+/// What a restore gives back to the crawl: the origins restored, and the hosts' next
+/// contacts as they were saved (what was left of each wait then), for the frontier.
+pub(in crate::crawl) struct Restored<'a> {
+    pub robots: usize,
+    pub contacts: Vec<(&'a str, Duration)>,
+}
+
 /// `http://host:port` → `host` (as `Url::host_str` gives it, brackets kept for IPv6).
 fn origin_host(origin: &str) -> &str {
     let rest = origin.split_once("://").map_or(origin, |(_, r)| r);
     rest.rsplit_once(':').map_or(rest, |(h, _)| h)
 }
 
-impl<S: Sink> Crawl<S> {
-    /// Saves the per-host state now if it is due.
-    pub(super) fn save_hosts_if_due(&mut self, now: Instant) {
-        let Some(every) = self.config.save_hosts_every else {
-            return;
+impl HostGate {
+    /// Whether the state is due to be saved at `now` (then it is next due a period later).
+    pub fn save_due(&mut self, now: Instant) -> bool {
+        let Some(every) = self.save_every else {
+            return false;
         };
-        if self.next_hosts_save.is_some_and(|t| now < t) {
-            return;
+        if self.next_save.is_some_and(|t| now < t) {
+            return false;
         }
-        self.next_hosts_save = Some(now + every);
-        self.save_hosts(now);
+        self.next_save = Some(now + every);
+        true
     }
 
-    /// Encodes the per-host state as of `now` and hands it to the sink.
-    pub(super) fn save_hosts(&mut self, now: Instant) {
-        let mut out = std::mem::take(&mut self.hosts_buf);
+    /// The state as of `now`, with the frontier's next `contacts` (host, time left).
+    pub fn save(&mut self, now: Instant, contacts: &[(&str, Duration)]) -> &[u8] {
+        let mut out = std::mem::take(&mut self.saved);
         out.clear();
         put_varint(&mut out, VERSION);
         let mut robots = Vec::new();
@@ -71,27 +79,24 @@ impl<S: Sink> Crawl<S> {
         for host in &self.blocked_hosts {
             put_bytes(&mut out, host.as_bytes());
         }
-        let contacts: Vec<(&str, Duration)> = self.frontier.next_contacts(now).collect();
         put_varint(&mut out, contacts.len() as u64);
         for (host, left) in contacts {
             put_bytes(&mut out, host.as_bytes());
             put_varint(&mut out, left.as_millis() as u64);
         }
         self.manners.save(now, &mut out);
-        if let Err(e) = self.sink.hosts_saved(&out) {
-            self.io_error.get_or_insert(e);
-        }
-        self.hosts_buf = out;
+        self.saved = out;
+        &self.saved
     }
 
-    /// Restores per-host state saved by an earlier run `elapsed` ago, as of `now` (before
-    /// the first `next_fetch`). Refused whole if it does not decode.
-    pub fn restore_hosts(
+    /// Restores a state saved by an earlier run `elapsed` ago, as of `now` (before the first
+    /// fetch). Refused whole if it does not decode.
+    pub fn restore<'a>(
         &mut self,
-        state: &[u8],
+        state: &'a [u8],
         now: Instant,
         elapsed: Duration,
-    ) -> Result<HostsRestored, BadHostState> {
+    ) -> Result<Restored<'a>, BadHostState> {
         let mut decoded = decode(state).ok_or(BadHostState)?;
         if decoded.version >= 2 {
             self.manners
@@ -99,33 +104,29 @@ impl<S: Sink> Crawl<S> {
                 .filter(|()| decoded.manners.is_empty())
                 .ok_or(BadHostState)?;
         }
-        let mut restored = HostsRestored {
-            robots: self
-                .robots
-                .restore(decoded.robots, now, elapsed)
-                .ok_or(BadHostState)?,
-            next_contacts: 0,
-        };
+        let robots = self
+            .robots
+            .restore(decoded.robots, now, elapsed)
+            .ok_or(BadHostState)?;
         for (origin, n) in decoded.failures {
             self.robots_failures.insert(origin.to_string(), n);
         }
         for host in decoded.blocked {
             self.blocked_hosts.insert(host.to_string());
         }
-        for (host, left) in decoded.contacts {
-            if let Some(left) = left.checked_sub(elapsed).filter(|d| !d.is_zero()) {
-                self.frontier.not_before(host, now + left);
-                restored.next_contacts += 1;
-            }
-        }
-        // Contacted after the save, perhaps just before the stop: a Crawl-delay host waits
-        // it out from the restore.
-        let max = self.config.max_crawl_delay;
-        for (origin, delay) in self.robots.crawl_delays() {
-            self.frontier
-                .not_before(origin_host(origin), now + delay.min(max));
-        }
-        Ok(restored)
+        Ok(Restored {
+            robots,
+            contacts: decoded.contacts,
+        })
+    }
+
+    /// The hosts whose robots.txt gives a Crawl-delay, with it (capped): contacted after the
+    /// save, perhaps just before the stop, each waits it out from a restore.
+    pub fn crawl_delay_hosts(&self) -> impl Iterator<Item = (&str, Duration)> + '_ {
+        let max = self.max_crawl_delay;
+        self.robots
+            .crawl_delays()
+            .map(move |(origin, delay)| (origin_host(origin), delay.min(max)))
     }
 }
 
