@@ -281,40 +281,37 @@ mod tests {
         assert_eq!(counted.fetched, 3);
     }
 
+    /// The price a continuous crawl starts from, and where it is after a revisit a second
+    /// for 50 s, each fetched `late` seconds after it was due.
+    fn price_after(late: u64) -> (f64, f64) {
+        let (h, mut counted) = (head(), RevisitCounters::default());
+        let mut b = RevisitBudget::new(schedule(), true, Instant::now());
+        let start = b.price;
+        for s in 0..50 {
+            let l = last(T0 - 7_200, T0 + s - late);
+            b.decide(
+                Some(&l),
+                Seen::Changed,
+                Some(&h),
+                T0 + s,
+                false,
+                &mut counted,
+            );
+        }
+        (start, b.price)
+    }
+
     #[test]
     fn late_revisits_raise_the_price_and_timely_ones_lower_it() {
+        let (start, late) = price_after(3_600);
+        assert!(late > start, "{late} after {start}");
+        let (start, timely) = price_after(0);
+        assert!(timely < start, "{timely} after {start}");
         let h = head();
         let mut counted = RevisitCounters::default();
-        let mut late = RevisitBudget::new(schedule(), true, Instant::now());
-        let start = late.price;
-        for s in 0..50 {
-            // Due an hour before it was fetched.
-            let l = last(T0 - 7_200, T0 - 3_600 + s);
-            late.decide(
-                Some(&l),
-                Seen::Changed,
-                Some(&h),
-                T0 + s,
-                false,
-                &mut counted,
-            );
-        }
-        assert!(late.price > start, "{} after {start}", late.price);
-        let mut timely = RevisitBudget::new(schedule(), true, Instant::now());
-        for s in 0..50 {
-            let l = last(T0 - 3_600, T0 + s);
-            timely.decide(
-                Some(&l),
-                Seen::Changed,
-                Some(&h),
-                T0 + s,
-                false,
-                &mut counted,
-            );
-        }
-        assert!(timely.price < start, "{} after {start}", timely.price);
         // At most one step a second.
         let mut once = RevisitBudget::new(schedule(), true, Instant::now());
+        let start = once.price;
         for _ in 0..10 {
             let l = last(T0 - 7_200, T0 - 3_600);
             once.decide(Some(&l), Seen::Changed, Some(&h), T0, false, &mut counted);

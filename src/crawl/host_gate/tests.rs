@@ -1,7 +1,7 @@
 //! The host gate's verdicts, one answer at a time, on its own (the simulated crawls in
 //! `crawl::tests` and `crawl::manners_tests` show them through the whole crawl).
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use url::Url;
 
@@ -18,16 +18,19 @@ fn url(s: &str) -> Url {
     Url::parse(s).expect("test URL")
 }
 
-/// The completion of a fetch of `u` that answered `reply` in `latency`, at `at`.
-fn answer(u: &str, reply: Reply, latency: Duration, at: SystemTime) -> Completion {
-    completion(FetchRequest::new(url(u), 0), reply, latency, at)
+/// The completion of a fetch of `u` that answered `reply` in `latency`.
+fn answer_in(u: &str, reply: Reply, latency: Duration) -> Completion {
+    completion(FetchRequest::new(url(u), 0), reply, latency, sim_wall())
+}
+
+/// The completion of a fetch of `u` that answered `reply` in a millisecond.
+fn answer(u: &str, reply: Reply) -> Completion {
+    answer_in(u, reply, Duration::from_millis(1))
 }
 
 fn raw(status: u16, headers: &[(&str, &str)], body: &str) -> Reply {
     Reply::Raw(response(status, headers, body))
 }
-
-const MS: Duration = Duration::from_millis(1);
 
 #[test]
 fn a_new_origin_s_robots_txt_comes_first_then_its_rules_decide() {
@@ -49,8 +52,6 @@ fn a_new_origin_s_robots_txt_comes_first_then_its_rules_decide() {
             &[],
             "User-agent: *\nDisallow: /private\nSitemap: http://a.test/s.xml\n",
         ),
-        MS,
-        sim_wall(),
     );
     let done = g.robots_done("http://a.test:80", &c.done(), 0, t0);
     // The gap: --delay (1 s) beats 5 × 1 ms.
@@ -83,12 +84,7 @@ fn ignoring_robots_fetches_at_once_but_a_blocked_host_still_ends() {
     );
     let u = url("http://a.test/");
     assert_eq!(g.gate(&u, t0), Gate::Fetch);
-    let c = answer(
-        u.as_str(),
-        Reply::Fail(ReturnCode::PrivateAddressBlocked),
-        MS,
-        sim_wall(),
-    );
+    let c = answer(u.as_str(), Reply::Fail(ReturnCode::PrivateAddressBlocked));
     let answered = g.page_done(&u, 1, &c.done(), t0);
     assert_eq!(
         answered,
@@ -116,7 +112,7 @@ fn a_failing_robots_txt_is_retried_with_back_off_then_its_origin_is_unreachable(
     let mut now = t0;
     for k in 0..MAX_ROBOTS_FAILURES {
         assert!(matches!(g.gate(&page, now), Gate::Robots { .. }), "try {k}");
-        let c = answer(robots, raw(503, &[], ""), MS, sim_wall());
+        let c = answer(robots, raw(503, &[], ""));
         // A 503 is a try while robots.txt will be asked again; the last one stands.
         let line = g.robots_outcome(origin, &c.done());
         let last = k + 1 == MAX_ROBOTS_FAILURES;
@@ -152,8 +148,6 @@ fn robots_txt_redirects_are_followed_within_their_bound() {
     let c = answer(
         "http://a.test/robots.txt",
         raw(301, &[("Location", "http://b.test/robots.txt")], ""),
-        MS,
-        sim_wall(),
     );
     assert_eq!(
         g.robots_done(origin, &c.done(), 0, t0),
@@ -173,8 +167,6 @@ fn robots_txt_redirects_are_followed_within_their_bound() {
     let cut = answer(
         "http://c.test/robots.txt",
         Reply::Fail(ReturnCode::Interrupted),
-        MS,
-        sim_wall(),
     );
     assert_eq!(
         g.robots_done("http://c.test:80", &cut.done(), 0, t0),
@@ -191,12 +183,7 @@ fn a_429_asks_for_a_try_after_its_retry_after_and_slows_the_host_down() {
     let t0 = Instant::now();
     let mut g = HostGate::new(&config(), t0, sim_wall());
     let u = url("http://a.test/x");
-    let c = answer(
-        u.as_str(),
-        raw(429, &[("Retry-After", "30")], ""),
-        MS,
-        sim_wall(),
-    );
+    let c = answer(u.as_str(), raw(429, &[("Retry-After", "30")], ""));
     let answered = g.page_done(&u, 7, &c.done(), t0);
     assert_eq!(
         answered,
@@ -207,7 +194,7 @@ fn a_429_asks_for_a_try_after_its_retry_after_and_slows_the_host_down() {
     );
     assert_eq!(g.slowdown("a.test"), 2);
     // The host's next gap is doubled: 2 × --delay.
-    let ok = answer(u.as_str(), raw(200, &[], "fine"), MS, sim_wall());
+    let ok = answer(u.as_str(), raw(200, &[], "fine"));
     assert_eq!(
         g.page_done(&u, 7, &ok.done(), t0),
         Answered {
@@ -231,12 +218,7 @@ fn the_gap_is_the_longest_of_delay_factor_and_crawl_delay_capped() {
         sim_wall(),
     );
     let u = url("http://a.test/x");
-    let slow = answer(
-        u.as_str(),
-        raw(200, &[], "x"),
-        Duration::from_millis(50),
-        sim_wall(),
-    );
+    let slow = answer_in(u.as_str(), raw(200, &[], "x"), Duration::from_millis(50));
     assert_eq!(
         g.page_done(&u, 1, &slow.done(), t0).gap,
         Duration::from_millis(500)
@@ -244,8 +226,6 @@ fn the_gap_is_the_longest_of_delay_factor_and_crawl_delay_capped() {
     let robots = answer(
         "http://a.test/robots.txt",
         raw(200, &[], "User-agent: *\nCrawl-delay: 60\n"),
-        MS,
-        sim_wall(),
     );
     let done = g.robots_done("http://a.test:80", &robots.done(), 0, t0);
     assert_eq!(
@@ -290,22 +270,13 @@ fn the_state_saved_is_the_state_restored() {
     let robots = answer(
         "http://a.test/robots.txt",
         raw(200, &[], "User-agent: *\nDisallow: /private\n"),
-        MS,
-        sim_wall(),
     );
     g.robots_done("http://a.test:80", &robots.done(), 0, t0);
-    let failed = answer(
-        "http://b.test/robots.txt",
-        raw(500, &[], ""),
-        MS,
-        sim_wall(),
-    );
+    let failed = answer("http://b.test/robots.txt", raw(500, &[], ""));
     g.robots_done("http://b.test:80", &failed.done(), 0, t0);
     let blocked = answer(
         "http://c.test/",
         Reply::Fail(ReturnCode::PrivateAddressBlocked),
-        MS,
-        sim_wall(),
     );
     g.page_done(&url("http://c.test/"), 1, &blocked.done(), t0);
     let contacts = [("a.test", Duration::from_secs(9))];
