@@ -14,8 +14,23 @@ pub fn process_usage() -> (std::time::Duration, u64) {
             + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
     };
     let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    // Linux reports ru_maxrss in KiB.
-    (cpu, (usage.ru_maxrss.max(0) as u64) * 1024)
+    // The peak of this program's own memory (VmHWM), not ru_maxrss: Linux carries ru_maxrss
+    // across execve, so a crawler spawned by a large process (posix_spawn runs the child in
+    // the parent's memory until exec) reported the parent's peak, 400 MB under a test harness.
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| vm_hwm(&status))
+        // Linux reports ru_maxrss in KiB.
+        .unwrap_or((usage.ru_maxrss.max(0) as u64) * 1024);
+    (cpu, peak)
+}
+
+/// The `VmHWM:` line of `/proc/PID/status` (the peak resident set of the process's memory
+/// since its last execve), in bytes.
+fn vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The resident set now, from `/proc/self/statm` (Linux); `None` where there is none.
@@ -35,6 +50,14 @@ mod tests {
     fn process_usage_reports_something() {
         let (_cpu, rss) = process_usage();
         assert!(rss > 0);
+    }
+
+    #[test]
+    fn the_peak_is_read_from_the_status_file() {
+        let status = "Name:\tspinneret\nVmPeak:\t  123456 kB\nVmHWM:\t   46080 kB\nVmRSS:\t 1 kB\n";
+        assert_eq!(vm_hwm(status), Some(46080 * 1024));
+        assert_eq!(vm_hwm("Name:\tx\n"), None);
+        assert_eq!(vm_hwm("VmHWM:\t lots kB\n"), None);
     }
 
     #[test]
