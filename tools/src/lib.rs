@@ -7,7 +7,8 @@
 //! articles (`templateweb`) for near-duplicate detection, and articles of 50 to 5,000 words
 //! with edited, datelined, syndicated and partly quoted copies on those templates
 //! (`resemblanceweb`) for judging shingle resemblance. `conditional` and `http_date` answer
-//! conditional GETs for the servers that send validators.
+//! conditional GETs for the servers that send validators. `test_binary` checks that each
+//! crate's one integration test binary holds every file in its `tests/`.
 //!
 //! Plain threads and blocking sockets on purpose: this is test scaffolding, not the crawler
 //! (except `testweb`, which must outrun the crawler it benchmarks).
@@ -24,6 +25,7 @@ pub mod manners_web;
 pub mod resemblanceweb;
 pub mod sites;
 pub mod templateweb;
+pub mod test_binary;
 pub mod testweb;
 pub mod tls;
 

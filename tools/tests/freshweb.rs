@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -242,16 +242,7 @@ fn binary_fresh_and_fresh_report() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line
-        .split_whitespace()
-        .find_map(|f| f.strip_prefix("http_port="))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let (line, port) = ready_line(&mut child);
     assert!(line.contains(&format!("seed=http://127.0.0.1:{port}/")));
     let a = SocketAddr::from(([127, 0, 0, 1], port));
     let mut conn = connect(a);

@@ -18,15 +18,5 @@ mod tls;
 /// With autotests off, a file in tests/ that is not a module here would never run.
 #[test]
 fn every_file_beside_this_one_is_a_module() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let this = std::fs::read_to_string(dir.join("tests.rs")).unwrap();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if let Some(module) = name.strip_suffix(".rs").filter(|m| *m != "tests") {
-            assert!(
-                this.contains(&format!("\nmod {module};\n")),
-                "tests/{name} is not a module of tests/tests.rs, so its tests never run"
-            );
-        }
-    }
+    spinneret_tools::test_binary::assert_holds_every_file(env!("CARGO_MANIFEST_DIR"));
 }

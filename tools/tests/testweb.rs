@@ -633,31 +633,17 @@ fn binary_web_and_load_modes() {
 /// long before its lifetime, and says how many requests it served.
 #[test]
 fn binary_web_mode_stops_when_its_stdin_closes() {
-    use std::io::BufRead;
     use std::process::{Command, Stdio};
-    let exe = env!("CARGO_BIN_EXE_spinneret-testserver");
-    let urls_out = std::env::temp_dir().join(format!("testweb-stdin-{}.txt", std::process::id()));
-    let mut child = Command::new(exe)
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret-testserver"))
         .args(["web", "--shape", "linked", "--hosts", "2", "--pages", "2"])
         .args(["--page-kb", "1", "--latency-ms", "1", "--lifetime", "600"])
         .arg("--until-stdin-closes")
-        .arg("--urls-out")
-        .arg(&urls_out)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line
-        .split_whitespace()
-        .find_map(|f| f.strip_prefix("http_port="))
-        .unwrap()
-        .parse()
-        .unwrap();
+    let (_, port) = ready_line(&mut child);
     assert_eq!(get(addr(0, port), "h0000.test", "/").status, 200);
     drop(child.stdin.take());
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -669,7 +655,6 @@ fn binary_web_mode_stops_when_its_stdin_closes() {
     assert!(out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("test web: served 1 requests"), "{stderr}");
-    let _ = std::fs::remove_file(&urls_out);
 }
 
 #[test]

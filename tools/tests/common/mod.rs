@@ -1,13 +1,29 @@
 //! A tiny blocking HTTP/1.1 client for the server tests; every read is bounded by a timeout.
+//! And the ready line of a `spinneret-testserver` child.
 #![allow(dead_code)]
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest response a test reads.
 const MAX_RESPONSE: usize = 64 * 1024 * 1024;
+
+/// A `spinneret-testserver` child's first stdout line (`http_port=PORT …`), and its port.
+pub fn ready_line(child: &mut std::process::Child) -> (String, u16) {
+    let mut line = String::new();
+    io::BufReader::new(child.stdout.take().expect("piped stdout"))
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("http_port="))
+        .unwrap_or_else(|| panic!("no http_port= in {line:?}"))
+        .parse()
+        .unwrap();
+    (line, port)
+}
 
 pub fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect_timeout(&addr, IO_TIMEOUT).expect("connect to test server");
