@@ -167,7 +167,7 @@ pub fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
     let urls_file = scratch.join("expected-urls.txt");
     eprintln!(
         "bench: generating the test web: {} hosts x ({} content pages of ~{} KB + index, list pages, stylesheet), {} …",
-        args.hosts, args.pages, args.page_kb, args.shape.name()
+        args.hosts, args.pages, args.page_kb, args.shape
     );
     let web = WebChild::start(&server, &args, &urls_file)?;
     let expected: Vec<String> = std::fs::read_to_string(&urls_file)?
@@ -346,10 +346,7 @@ fn title(args: &BenchArgs) -> String {
     };
     format!(
         "spinneret bench: {} web of {} hosts x {} pages, --max-conns {}, {mode}",
-        args.shape.name(),
-        args.hosts,
-        args.pages,
-        args.max_conns
+        args.shape, args.hosts, args.pages, args.max_conns
     )
 }
 

@@ -545,33 +545,9 @@ pub struct CommonArgs {
     pub load_cookies: Option<PathBuf>,
 }
 
-/// `bench --shape`: how the test web's pages link (the test server's `--shape`, which
-/// `spinneret_tools::testweb::Shape` reads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shape {
-    /// Each host a cluster: pages link mostly within their host.
-    Clustered,
-    /// Pages link mostly to random pages of other hosts, as real pages do.
-    Linked,
-}
-
-impl Shape {
-    /// The name on command lines, ours and the test server's.
-    pub fn name(self) -> &'static str {
-        match self {
-            Shape::Clustered => "clustered",
-            Shape::Linked => "linked",
-        }
-    }
-}
-
-/// `--shape`: `clustered` or `linked`.
-fn parse_shape(s: &str) -> Result<Shape, String> {
-    [Shape::Clustered, Shape::Linked]
-        .into_iter()
-        .find(|sh| sh.name() == s)
-        .ok_or_else(|| format!("`{s}`: clustered or linked"))
-}
+/// `bench --shape`'s values: the test server's names for how pages link
+/// (`spinneret_tools::testweb::Shape`), passed on as they are.
+pub const SHAPES: [&str; 2] = ["linked", "clustered"];
 
 #[derive(Args, Debug, Clone)]
 pub struct BenchArgs {
@@ -588,8 +564,8 @@ pub struct BenchArgs {
     /// How the test web's pages link: `linked`, mostly to random pages of other hosts (as
     /// real pages do, so a host's URLs arrive one by one over the whole crawl), or
     /// `clustered`, mostly within their host (the web of figures measured before).
-    #[arg(long, value_name = "SHAPE", default_value = "linked", value_parser = parse_shape)]
-    pub shape: Shape,
+    #[arg(long, value_name = "SHAPE", default_value = SHAPES[0], value_parser = SHAPES)]
+    pub shape: String,
     /// Open HTTP connections in total, one per server at most (as `crawl --max-conns`, and
     /// its default). Fewer than --hosts makes a crawl choose which hosts keep theirs.
     #[arg(long, default_value_t = DEFAULT_MAX_CONNS)]

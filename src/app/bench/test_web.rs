@@ -125,7 +125,7 @@ impl WebChild {
             .args(["--hosts", &args.hosts.to_string()])
             .args(["--pages", &args.pages.to_string()])
             .args(["--page-kb", &args.page_kb.to_string()])
-            .args(["--shape", args.shape.name()])
+            .args(["--shape", &args.shape])
             .args(["--latency-ms", &args.latency_ms.to_string()])
             .args(["--lifetime", &WEB_LIFETIME_SECS.to_string()])
             .arg("--until-stdin-closes")
