@@ -1,7 +1,7 @@
 //! `spinneret bench`: crawl the local test web on loopback and report how fast.
 //!
 //! The test web runs in a child process, the tools crate's `spinneret-testserver`
-//! ([`test_web`]), so the figures printed here (CPU per page, peak RSS) are the crawler's alone
+//! (`test_web`), so the figures printed here (CPU per page, peak RSS) are the crawler's alone
 //! and the shipped binary carries no test web. Its pages link mostly to random pages of other
 //! hosts (`--shape linked`), as on the real web. The crawl is a normal
 //! [`super::loops::execute_crawl`] with `crawl`'s defaults (connections, one per server, the
