@@ -125,7 +125,9 @@ fn killed_while_pages_stream_in_none_is_archived_twice() {
 /// two; warcio reads the WET files.
 #[test]
 fn killed_with_text_and_markdown_each_page_has_its_text_once() {
-    let web = start_web(40, 60);
+    // As large as the streaming test's web: a smaller one can finish between two kills on a
+    // fast machine.
+    let web = start_web(100, 100);
     let out = temp_dir("durable-text").join("crawl");
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let extra = ["--text", "--markdown", "--warc-max-size", "256K"];
