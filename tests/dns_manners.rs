@@ -302,3 +302,47 @@ fn a_refused_ipv6_connect_falls_back_to_ipv4() {
         Some(SocketAddr::from((Ipv4Addr::LOCALHOST, http.port())))
     );
 }
+
+/// An IPv6 address the system refuses to connect to before anything is sent (link-local
+/// without a scope: `EINVAL` at once, as a host with no IPv6 route gets `ENETUNREACH`) still
+/// falls back to the name's IPv4 address; no packet leaves the machine.
+#[test]
+fn an_ipv6_connect_refused_at_once_falls_back_to_ipv4() {
+    let mut routes = Routes::new();
+    routes.add(
+        "both.test",
+        "/",
+        Script::Respond(Response::ok("v4", "text/plain")),
+    );
+    let http = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let unscoped: Ipv6Addr = "fe80::1".parse().unwrap();
+    if std::net::TcpStream::connect((unscoped, http.port())).is_ok() {
+        eprintln!("SKIP: this system connects to an unscoped link-local address");
+        return;
+    }
+    let mut records = HashMap::new();
+    records.insert(
+        "both.test".to_string(),
+        vec![Record::Aaaa(unscoped), Record::A(Ipv4Addr::LOCALHOST)],
+    );
+    let dns = DnsServer::start(DnsServerConfig {
+        records,
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    let d = run(
+        config(Some(dns.addr())),
+        &format!("http://both.test:{}/", http.port()),
+    );
+    assert_eq!((d.outcome, d.status), (ReturnCode::Success, 200));
+    assert_eq!(
+        d.peer,
+        Some(SocketAddr::from((Ipv4Addr::LOCALHOST, http.port())))
+    );
+}

@@ -93,7 +93,7 @@ impl Crawler {
         };
         let stream = match TcpStream::connect(addr) {
             Ok(s) => s,
-            Err(_) => return self.finish(key, ReturnCode::HttpConnect),
+            Err(_) => return self.connect_refused_at_once(key),
         };
         let _ = stream.set_nodelay(true);
         let conn_key = self.conns.vacant_key();
@@ -116,5 +116,18 @@ impl Crawler {
         self.stats.conns_opened += 1;
         self.fetches[key].peer = Some(addr);
         self.enter(key, FetchState::Connecting { conn: conn_key });
+    }
+
+    /// A connect the system refused before it began (no route for that address family, say):
+    /// the name's address of the other family, if it has one, is tried at once, as it is when
+    /// a connect in progress fails (`fall_back`); else the fetch ends `HttpConnect`.
+    fn connect_refused_at_once(&mut self, key: usize) {
+        let Some(addr) = self.fetches.get_mut(key).and_then(|f| f.fallback.take()) else {
+            return self.finish(key, ReturnCode::HttpConnect);
+        };
+        self.stats.happy_eyeballs_fallbacks += 1;
+        self.enter(key, FetchState::WaitForHttp { addr });
+        self.wait_for_http.push_front(key);
+        self.dispatch_needed = true;
     }
 }
