@@ -118,3 +118,63 @@ fn letters_outside_ascii_are_kept() {
     )));
     assert!(got.contains("Voilà, déjà vu *à la carte*."), "{got}");
 }
+
+/// `push_text` as it was, a byte at a time: what the 16-byte scan must agree with.
+fn push_text_bytewise(bytes: &[u8], out: &mut Vec<u8>, space: &mut bool) {
+    let special = |b: u8| SPECIAL[usize::from(b)];
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let nbsp = b == 0xc2 && bytes.get(i + 1) == Some(&0xa0);
+        if is_space(b) || nbsp {
+            *space = true;
+            i += 1 + usize::from(nbsp);
+            continue;
+        }
+        if *space && !out.is_empty() && !out.ends_with(b"[") {
+            out.push(b' ');
+        }
+        *space = false;
+        if special(b) && b != 0xc2 {
+            out.push(b'\\');
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        while end < bytes.len() {
+            let c = bytes[end];
+            if !special(c) {
+                end += 1;
+            } else if c == b' ' && bytes.get(end + 1).is_some_and(|&n| !special(n)) {
+                end += 2;
+            } else {
+                break;
+            }
+        }
+        out.extend_from_slice(&bytes[i..end]);
+        i = end;
+    }
+}
+
+proptest::proptest! {
+    /// Text of words, single and double spaces, every character Markdown escapes, the bytes
+    /// beside them in the 16-byte test's ranges (`^`, controls), and no-break spaces, at every
+    /// alignment: copied exactly as the byte loop copies it.
+    #[test]
+    fn text_is_copied_as_the_byte_loop_copies_it(
+        pieces in proptest::collection::vec(proptest::sample::select(vec![
+            "word", "Longer", " ", "  ", "\t", "\n", "\r", "*", "_", "[", "]", "`", "\\", "^",
+            "\u{a0}", "\u{e0}", "\u{1}", "x", "0123456789abcdef",
+        ]), 0..80),
+        space in proptest::bool::ANY,
+    ) {
+        let text = pieces.concat();
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        let (mut s1, mut s2) = (space, space);
+        push_text(text.as_bytes(), &mut fast, &mut s1, true);
+        push_text_bytewise(text.as_bytes(), &mut slow, &mut s2);
+        proptest::prop_assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow));
+        proptest::prop_assert_eq!(s1, s2);
+    }
+}

@@ -151,9 +151,12 @@ fn json_strings_of_any_bytes_match_the_char_by_char_reference() {
         b"\xc3",
         b"\xe2\x82",
         b"<p>",
+        b"a run of sixteen or more plain bytes",
+        b"~",
     ];
+    // Up to 60 pieces: long enough that the 16-byte scan meets every byte at every lane.
     for _ in 0..2000 {
-        let n = (rng.next() % 12) as usize;
+        let n = (rng.next() % 60) as usize;
         let v: Vec<u8> = (0..n)
             .flat_map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize].to_vec())
             .collect();
