@@ -179,12 +179,6 @@ fn head_fields(len: usize, text: &str) -> HttpHead<'_> {
 /// A JSON string as Python's `json.dumps` (ensure_ascii) writes it. Invalid UTF-8 becomes
 /// U+FFFD.
 pub(crate) fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
-    let u16_escape = |out: &mut Vec<u8>, u: u16| {
-        out.extend_from_slice(b"\\u");
-        for shift in [12, 8, 4, 0] {
-            out.push(LOWER_HEX[usize::from((u >> shift) & 15)]);
-        }
-    };
     out.push(b'"');
     if v.iter()
         .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
@@ -194,54 +188,72 @@ pub(crate) fn push_json_string(out: &mut Vec<u8>, v: &[u8]) {
         out.push(b'"');
         return;
     }
-    // Runs of printable ASCII are copied whole; invalid UTF-8 becomes U+FFFD, as
-    // `String::from_utf8_lossy` makes it (one per maximal invalid sequence).
-    for chunk in v.utf8_chunks() {
-        let s = chunk.valid();
-        let b = s.as_bytes();
-        let (mut i, mut run) = (0, 0);
-        // Bound: every turn moves `i` on by at least one byte.
-        while i < b.len() {
-            i = plain_json_run(b, i);
-            let Some(&c) = b.get(i) else {
-                break;
-            };
-            if (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\' {
-                i += 1;
-                continue;
-            }
-            out.extend_from_slice(&b[run..i]);
-            match c {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0c => out.extend_from_slice(b"\\f"),
-                _ => {
-                    // `i` is at a char's start: runs and escapes end at char ends.
-                    let Some(ch) = s[i..].chars().next() else {
-                        break;
-                    };
-                    let mut buf = [0u16; 2];
-                    for u in ch.encode_utf16(&mut buf) {
-                        u16_escape(out, *u);
-                    }
-                    i += ch.len_utf8();
-                    run = i;
-                    continue;
+    // Invalid UTF-8 becomes U+FFFD, as `String::from_utf8_lossy` makes it (one per maximal
+    // invalid sequence). Valid text (a page's Markdown, nearly always) is checked by
+    // `from_utf8`, which reads ASCII a word at a time: `utf8_chunks` decodes byte by byte.
+    match std::str::from_utf8(v) {
+        Ok(s) => push_json_chars(out, s),
+        Err(_) => {
+            for chunk in v.utf8_chunks() {
+                push_json_chars(out, chunk.valid());
+                if !chunk.invalid().is_empty() {
+                    push_u16_escape(out, 0xfffd);
                 }
             }
-            i += 1;
-            run = i;
-        }
-        out.extend_from_slice(&b[run..]);
-        if !chunk.invalid().is_empty() {
-            u16_escape(out, 0xfffd);
         }
     }
     out.push(b'"');
+}
+
+/// `s` escaped for a JSON string: runs of printable ASCII are copied whole.
+fn push_json_chars(out: &mut Vec<u8>, s: &str) {
+    let b = s.as_bytes();
+    let (mut i, mut run) = (0, 0);
+    // Bound: every turn moves `i` on by at least one byte.
+    while i < b.len() {
+        i = plain_json_run(b, i);
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        if (0x20..0x7f).contains(&c) && c != b'"' && c != b'\\' {
+            i += 1;
+            continue;
+        }
+        out.extend_from_slice(&b[run..i]);
+        match c {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            _ => {
+                // `i` is at a char's start: runs and escapes end at char ends.
+                let Some(ch) = s[i..].chars().next() else {
+                    break;
+                };
+                let mut buf = [0u16; 2];
+                for u in ch.encode_utf16(&mut buf) {
+                    push_u16_escape(out, *u);
+                }
+                i += ch.len_utf8();
+                run = i;
+                continue;
+            }
+        }
+        i += 1;
+        run = i;
+    }
+    out.extend_from_slice(&b[run..]);
+}
+
+/// `\uXXXX`, lowercase hex.
+fn push_u16_escape(out: &mut Vec<u8>, u: u16) {
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(LOWER_HEX[usize::from((u >> shift) & 15)]);
+    }
 }
 
 /// Where the run of bytes a JSON string copies as they are (printable ASCII but `"` and `\`)

@@ -251,10 +251,14 @@ fn work(
 /// What of `main` (the main text of `html`) the files beside the WARC file take.
 fn page_text(main: &MainText, html: &[u8], want: TextOut) -> PageText {
     let mut t = PageText::default();
+    // Sized once: the text of a text-heavy page is nearly the page, and growing from empty
+    // copied it a dozen times.
     if want.wet {
+        t.text.reserve(html.len());
         main.reader_text(&mut t.text);
     }
     if want.markdown {
+        t.markdown.reserve(html.len());
         markdown(main, html, &mut t.markdown);
         main.title(html, &mut t.title);
         t.lang.extend_from_slice(main.lang());
