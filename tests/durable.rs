@@ -395,3 +395,53 @@ fn a_frontier_of_five_million_urls_stays_under_128_mb() {
     assert!(rss <= 128 << 20, "peak RSS {rss} bytes");
     let _ = std::fs::remove_dir_all(out.parent().unwrap());
 }
+
+/// A crawl killed after its first commit mark (written as its first WARC file opened) and
+/// before the commit that held its seeds: the journal says nothing of them. Its resume starts
+/// from the seeds, not at an empty, finished crawl. The state is made from a finished crawl,
+/// as such a kill leaves it (the window lasts milliseconds, too short to hit by a timed kill):
+/// its journal cut to the first mark, nothing else of its state kept but its arguments.
+#[test]
+fn a_crawl_killed_before_its_seeds_were_committed_resumes_from_its_seeds() {
+    let web = start_web(4, 10);
+    let out = temp_dir("durable-seeds").join("crawl");
+    let mut run = Run::start(&crawl_args(&web, &out, 0));
+    assert_eq!(run.wait(), Some(0), "{}", run.stderr());
+    let state = out.join("crawl.state");
+    let journal = std::fs::read(state.join("journal")).unwrap();
+    // LevelDB's log format: masked CRC (4), length (2, LE), type (1), payload; the first
+    // record's payload is a commit mark.
+    let first = 7 + usize::from(u16::from_le_bytes([journal[4], journal[5]]));
+    assert_eq!(journal[6], 1, "the first record is whole (FULL)");
+    for entry in std::fs::read_dir(&state).unwrap() {
+        let path = entry.unwrap().path();
+        match path.file_name().unwrap().to_str().unwrap() {
+            "args" => {}
+            "journal" => std::fs::write(&path, &journal[..first]).unwrap(),
+            _ if path.is_dir() => std::fs::remove_dir_all(&path).unwrap(),
+            _ => std::fs::remove_file(&path).unwrap(),
+        }
+    }
+    // The crawl database commits after the journal: a fresh one then. The first WARC file
+    // was still open; none was begun after it, nor any index written.
+    std::fs::remove_file(out.join("crawl.db")).unwrap();
+    let warcs = common::warc_files(&out);
+    for (i, warc) in warcs.iter().enumerate() {
+        if i == 0 {
+            let open = format!("{}.open", warc.display());
+            std::fs::rename(warc, open).unwrap();
+        } else {
+            std::fs::remove_file(warc).unwrap();
+        }
+    }
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "cdxj") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let mut resumed = Run::start(&resume_args(&out));
+    assert_eq!(resumed.wait(), Some(0), "{}", resumed.stderr());
+    check_complete_after_kills(&web, &[&out], 1);
+    let _ = std::fs::remove_dir_all(out.parent().unwrap());
+}

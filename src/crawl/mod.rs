@@ -239,6 +239,16 @@ impl<S: Sink> Crawl<S> {
         Ok(())
     }
 
+    /// A seed given again when a crawl resumes: queued if the journal never held it (the run
+    /// was killed before the commit that would have), else dropped as seen. A seed the filter
+    /// refuses is not logged again: the first run logged it.
+    pub fn add_seed_again(&mut self, url: Url) {
+        if self.admission.owns(&url) && self.admission.check_seed(&url).is_err() {
+            return;
+        }
+        self.queue(url, 0, None, 0, Hop::Seed);
+    }
+
     /// Logs a line for a URL the user gave that could not be used (e.g. does not parse).
     pub fn log_rejected_input(&mut self, text: &str, outcome: ReturnCode) {
         self.log_unfetched(text, Via::seed(), outcome, None);
