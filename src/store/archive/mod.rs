@@ -19,6 +19,7 @@ pub mod output;
 pub mod page_lines;
 mod page_work;
 pub mod recover;
+mod revisit_record;
 pub mod spool;
 pub mod stats_json;
 pub mod text_sides;

@@ -9,6 +9,7 @@ use url::Url;
 
 use super::*;
 use crate::crawl::revisit::unix_secs;
+use crate::crawl::revisit::Seen;
 use crate::crawl::schedule::PageHistory;
 use crate::fetcher::{Completion, FetchRequest};
 use crate::http::{Limits, ResponseDecoder};
