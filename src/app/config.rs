@@ -27,6 +27,7 @@ use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
+use crate::proxy::ProxySettings;
 use crate::store::archive::output::{Echo, OutputConfig};
 use crate::store::archive::spool::FileSpool;
 use crate::store::archive::text_sides::TextOut;
@@ -145,6 +146,7 @@ impl CommonArgs {
         crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
         crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
         crawler.addr_policy = AddrPolicy::new(self.allow_private, allow_nets);
+        crawler.proxies = self.proxies()?;
         crawler.max_scan_bytes = usize::try_from(self.max_scan_bytes.0).unwrap_or(usize::MAX);
         crawler.max_buffer_bytes = usize::try_from(self.max_buffer_bytes.0).unwrap_or(usize::MAX);
         let mut output = OutputConfig::new(self.out.clone(), "spinneret");
@@ -161,6 +163,32 @@ impl CommonArgs {
             output.echo = Some(Echo(Arc::new(Mutex::new(EchoLines::default()))));
         }
         Ok(Setup { crawler, output })
+    }
+
+    /// The proxies of `--proxy`, `--no-proxy` and the environment, their names resolved by
+    /// the system (getaddrinfo, as curl does: the proxy is the user's, not the web's, so the
+    /// address guard does not apply to it); `None` when no URL goes through one.
+    fn proxies(&self) -> Result<Option<Arc<ProxySettings>>, UsageError> {
+        let env = |name: &str| {
+            if self.no_proxy {
+                return None;
+            }
+            std::env::var(name).ok()
+        };
+        let mut proxies = ProxySettings::new(self.proxy.as_deref(), env).map_err(UsageError)?;
+        if proxies.is_empty() {
+            return Ok(None);
+        }
+        proxies
+            .resolve(|host, port| {
+                use std::net::ToSocketAddrs;
+                (host, port)
+                    .to_socket_addrs()
+                    .map(Iterator::collect)
+                    .map_err(|e| format!("cannot resolve {host}: {e}"))
+            })
+            .map_err(UsageError)?;
+        Ok(Some(Arc::new(proxies)))
     }
 
     /// The cookie jar these flags ask for, with `--load-cookies`'s file read. A file in which
@@ -217,6 +245,14 @@ impl CommonArgs {
         }
         for n in &self.allow_nets {
             o.push(("allow-net".into(), n.clone()));
+        }
+        // Where the archive's responses came through (credentials left out).
+        if let Some(p) = &crawler.proxies {
+            for (scheme, proxy) in [("http", &p.http), ("https", &p.https)] {
+                if let Some(proxy) = proxy {
+                    o.push((format!("proxy-{scheme}"), proxy.redacted()));
+                }
+            }
         }
         o
     }
