@@ -70,7 +70,7 @@ pub enum ReturnCode {
     /// the handshake.
     ProxyConnect,
     /// The proxy wants credentials, or refused those of the proxy URL (HTTP 407, SOCKS5
-    /// "no acceptable method" or a failed RFC 1929 login).
+    /// "no acceptable method" or a failed RFC 1929 login; 401 to CONNECT).
     ProxyAuth,
     /// The proxy would not or could not reach the site (SOCKS5 reply failure, CONNECT
     /// answered with a status other than 2xx or 407).

@@ -260,8 +260,32 @@ impl CommonArgs {
 
 /// This process's command line, arguments quoted where a shell would need it.
 pub fn command_line() -> String {
+    quoted(redact_proxy_passwords(std::env::args()))
+}
+
+/// The arguments with a `--proxy` URL's password masked: the command line goes into every
+/// WARC file's warcinfo record, which credentials must not.
+fn redact_proxy_passwords(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let redact = |url: &str| match crate::proxy::Proxy::parse(url) {
+        Ok(p) if p.credentials.is_some() => p.redacted(),
+        _ => url.to_string(),
+    };
+    for arg in args {
+        let after_flag = out.last().is_some_and(|a| a == "--proxy");
+        let arg = match arg.strip_prefix("--proxy=") {
+            Some(url) => format!("--proxy={}", redact(url)),
+            None if after_flag => redact(&arg),
+            None => arg,
+        };
+        out.push(arg);
+    }
+    out
+}
+
+fn quoted(args: Vec<String>) -> String {
     let mut out = String::new();
-    for (i, arg) in std::env::args().enumerate() {
+    for (i, arg) in args.into_iter().enumerate() {
         if i > 0 {
             out.push(' ');
         }
@@ -278,6 +302,23 @@ pub fn command_line() -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+#[test]
+fn proxy_passwords_stay_out_of_the_command_line() {
+    let args = [
+        "spinneret",
+        "fetch",
+        "--proxy",
+        "http://u:secret@p:1",
+        "--proxy=socks5h://v:pw@q",
+    ];
+    let line = quoted(redact_proxy_passwords(args.into_iter().map(String::from)));
+    assert_eq!(
+        line,
+        "spinneret fetch --proxy 'http://u:***@p:1' '--proxy=socks5h://v:***@q:1080'"
+    );
 }
 
 /// Header names the fetcher writes itself: a second one would break the request's framing

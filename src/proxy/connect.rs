@@ -43,15 +43,17 @@ pub fn connect_request(
 }
 
 /// The answer's head, from the bytes received so far: `Done` with the head's length for a
-/// 2xx (the tunnel is open after it), [`ProxyError::Auth`] for 407, [`ProxyError::Refused`]
-/// for any other status (its body is not read: the connection is dropped).
+/// 2xx (the tunnel is open after it), [`ProxyError::Auth`] for 407 and 401 (an answer to
+/// `CONNECT` is the proxy's own; tinyproxy answers wrong credentials with 401),
+/// [`ProxyError::Refused`] for any other status (its body is not read: the connection is
+/// dropped).
 pub fn parse_connect_reply(reply: &[u8]) -> Result<Parsed<()>, ProxyError> {
     let mut headers = [httparse::EMPTY_HEADER; MAX_REPLY_HEADERS];
     let mut response = httparse::Response::new(&mut headers);
     match response.parse(reply) {
         Ok(httparse::Status::Complete(len)) => match response.code {
             Some(200..=299) => Ok(Parsed::Done((), len)),
-            Some(407) => Err(ProxyError::Auth),
+            Some(401 | 407) => Err(ProxyError::Auth),
             Some(code) => Err(ProxyError::Refused(u8::try_from(code / 100).unwrap_or(0))),
             None => Err(ProxyError::Protocol),
         },
@@ -87,6 +89,10 @@ mod tests {
         assert_eq!(parse_connect_reply(&ok[..20]), Ok(Parsed::NeedMore(1)));
         assert_eq!(
             parse_connect_reply(b"HTTP/1.0 407 Proxy Authentication Required\r\n\r\n"),
+            Err(ProxyError::Auth)
+        );
+        assert_eq!(
+            parse_connect_reply(b"HTTP/1.0 401 Unauthorized\r\n\r\n"),
             Err(ProxyError::Auth)
         );
         assert_eq!(
