@@ -54,7 +54,7 @@ mod states;
 mod tokens;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, Limits, Method, Request, ResponseDecoder};
-use crate::proxy::{self, Proxy, ProxyKind, ProxySettings};
+use crate::proxy::{self, ProxyKind, ProxySettings};
 use crate::ReturnCode;
 use dns_tcp::DnsTcp;
 use receive_pool::ReceivePool;
@@ -214,15 +214,6 @@ pub fn default_user_agent() -> String {
         env!("CARGO_PKG_VERSION"),
         env!("CARGO_PKG_REPOSITORY")
     )
-}
-
-/// The proxy a fetch of `target` goes through, if any.
-fn route(proxies: &ProxySettings, target: &Target) -> Option<Arc<Proxy>> {
-    let found = match &target.host {
-        TargetHost::Name(name) => proxies.for_host(target.tls, name),
-        TargetHost::Ip(ip) => proxies.for_host(target.tls, &ip.to_string()),
-    };
-    found.cloned()
 }
 
 /// How one advance of a fetch ended.
@@ -562,7 +553,7 @@ impl Crawler {
             .config
             .proxies
             .as_deref()
-            .and_then(|p| route(p, &target));
+            .and_then(|p| proxy_stage::route(p, &target));
         // An http URL through an HTTP proxy goes in absolute form, with the proxy's
         // credentials; everything else through a proxy goes through a tunnel, as if direct.
         let (absolute, authorization) = match &proxy {
@@ -635,7 +626,7 @@ impl Crawler {
         match host {
             TargetHost::Ip(ip) => self.resolved(key, Ok(vec![ip])),
             // The proxy resolves the name: the address guard cannot see it (README, Proxies).
-            TargetHost::Name(_) if proxy_resolves => self.to_proxy(key),
+            TargetHost::Name(_) if proxy_resolves => self.wait_for_proxy(key),
             TargetHost::Name(name) => match self.resolver.resolve(&name, now) {
                 Resolve::Done(result) => self.resolved(key, result.map(|r| r.addrs)),
                 Resolve::Pending => {
@@ -670,7 +661,7 @@ impl Crawler {
                 .find(IpAddr::is_ipv4)
                 .unwrap_or(addrs[0]);
             p.origin = Origin::Ip(SocketAddr::new(ip, port));
-            return self.to_proxy(key);
+            return self.wait_for_proxy(key);
         }
         // Happy Eyeballs (RFC 8305), one attempt after the other: a host with both families
         // is tried over IPv6 first and over IPv4 if that fails or has not connected within
@@ -684,27 +675,6 @@ impl Crawler {
         let fetch = &mut self.fetches[key];
         let addr = SocketAddr::new(ip, fetch.target.port);
         fetch.fallback = other.map(|ip| SocketAddr::new(ip, fetch.target.port));
-        self.enter(key, FetchState::WaitForHttp { addr });
-        self.wait_for_http.push_back(key);
-        self.dispatch_needed = true;
-    }
-
-    /// A fetch through a proxy is ready for a connection to it: the proxy's first address,
-    /// and its first of the other family as the fallback (Happy Eyeballs, as for a site).
-    fn to_proxy(&mut self, key: usize) {
-        let fetch = &mut self.fetches[key];
-        let Some(p) = &fetch.proxy else {
-            return;
-        };
-        let Some(&addr) = p.proxy.addrs.first() else {
-            return self.finish(key, ReturnCode::ProxyConnect);
-        };
-        fetch.fallback = p
-            .proxy
-            .addrs
-            .iter()
-            .copied()
-            .find(|a| a.is_ipv4() != addr.is_ipv4());
         self.enter(key, FetchState::WaitForHttp { addr });
         self.wait_for_http.push_back(key);
         self.dispatch_needed = true;

@@ -1,12 +1,15 @@
-//! The `Proxy` state of a fetch (ARCHITECTURE §4a): a tunnel's handshake with its proxy,
-//! moved over the socket step by step. What the bytes mean is `proxy::Handshake`'s; each
-//! step entered goes through `Crawler::enter`, which arms its deadline; when the tunnel is
-//! open, TLS to the site starts on it and the fetch sends its request as on a direct
-//! connection.
+//! Fetches through a proxy (ARCHITECTURE §4a): which proxy a fetch goes through (`route`),
+//! the wait for a connection to it (`wait_for_proxy`), and the `Proxy` state: a tunnel's handshake
+//! with its proxy, moved over the socket step by step. What the bytes mean is
+//! `proxy::Handshake`'s; each step entered goes through `Crawler::enter`, which arms its
+//! deadline; when the tunnel is open, TLS to the site starts on it and the fetch sends its
+//! request as on a direct connection.
+
+use std::sync::Arc;
 
 use super::Crawler;
-use crate::fetcher::fetch::{Attempt, FetchState};
-use crate::proxy::Progress;
+use crate::fetcher::fetch::{Attempt, FetchState, Target, TargetHost};
+use crate::proxy::{Progress, Proxy, ProxySettings};
 use crate::ReturnCode;
 
 /// How a pass of a handshake ended.
@@ -23,6 +26,27 @@ pub(super) enum Shake {
 const MAX_PASSES: usize = 8;
 
 impl Crawler {
+    /// A fetch through a proxy is ready for a connection to it: the proxy's first address,
+    /// and its first of the other family as the fallback (Happy Eyeballs, as for a site).
+    pub(super) fn wait_for_proxy(&mut self, key: usize) {
+        let fetch = &mut self.fetches[key];
+        let Some(p) = &fetch.proxy else {
+            return;
+        };
+        let Some(&addr) = p.proxy.addrs.first() else {
+            return self.finish(key, ReturnCode::ProxyConnect);
+        };
+        fetch.fallback = p
+            .proxy
+            .addrs
+            .iter()
+            .copied()
+            .find(|a| a.is_ipv4() != addr.is_ipv4());
+        self.enter(key, FetchState::WaitForHttp { addr });
+        self.wait_for_http.push_back(key);
+        self.dispatch_needed = true;
+    }
+
     /// Sends the step's request and reads its reply as far as the socket allows.
     pub(super) fn shake(&mut self, key: usize, conn: usize) -> Shake {
         for _ in 0..MAX_PASSES {
@@ -101,4 +125,13 @@ impl Crawler {
         self.enter(key, send);
         Shake::Open
     }
+}
+
+/// The proxy a fetch of `target` goes through, if any.
+pub(super) fn route(proxies: &ProxySettings, target: &Target) -> Option<Arc<Proxy>> {
+    let found = match &target.host {
+        TargetHost::Name(name) => proxies.for_host(target.tls, name),
+        TargetHost::Ip(ip) => proxies.for_host(target.tls, &ip.to_string()),
+    };
+    found.cloned()
 }
