@@ -15,7 +15,7 @@
    named, with its reason, in FILE_IO_ALLOWED; there is none.
 
 Layers, lowest first: shared leaves (codec, datetime, return_code) < protocol cores (dns,
-http, links, robots, discovery, content) < fetcher < crawl < store < app. A file may use its
+http, links, robots, discovery, content, proxy) < fetcher < crawl < store < app. A file may use its
 own layer and any below it.
 
 A file's edges are the module files its `crate::`, `super::` and `self::` paths reach,
@@ -35,7 +35,7 @@ import sys
 
 LAYERS = {
     "codec": 0, "datetime": 0, "return_code": 0,
-    "dns": 1, "http": 1, "links": 1, "robots": 1, "discovery": 1, "content": 1,
+    "dns": 1, "http": 1, "links": 1, "robots": 1, "discovery": 1, "content": 1, "proxy": 1,
     "fetcher": 2, "crawl": 3, "store": 4, "app": 5,
 }
 
@@ -48,7 +48,7 @@ TEST_MOD_RE = re.compile(r"#\[cfg\(test\)\]\s*((?:#\[[^\]]*\]\s*)*)"
 PATH_ATTR_RE = re.compile(r'#\[path\s*=\s*"([^"]+)"\]')
 
 LEAVES = {"codec", "datetime", "return_code"}
-CORES = {"dns", "http", "links", "robots", "discovery", "content"}
+CORES = {"dns", "http", "links", "robots", "discovery", "content", "proxy"}
 # Where time is a parameter, and what reads the clock.
 CLOCKLESS = LEAVES | CORES | {"crawl"}
 CLOCK_RE = re.compile(r"\b(?:Instant|SystemTime)\s*::\s*now\b|\.\s*elapsed\s*\(\s*\)")

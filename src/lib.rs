@@ -28,6 +28,7 @@ pub mod dns;
 pub mod fetcher;
 pub mod http;
 pub mod links;
+pub mod proxy;
 pub mod return_code;
 pub mod robots;
 pub mod store;

@@ -65,6 +65,21 @@ pub enum ReturnCode {
     /// The TLS peer closed without `close_notify` while the body was delimited by the close.
     TlsTruncated,
 
+    // ---- proxy ----
+    /// The TCP connection to the proxy was refused or failed, or the proxy closed it during
+    /// the handshake.
+    ProxyConnect,
+    /// The proxy wants credentials, or refused those of the proxy URL (HTTP 407, SOCKS5
+    /// "no acceptable method" or a failed RFC 1929 login; 401 to CONNECT).
+    ProxyAuth,
+    /// The proxy would not or could not reach the site (SOCKS5 reply failure, CONNECT
+    /// answered with a status other than 2xx or 407).
+    ProxyRefused,
+    /// Connecting to the proxy, or one step of its handshake, passed its deadline.
+    ProxyTimeout,
+    /// The proxy's answer was not SOCKS5 or HTTP as expected.
+    ProxyProtocol,
+
     // ---- response framing ----
     /// The connection closed before any byte of a response arrived.
     MimePageEmpty,
@@ -155,6 +170,11 @@ impl ReturnCode {
         ReturnCode::TlsHandshake,
         ReturnCode::TlsCertificate,
         ReturnCode::TlsTruncated,
+        ReturnCode::ProxyConnect,
+        ReturnCode::ProxyAuth,
+        ReturnCode::ProxyRefused,
+        ReturnCode::ProxyTimeout,
+        ReturnCode::ProxyProtocol,
         ReturnCode::MimePageEmpty,
         ReturnCode::MimeNoStatusLine,
         ReturnCode::MimeUnsupportedHttpVersion,
@@ -209,6 +229,11 @@ impl ReturnCode {
             TlsHandshake => "TlsHandshake",
             TlsCertificate => "TlsCertificate",
             TlsTruncated => "TlsTruncated",
+            ProxyConnect => "ProxyConnect",
+            ProxyAuth => "ProxyAuth",
+            ProxyRefused => "ProxyRefused",
+            ProxyTimeout => "ProxyTimeout",
+            ProxyProtocol => "ProxyProtocol",
             MimePageEmpty => "MimePageEmpty",
             MimeNoStatusLine => "MimeNoStatusLine",
             MimeUnsupportedHttpVersion => "MimeUnsupportedHttpVersion",
@@ -266,6 +291,15 @@ impl ReturnCode {
             TlsHandshake => "the TLS handshake failed",
             TlsCertificate => "the server certificate did not verify",
             TlsTruncated => "the TLS peer closed without close_notify mid-body",
+            ProxyConnect => {
+                "the connection to the proxy failed, or the proxy closed it mid-handshake"
+            }
+            ProxyAuth => "the proxy wants credentials or refused those of the proxy URL",
+            ProxyRefused => {
+                "the proxy would not or could not reach the site (SOCKS or CONNECT refusal)"
+            }
+            ProxyTimeout => "connecting to the proxy or a step of its handshake took too long",
+            ProxyProtocol => "the proxy's answer was not SOCKS5 or HTTP as expected",
             MimePageEmpty => "the connection closed before any response byte",
             MimeNoStatusLine => "the response does not start with an HTTP status line",
             MimeUnsupportedHttpVersion => "the response's HTTP version is not 1.0 or 1.1",

@@ -102,21 +102,8 @@ impl Redis {
 }
 
 impl Drop for Redis {
-    /// SIGTERM to `timeout`, which passes it on to redis-server (a SIGKILL would end only
-    /// `timeout` and leave redis-server running); SIGKILL if it is still there after 5 s.
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(5) {
-            if !matches!(self.child.try_wait(), Ok(None)) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        common::stop_under_timeout(&mut self.child);
     }
 }
 

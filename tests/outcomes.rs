@@ -872,3 +872,74 @@ fn responses_are_received_into_buffers_given_back() {
         );
     }
 }
+
+/// A SOCKS5 proxy for one connection that reads what comes and answers each read with the
+/// next of `replies` (then holds the connection until the client closes it, or 10 s pass).
+fn scripted_proxy(replies: Vec<Vec<u8>>) -> SocketAddr {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        listener.set_nonblocking(true).expect("nonblocking");
+        let start = std::time::Instant::now();
+        let mut conn = loop {
+            match listener.accept() {
+                Ok((c, _)) => break c,
+                Err(_) if start.elapsed() < Duration::from_secs(10) => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(_) => return,
+            }
+        };
+        conn.set_nonblocking(false).expect("blocking");
+        conn.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let mut buf = [0u8; 512];
+        for reply in replies {
+            if !matches!(conn.read(&mut buf), Ok(n) if n > 0) {
+                return;
+            }
+            let _ = conn.write_all(&reply);
+        }
+        // Held, silent, until the client closes (each read bounded by the timeout).
+        while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    addr
+}
+
+/// The in-process crawler through a socks5h proxy at `proxy`.
+fn via_socks(proxy: SocketAddr, url: &str) -> ReturnCode {
+    let mut c = config(None);
+    let url_text = format!("socks5h://{proxy}");
+    let settings = spinneret::proxy::ProxySettings::new(Some(&url_text), |_| None).unwrap();
+    c.proxies = Some(std::sync::Arc::new(settings));
+    run(c, url).outcome
+}
+
+#[test]
+fn proxy_outcomes() {
+    let site = "http://site.invalid/";
+    // Nothing listening at the proxy's address.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap();
+    assert_eq!(via_socks(closed, site), ReturnCode::ProxyConnect);
+    // A proxy that is not SOCKS5.
+    let http = scripted_proxy(vec![b"HTTP/1.1 400 Bad Request\r\n\r\n".to_vec()]);
+    assert_eq!(via_socks(http, site), ReturnCode::ProxyProtocol);
+    // It wants a method we do not offer.
+    let picky = scripted_proxy(vec![vec![5, 0xff]]);
+    assert_eq!(via_socks(picky, site), ReturnCode::ProxyAuth);
+    // It cannot reach the site ("host unreachable").
+    let refusing = scripted_proxy(vec![vec![5, 0], vec![5, 4, 0, 1, 0, 0, 0, 0, 0, 0]]);
+    assert_eq!(via_socks(refusing, site), ReturnCode::ProxyRefused);
+    // It accepts the greeting and never answers the connect: the step's deadline (2 s here).
+    let silent = scripted_proxy(vec![vec![5, 0]]);
+    let start = std::time::Instant::now();
+    assert_eq!(via_socks(silent, site), ReturnCode::ProxyTimeout);
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
+}

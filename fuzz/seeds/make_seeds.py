@@ -488,8 +488,25 @@ def main_text():
         b"&#x110000;&#0;&#65&bogus;<script>never closed <p>hidden")
 
 
+# ---------------------------------------------------------------- proxy_reply
+def proxy_reply():
+    # [flags, chunk, reply...]: flags 0 SOCKS5, 1 SOCKS5 with credentials, 2 to an address,
+    # 3 HTTP CONNECT.
+    put("proxy_reply", "socks-ok", b"\x00\x07" + b"\x05\x00" + b"\x05\x00\x00\x01\x7f\x00\x00\x01\x00\x50")
+    put("proxy_reply", "socks-auth-ok", b"\x01\x00" + b"\x05\x02" + b"\x01\x00"
+        + b"\x05\x00\x00\x03\x04abcd\x01\xbb")
+    put("proxy_reply", "socks-auth-refused", b"\x01\x03" + b"\x05\x02\x01\x01")
+    put("proxy_reply", "socks-no-method", b"\x00\x01\x05\xff")
+    put("proxy_reply", "socks-refused", b"\x02\x01\x05\x00\x05\x05\x00\x01\x00\x00\x00\x00\x00\x00")
+    put("proxy_reply", "socks-v6", b"\x02\x20\x05\x00\x05\x00\x00\x04" + b"\x00" * 18)
+    put("proxy_reply", "connect-ok", b"\x03\x10HTTP/1.1 200 Connection established\r\n\r\n")
+    put("proxy_reply", "connect-407", b"\x03\x40HTTP/1.0 407 Proxy Authentication Required\r\n"
+        b"Proxy-Authenticate: Basic realm=\"p\"\r\nContent-Length: 0\r\n\r\n")
+    put("proxy_reply", "connect-403", b"\x03\x00HTTP/1.1 403 Forbidden\r\n\r\n")
+
+
 if __name__ == "__main__":
     shutil.rmtree(CORPUS, ignore_errors=True)
     links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen(); cookies()
     sitemap_feed(); visible_text()
-    main_text()
+    main_text(); proxy_reply()

@@ -480,6 +480,15 @@ pub struct CommonArgs {
     /// Allow connections to this range even though it is private or reserved (repeatable).
     #[arg(long = "allow-net", value_name = "CIDR")]
     pub allow_nets: Vec<String>,
+    /// Fetch through this proxy: http://, socks5:// or socks5h://, with USER:PASS@ for
+    /// credentials (default port 1080); wins over http_proxy/https_proxy/all_proxy; "" for
+    /// none. no_proxy still applies.
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
+    /// Ignore the proxy environment variables (http_proxy, https_proxy, all_proxy, no_proxy
+    /// and their upper-case forms).
+    #[arg(long)]
+    pub no_proxy: bool,
     /// User-Agent header.
     #[arg(long, value_name = "STR")]
     pub user_agent: Option<String>,

@@ -27,6 +27,7 @@ use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
 use crate::fetcher::CrawlerConfig;
 use crate::http::Limits;
+use crate::proxy::ProxySettings;
 use crate::store::archive::output::{Echo, OutputConfig};
 use crate::store::archive::spool::FileSpool;
 use crate::store::archive::text_sides::TextOut;
@@ -145,6 +146,7 @@ impl CommonArgs {
         crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
         crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
         crawler.addr_policy = AddrPolicy::new(self.allow_private, allow_nets);
+        crawler.proxies = self.proxies()?;
         crawler.max_scan_bytes = usize::try_from(self.max_scan_bytes.0).unwrap_or(usize::MAX);
         crawler.max_buffer_bytes = usize::try_from(self.max_buffer_bytes.0).unwrap_or(usize::MAX);
         let mut output = OutputConfig::new(self.out.clone(), "spinneret");
@@ -161,6 +163,32 @@ impl CommonArgs {
             output.echo = Some(Echo(Arc::new(Mutex::new(EchoLines::default()))));
         }
         Ok(Setup { crawler, output })
+    }
+
+    /// The proxies of `--proxy`, `--no-proxy` and the environment, their names resolved by
+    /// the system (getaddrinfo, as curl does: the proxy is the user's, not the web's, so the
+    /// address guard does not apply to it); `None` when no URL goes through one.
+    fn proxies(&self) -> Result<Option<Arc<ProxySettings>>, UsageError> {
+        let env = |name: &str| {
+            if self.no_proxy {
+                return None;
+            }
+            std::env::var(name).ok()
+        };
+        let mut proxies = ProxySettings::new(self.proxy.as_deref(), env).map_err(UsageError)?;
+        if proxies.is_empty() {
+            return Ok(None);
+        }
+        proxies
+            .resolve(|host, port| {
+                use std::net::ToSocketAddrs;
+                (host, port)
+                    .to_socket_addrs()
+                    .map(Iterator::collect)
+                    .map_err(|e| format!("cannot resolve {host}: {e}"))
+            })
+            .map_err(UsageError)?;
+        Ok(Some(Arc::new(proxies)))
     }
 
     /// The cookie jar these flags ask for, with `--load-cookies`'s file read. A file in which
@@ -218,14 +246,46 @@ impl CommonArgs {
         for n in &self.allow_nets {
             o.push(("allow-net".into(), n.clone()));
         }
+        // Where the archive's responses came through (credentials left out).
+        if let Some(p) = &crawler.proxies {
+            for (scheme, proxy) in [("http", &p.http), ("https", &p.https)] {
+                if let Some(proxy) = proxy {
+                    o.push((format!("proxy-{scheme}"), proxy.redacted()));
+                }
+            }
+        }
         o
     }
 }
 
 /// This process's command line, arguments quoted where a shell would need it.
 pub fn command_line() -> String {
+    quoted(redact_proxy_passwords(std::env::args()))
+}
+
+/// The arguments with a `--proxy` URL's password masked: the command line goes into every
+/// WARC file's warcinfo record, which credentials must not.
+fn redact_proxy_passwords(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let redact = |url: &str| match crate::proxy::Proxy::parse(url) {
+        Ok(p) if p.credentials.is_some() => p.redacted(),
+        _ => url.to_string(),
+    };
+    for arg in args {
+        let after_flag = out.last().is_some_and(|a| a == "--proxy");
+        let arg = match arg.strip_prefix("--proxy=") {
+            Some(url) => format!("--proxy={}", redact(url)),
+            None if after_flag => redact(&arg),
+            None => arg,
+        };
+        out.push(arg);
+    }
+    out
+}
+
+fn quoted(args: Vec<String>) -> String {
     let mut out = String::new();
-    for (i, arg) in std::env::args().enumerate() {
+    for (i, arg) in args.into_iter().enumerate() {
         if i > 0 {
             out.push(' ');
         }
@@ -242,6 +302,23 @@ pub fn command_line() -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+#[test]
+fn proxy_passwords_stay_out_of_the_command_line() {
+    let args = [
+        "spinneret",
+        "fetch",
+        "--proxy",
+        "http://u:secret@p:1",
+        "--proxy=socks5h://v:pw@q",
+    ];
+    let line = quoted(redact_proxy_passwords(args.into_iter().map(String::from)));
+    assert_eq!(
+        line,
+        "spinneret fetch --proxy 'http://u:***@p:1' '--proxy=socks5h://v:***@q:1080'"
+    );
 }
 
 /// Header names the fetcher writes itself: a second one would break the request's framing

@@ -510,6 +510,7 @@ impl Summary<'_> {
                 "happy_eyeballs_fallbacks",
                 self.stats.happy_eyeballs_fallbacks,
             )
+            .uint("proxy_tunnels", self.stats.proxy_tunnels)
             .uint("socket_reads", self.stats.socket.reads)
             .uint("socket_writes", self.stats.socket.writes)
             .uint("socket_reregistrations", self.stats.socket.reregistrations)

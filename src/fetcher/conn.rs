@@ -125,6 +125,38 @@ impl Conn {
         }
     }
 
+    /// The tunnel through a proxy is open: TLS to the site starts on it (its ClientHello goes
+    /// out with the request, as on a direct connection).
+    pub fn start_tls(&mut self, tls: rustls::ClientConnection) {
+        self.transport = Transport::Tls(Box::new(tls));
+    }
+
+    /// One read of a plain socket into `buf` (a proxy's reply: the caller sizes `buf` so that
+    /// no byte past the reply is taken). `Ok(None)`: nothing now; `Ok(Some(0))`: closed.
+    pub fn read_plain(
+        &mut self,
+        buf: &mut [u8],
+        calls: &mut SocketCalls,
+    ) -> Result<Option<usize>, ReturnCode> {
+        if self.read_side == ReadSide::Drained {
+            return Ok(None);
+        }
+        // Bounded: EINTR is retried a few times, then left for the next event.
+        for _ in 0..4 {
+            calls.reads += 1;
+            match self.stream.read(buf) {
+                Ok(n) => return Ok(Some(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.drained();
+                    return Ok(None);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(ReturnCode::ProxyConnect),
+            }
+        }
+        Ok(None)
+    }
+
     /// A readiness event arrived for this socket.
     pub fn event(&mut self, readiness: Readiness) {
         self.read_side = match (readiness, self.read_side) {

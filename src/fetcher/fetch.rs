@@ -3,6 +3,8 @@
 //! ```text
 //! Init ──► DnsReceive ──► WaitForHttp ──► Connecting ──► HttpSend ──► HttpReceive ──► Final
 //!    └──────────┴──────────────┴──────────────┴─────────────┴─────────────┴──► Error(ReturnCode)
+//!                                                  │            ▲
+//!                                                  └─► Proxy ───┘   (a tunnel: SOCKS5, CONNECT)
 //! ```
 //! `Init` is a [`FetchRequest`] still in `wait_for_issue`; `Final` and `Error` are the single
 //! [`FetchDone`] handed to the caller, after which the record is gone. The event loop owns
@@ -20,6 +22,7 @@ use super::digest::{self, PayloadDigest};
 use super::shared_bytes::SharedBytes;
 use super::spool::{Spilling, SpoolFile};
 use crate::http::{ResponseDecoder, ResponseHead};
+use crate::proxy::{Handshake, Proxy, ProxyStep};
 use crate::ReturnCode;
 
 /// A URL handed to the crawler, with an opaque tag the caller uses to find its own context
@@ -115,8 +118,11 @@ pub enum FetchState {
     DnsReceive { name: String },
     /// Resolved and allowed; waiting in `wait_for_http` for a connection slot to `addr`.
     WaitForHttp { addr: SocketAddr },
-    /// A new TCP connection to the server is being opened.
+    /// A new TCP connection to the server (or its proxy) is being opened.
     Connecting { conn: usize },
+    /// A tunnel through the proxy is being opened, at this step of its handshake (the
+    /// handshake itself is in [`Proxied::handshake`]).
+    Proxy { conn: usize, step: ProxyStep },
     /// The request is being written (`sent` bytes so far).
     HttpSend {
         conn: usize,
@@ -131,6 +137,7 @@ impl FetchState {
     pub fn conn(&self) -> Option<usize> {
         match *self {
             FetchState::Connecting { conn }
+            | FetchState::Proxy { conn, .. }
             | FetchState::HttpSend { conn, .. }
             | FetchState::HttpReceive { conn, .. } => Some(conn),
             FetchState::Init | FetchState::DnsReceive { .. } | FetchState::WaitForHttp { .. } => {
@@ -213,6 +220,33 @@ pub struct Fetch {
     /// The host's first address of the other IP family, tried if the connect to the first
     /// fails or is slow (Happy Eyeballs, RFC 8305, one attempt after the other).
     pub fallback: Option<SocketAddr>,
+    /// The proxy this fetch goes through, if any (boxed: most fetches have none).
+    pub proxy: Option<Box<Proxied>>,
+}
+
+/// A fetch through a proxy: which one, the site behind it, and the tunnel's handshake.
+pub struct Proxied {
+    pub proxy: Arc<Proxy>,
+    /// The site as far as it is known: its politeness key and its connections' key.
+    pub origin: Origin,
+    /// The handshake of a tunnel being opened (SOCKS5, or CONNECT for https); `None` for an
+    /// absolute-form request through an HTTP proxy, or on a reused tunnel.
+    pub handshake: Option<Handshake>,
+}
+
+impl Proxied {
+    /// Whether requests go through a tunnel (all but http URLs through an HTTP proxy).
+    pub fn tunnels(&self, tls: bool) -> bool {
+        tls || self.proxy.kind != crate::proxy::ProxyKind::Http
+    }
+}
+
+/// The site behind a proxy: its address when the crawler resolved it (`socks5://`, or an
+/// address in the URL), else its name (the proxy resolves it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    Ip(SocketAddr),
+    Name(Box<str>, u16),
 }
 
 /// How a request ended, owned: what [`super::Crawler::poll_completion`] hands the driver. It

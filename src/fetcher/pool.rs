@@ -26,6 +26,7 @@ use mio::{Interest, Poll, Token};
 use slab::Slab;
 
 use super::conn::Conn;
+use super::fetch::Origin;
 use super::stats::SocketCalls;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,11 +37,43 @@ pub enum ConnState {
     Idle { deadline: Instant, held: bool },
 }
 
-/// Which connections may carry a request: same address, same TLS server name.
+/// Which connections may carry a request: same address, same TLS server name, and through a
+/// proxy (`addr` is then the proxy's) the same site behind it: tunnels and absolute-form
+/// connections are pooled per (proxy, site).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConnKey {
     pub addr: SocketAddr,
     pub server_name: Option<String>,
+    pub origin: Option<Origin>,
+}
+
+/// What politeness (`conns_per_server`) counts a connection against: the server's address,
+/// or behind a proxy the site as far as the crawler knows it (its address, else its name),
+/// never the proxy.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Server {
+    Ip(IpAddr),
+    Name(Box<str>),
+}
+
+impl ConnKey {
+    pub fn server(&self) -> Server {
+        match &self.origin {
+            None => Server::Ip(self.addr.ip()),
+            Some(Origin::Ip(a)) => Server::Ip(a.ip()),
+            Some(Origin::Name(name, _)) => Server::Name(name.clone()),
+        }
+    }
+
+    /// Whether this is a connection to `server` (as [`ConnKey::server`], without a copy).
+    pub fn is_for(&self, server: &Server) -> bool {
+        match (&self.origin, server) {
+            (None, Server::Ip(ip)) => self.addr.ip() == *ip,
+            (Some(Origin::Ip(a)), Server::Ip(ip)) => a.ip() == *ip,
+            (Some(Origin::Name(name, _)), Server::Name(n)) => name == n,
+            _ => false,
+        }
+    }
 }
 
 pub struct ConnEntry<C = Conn> {
@@ -102,8 +135,8 @@ pub enum Slot {
 /// Every open connection, keyed by its mio token (the slab key).
 pub struct ConnPool<C = Conn> {
     conns: Slab<ConnEntry<C>>,
-    /// Open connections per server IP.
-    busy_servers: HashMap<IpAddr, usize>,
+    /// Open connections per server.
+    busy_servers: HashMap<Server, usize>,
     idle: HashMap<ConnKey, Vec<usize>>,
     /// Idle connections by deadline, held ones (`[1]`) apart from spare ones (`[0]`).
     idle_order: [BTreeSet<(Instant, usize)>; 2],
@@ -137,9 +170,9 @@ impl<C> ConnPool<C> {
         self.conns.get_mut(conn)
     }
 
-    /// Open connections to this server IP.
-    pub fn open_to(&self, ip: IpAddr) -> usize {
-        self.busy_servers.get(&ip).copied().unwrap_or(0)
+    /// Open connections to this server.
+    pub fn open_to(&self, server: &Server) -> usize {
+        self.busy_servers.get(server).copied().unwrap_or(0)
     }
 
     /// The token the next [`ConnPool::insert`] will use (to register the socket first).
@@ -149,7 +182,7 @@ impl<C> ConnPool<C> {
 
     /// Adds a freshly opened connection and counts it against its server.
     pub fn insert(&mut self, entry: ConnEntry<C>) -> usize {
-        *self.busy_servers.entry(entry.key.addr.ip()).or_insert(0) += 1;
+        *self.busy_servers.entry(entry.key.server()).or_insert(0) += 1;
         self.conns.insert(entry)
     }
 
@@ -179,10 +212,10 @@ impl<C> ConnPool<C> {
         if let Some(conn) = self.take_idle(&key) {
             return Slot::Reuse(conn);
         }
-        let ip = key.addr.ip();
+        let server = key.server();
         // Closing one makes room in both budgets: the sockets are never over theirs.
-        let close = if self.open_to(ip) >= budgets.conns_per_server {
-            match self.idle_for_ip(ip) {
+        let close = if self.open_to(&server) >= budgets.conns_per_server {
+            match self.idle_for(&server) {
                 Some(c) => Some(c),
                 None => return Slot::Wait,
             }
@@ -197,11 +230,11 @@ impl<C> ConnPool<C> {
         Slot::Open { key, close }
     }
 
-    /// Some idle connection to this IP (of any TLS name).
-    pub fn idle_for_ip(&self, ip: IpAddr) -> Option<usize> {
+    /// Some idle connection to this server (of any TLS name or route).
+    pub fn idle_for(&self, server: &Server) -> Option<usize> {
         self.idle
             .iter()
-            .find(|(k, v)| k.addr.ip() == ip && !v.is_empty())
+            .find(|(k, v)| k.is_for(server) && !v.is_empty())
             .and_then(|(_, v)| v.last().copied())
     }
 
@@ -244,11 +277,11 @@ impl<C> ConnPool<C> {
                 }
             }
         }
-        let ip = entry.key.addr.ip();
-        if let Some(n) = self.busy_servers.get_mut(&ip) {
+        let server = entry.key.server();
+        if let Some(n) = self.busy_servers.get_mut(&server) {
             *n -= 1;
             if *n == 0 {
-                self.busy_servers.remove(&ip);
+                self.busy_servers.remove(&server);
             }
         }
         Some(entry)

@@ -16,6 +16,7 @@ fn key(server: u8, tls: Option<&str>) -> ConnKey {
     ConnKey {
         addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, server)), 80),
         server_name: tls.map(str::to_string),
+        origin: None,
     }
 }
 
@@ -145,7 +146,7 @@ fn an_idle_connection_expires_at_its_deadline_not_before() {
     // What the loop's expiry does with it: closed, its server slot and deadline released.
     pool.remove(conn);
     assert_eq!((pool.len(), pool.next_deadline()), (0, None));
-    assert_eq!(pool.open_to(key(1, None).addr.ip()), 0);
+    assert_eq!(pool.open_to(&key(1, None).server()), 0);
     // Reused before its deadline, a connection does not expire at it.
     let conn = take(&mut pool, &b, &key(2, None), 1).expect("room");
     pool.park_idle(conn, t0 + IDLE, true);
@@ -182,4 +183,39 @@ fn the_in_flight_budget_is_checked_before_a_key_is_built() {
     take(&mut pool, &b, &key(1, None), 0).expect("room");
     let slot = pool.slot_for(&b, || panic!("no key is needed at max_conns"));
     assert_eq!(slot, Slot::Wait);
+}
+
+/// Through a proxy, politeness counts the site behind it, never the proxy: two sites share
+/// the proxy's address and both get a connection; a second one to the same site (by name,
+/// as the proxy resolves it) waits; each site's tunnel is reused by that site only.
+#[test]
+fn behind_a_proxy_politeness_is_per_site() {
+    use super::fetch::Origin;
+    let proxy: SocketAddr = "127.0.0.1:3128".parse().unwrap();
+    let via = |site: &str| ConnKey {
+        addr: proxy,
+        server_name: Some(site.to_string()),
+        origin: Some(Origin::Name(site.into(), 443)),
+    };
+    let mut pool: ConnPool<()> = ConnPool::new(8);
+    let b = budgets(8, 8);
+    let t0 = Instant::now();
+    for site in ["a.example", "b.example"] {
+        let Slot::Open { key, close: None } = pool.slot_for(&b, || via(site)) else {
+            panic!("{site} gets its own connection through the proxy");
+        };
+        let c = pool.insert(ConnEntry {
+            conn: (),
+            key,
+            state: ConnState::Active { fetch: 0 },
+            registered: mio::Interest::READABLE,
+        });
+        assert_eq!(pool.open_to(&via(site).server()), 1);
+        if site == "a.example" {
+            assert_eq!(pool.slot_for(&b, || via(site)), Slot::Wait);
+            pool.park_idle(c, t0 + IDLE, true);
+            assert_eq!(pool.slot_for(&b, || via(site)), Slot::Reuse(c));
+        }
+    }
+    assert_eq!(pool.open_to(&super::pool::Server::Ip(proxy.ip())), 0);
 }

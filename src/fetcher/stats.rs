@@ -51,6 +51,7 @@ impl LoopStats {
                 &mut self.happy_eyeballs_fallbacks,
                 o.happy_eyeballs_fallbacks,
             ),
+            (&mut self.proxy_tunnels, o.proxy_tunnels),
             (&mut self.dns_queries_sent, o.dns_queries_sent),
             (&mut self.dns_cache_hits, o.dns_cache_hits),
             (&mut self.spooled_bytes, o.spooled_bytes),
@@ -141,6 +142,9 @@ pub struct LoopStats {
     pub stale_retries: u64,
     /// Connects moved to a host's other address family after the first failed or was slow.
     pub happy_eyeballs_fallbacks: u64,
+    /// Tunnels opened through a proxy (SOCKS5, or CONNECT for https); each carries requests
+    /// to one site while kept alive.
+    pub proxy_tunnels: u64,
     pub dns_queries_sent: u64,
     pub dns_cache_hits: u64,
     /// Response bytes held in memory now (live fetches and undelivered completions).

@@ -20,6 +20,9 @@ pub enum Timer {
     HappyEyeballs,
     /// The TCP connect, inside the HTTP stage's deadline.
     Connect,
+    /// One step of a proxy's handshake (SOCKS5 greeting, login, connect; HTTP CONNECT),
+    /// armed anew for each step, inside the HTTP stage's deadline.
+    Proxy,
     /// The whole HTTP stage (connect, send, receive), from the moment a connection slot is
     /// assigned.
     Http,
@@ -28,11 +31,12 @@ pub enum Timer {
 impl Timer {
     /// Which timer counts when several have passed by one reading of the clock (a turn may
     /// come late): falling back first, since the other address gets an HTTP stage of its own;
-    /// then the overall deadline, which the connect deadline lies inside.
-    const BY_PRECEDENCE: [Timer; 4] = [
+    /// then the overall deadline, which the connect and proxy deadlines lie inside.
+    const BY_PRECEDENCE: [Timer; 5] = [
         Timer::HappyEyeballs,
         Timer::Http,
         Timer::Connect,
+        Timer::Proxy,
         Timer::Dns,
     ];
 

@@ -154,9 +154,26 @@ pub fn warc_files(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Runs the `spinneret` binary with a time limit.
+/// The environment variables a proxy setting is read from: taken out of every run's
+/// environment, so that the machine's own proxy never stands between a test and loopback.
+pub const PROXY_VARS: [&str; 8] = [
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+];
+
+/// Runs the `spinneret` binary with a time limit (and no proxy from the environment).
 pub fn spinneret(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_spinneret"));
+    for var in PROXY_VARS {
+        command.env_remove(var);
+    }
+    let mut child = command
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -177,6 +194,24 @@ pub fn spinneret(args: &[&str], limit: Duration) -> Output {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Stops a server started under `timeout` (so that it stops by itself if the test dies):
+/// SIGTERM to `timeout`, which passes it on (a SIGKILL would end only `timeout` and leave the
+/// server running); SIGKILL if it is still there after 5 s.
+pub fn stop_under_timeout(child: &mut std::process::Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if !matches!(child.try_wait(), Ok(None)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Server-side politeness: sorted by arrival, each request to one server (the requests given)

@@ -6,13 +6,16 @@
 //! more work) before a held one ("connection budgets" there). Which of these a fetch gets is
 //! `ConnPool::slot_for`'s decision, made from the pool's books; this file carries it out.
 
+use std::net::SocketAddr;
+
 use mio::net::TcpStream;
 use mio::{Interest, Token};
 
 use super::Crawler;
 use crate::fetcher::conn::{Conn, Transport};
-use crate::fetcher::fetch::{Attempt, FetchState};
+use crate::fetcher::fetch::{Attempt, Fetch, FetchState, Origin, Proxied};
 use crate::fetcher::pool::{Budgets, ConnEntry, ConnKey, ConnState, Slot};
+use crate::proxy::{Destination, Handshake, ProxyKind};
 use crate::ReturnCode;
 
 impl Crawler {
@@ -50,6 +53,7 @@ impl Crawler {
         let slot = self.conns.slot_for(&budgets, || ConnKey {
             addr,
             server_name: fetch.target.server_name(),
+            origin: fetch.proxy.as_ref().map(|p| p.origin.clone()),
         });
         match slot {
             Slot::Wait => false,
@@ -62,7 +66,7 @@ impl Crawler {
                 };
                 self.enter(key, send);
                 self.conns.set_active(conn, key);
-                self.fetches[key].peer = Some(addr);
+                self.fetches[key].peer = peer(&self.fetches[key], addr);
                 self.advance(key);
                 true
             }
@@ -78,8 +82,20 @@ impl Crawler {
 
     fn open_conn(&mut self, key: usize, ckey: ConnKey) {
         let addr = ckey.addr;
+        // A tunnel through a proxy starts plain: TLS to the site starts once it is open.
+        let tunnel = match self.fetches[key].proxy.as_deref_mut() {
+            Some(p) if p.tunnels(ckey.server_name.is_some()) => {
+                match handshake(p, &self.config.user_agent) {
+                    Ok(h) => p.handshake = Some(h),
+                    Err(code) => return self.finish(key, code),
+                }
+                true
+            }
+            _ => false,
+        };
         let transport = match &ckey.server_name {
             None => Transport::Plain,
+            Some(_) if tunnel => Transport::Plain,
             Some(name) => {
                 let server_name = match rustls::pki_types::ServerName::try_from(name.clone()) {
                     Ok(n) => n,
@@ -114,7 +130,7 @@ impl Crawler {
             registered: interest,
         });
         self.stats.conns_opened += 1;
-        self.fetches[key].peer = Some(addr);
+        self.fetches[key].peer = peer(&self.fetches[key], addr);
         self.enter(key, FetchState::Connecting { conn: conn_key });
     }
 
@@ -122,12 +138,51 @@ impl Crawler {
     /// the name's address of the other family, if it has one, is tried at once, as it is when
     /// a connect in progress fails (`fall_back`); else the fetch ends `HttpConnect`.
     fn connect_refused_at_once(&mut self, key: usize) {
-        let Some(addr) = self.fetches.get_mut(key).and_then(|f| f.fallback.take()) else {
-            return self.finish(key, ReturnCode::HttpConnect);
+        let Some(fetch) = self.fetches.get_mut(key) else {
+            return;
+        };
+        let Some(addr) = fetch.fallback.take() else {
+            let code = match fetch.proxy {
+                Some(_) => ReturnCode::ProxyConnect,
+                None => ReturnCode::HttpConnect,
+            };
+            return self.finish(key, code);
         };
         self.stats.happy_eyeballs_fallbacks += 1;
         self.enter(key, FetchState::WaitForHttp { addr });
         self.wait_for_http.push_front(key);
         self.dispatch_needed = true;
     }
+}
+
+/// The address a fetch's response is recorded as coming from (`WARC-IP-Address`): the
+/// server's; behind a proxy the site's when the crawler resolved it, else none (the proxy's
+/// address is not the site's).
+fn peer(fetch: &Fetch, addr: SocketAddr) -> Option<SocketAddr> {
+    match fetch.proxy.as_deref() {
+        None => Some(addr),
+        Some(Proxied {
+            origin: Origin::Ip(site),
+            ..
+        }) => Some(*site),
+        Some(_) => None,
+    }
+}
+
+/// The handshake that opens a tunnel to the fetch's site through its proxy.
+fn handshake(p: &Proxied, user_agent: &str) -> Result<Handshake, ReturnCode> {
+    let (host, port) = match &p.origin {
+        Origin::Ip(a) => (a.ip().to_string(), a.port()),
+        Origin::Name(name, port) => (name.to_string(), *port),
+    };
+    let credentials = p.proxy.credentials.clone();
+    Ok(match (p.proxy.kind, &p.origin) {
+        (ProxyKind::Http, _) => {
+            Handshake::http_connect(&host, port, credentials.as_ref(), user_agent)
+        }
+        (_, Origin::Ip(a)) => Handshake::socks5(Destination::Ip(a.ip()), port, credentials),
+        // SOCKS5 carries a name in at most 255 bytes (DNS names are shorter).
+        (_, Origin::Name(..)) if host.len() > 255 => return Err(ReturnCode::DnsBadHostName),
+        (_, Origin::Name(..)) => Handshake::socks5(Destination::Name(host), port, credentials),
+    })
 }

@@ -5,6 +5,7 @@
 use std::mem::MaybeUninit;
 use std::time::Instant;
 
+use super::proxy_stage::Shake;
 use super::receive_pool::ReceivePool;
 use super::{Crawler, Received, Step, READ_BUF_BYTES};
 use crate::fetcher::conn::{ConnectStatus, Plaintext, RecvStatus};
@@ -134,7 +135,8 @@ impl Crawler {
         match self.step(key) {
             Step::Pending => {}
             Step::Complete { reusable } => self.complete(key, reusable),
-            Step::Failed(ReturnCode::HttpConnect) if self.fall_back(key) => {}
+            Step::Failed(ReturnCode::HttpConnect | ReturnCode::ProxyConnect)
+                if self.fall_back(key) => {}
             Step::Failed(code) => self.finish(key, code),
             Step::RetryFresh => self.retry_fresh(key),
         }
@@ -162,8 +164,9 @@ impl Crawler {
     }
 
     pub(super) fn step(&mut self, key: usize) -> Step {
-        // Bounded: each state moves forward or returns; three states, so three passes.
-        for _ in 0..4 {
+        // Bounded: each state moves forward or returns; four states (a tunnel's handshake
+        // runs to its end or returns in one pass), so four passes.
+        for _ in 0..6 {
             let Some(fetch) = self.fetches.get_mut(key) else {
                 return Step::Pending;
             };
@@ -177,16 +180,31 @@ impl Crawler {
             // place.
             match fetch.state {
                 FetchState::Connecting { conn } => match entry.conn.connect_status() {
+                    Err(_) if fetch.proxy.is_some() => {
+                        return Step::Failed(ReturnCode::ProxyConnect)
+                    }
                     Err(code) => return Step::Failed(code),
                     Ok(ConnectStatus::InProgress) => return Step::Pending,
                     Ok(ConnectStatus::Connected) => {
-                        let send = FetchState::HttpSend {
-                            conn,
-                            sent: 0,
-                            attempt: Attempt::Fresh,
+                        let shake = fetch.proxy.as_ref().and_then(|p| p.handshake.as_ref());
+                        let next = match shake {
+                            Some(h) => FetchState::Proxy {
+                                conn,
+                                step: h.step(),
+                            },
+                            None => FetchState::HttpSend {
+                                conn,
+                                sent: 0,
+                                attempt: Attempt::Fresh,
+                            },
                         };
-                        self.enter(key, send);
+                        self.enter(key, next);
                     }
+                },
+                FetchState::Proxy { conn, .. } => match self.shake(key, conn) {
+                    Shake::Open => {}
+                    Shake::Pending => return Step::Pending,
+                    Shake::Failed(code) => return Step::Failed(code),
                 },
                 FetchState::HttpSend {
                     conn,
@@ -326,10 +344,20 @@ impl Crawler {
                 self.close_conn(conn);
             }
         }
-        let code = if self.fetches[key].decoder.head().is_some() {
-            ReturnCode::Success
-        } else {
-            ReturnCode::MimeMissing
+        let fetch = &self.fetches[key];
+        let code = match fetch.decoder.head() {
+            // An HTTP proxy answers an absolute-form request itself when it wants credentials.
+            Some(head)
+                if head.status == 407
+                    && fetch
+                        .proxy
+                        .as_ref()
+                        .is_some_and(|p| !p.tunnels(fetch.target.tls)) =>
+            {
+                ReturnCode::ProxyAuth
+            }
+            Some(_) => ReturnCode::Success,
+            None => ReturnCode::MimeMissing,
         };
         // Content coding is undone when the driver takes the completion (`prepare`), so the
         // completion queue holds raw bytes only.

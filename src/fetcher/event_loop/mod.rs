@@ -34,7 +34,9 @@ use slab::Slab;
 
 use super::addr_policy::{AddrPolicy, Verdict};
 use super::conn::Readiness;
-use super::fetch::{Completion, Fetch, FetchRequest, FetchState, Marks, Target, TargetHost};
+use super::fetch::{
+    Completion, Fetch, FetchRequest, FetchState, Marks, Origin, Proxied, Target, TargetHost,
+};
 use super::pool::{ConnPool, ConnState};
 use super::spool::Spool;
 use super::stats::LoopStats;
@@ -46,11 +48,13 @@ mod dns_io;
 mod dns_tcp;
 mod driven;
 mod http_stage;
+mod proxy_stage;
 mod receive_pool;
 mod states;
 mod tokens;
 use crate::dns::{DnsError, Resolve, Resolver, ResolverConfig};
 use crate::http::{self, Limits, Method, Request, ResponseDecoder};
+use crate::proxy::{self, ProxyKind, ProxySettings};
 use crate::ReturnCode;
 use dns_tcp::DnsTcp;
 use receive_pool::ReceivePool;
@@ -130,6 +134,9 @@ pub struct CrawlerConfig {
     /// or value `http::write_request` refuses ends each fetch as `HttpBadUrlSyntax`, so the
     /// app validates them first.
     pub extra_headers: Vec<(String, String)>,
+    /// The proxies URLs go through (`--proxy`, the environment), their names resolved;
+    /// `None`: every fetch is direct.
+    pub proxies: Option<Arc<ProxySettings>>,
 }
 
 /// Default [`CrawlerConfig::max_sockets`]: hosts worked on at once, each holding one idle
@@ -179,6 +186,7 @@ impl CrawlerConfig {
             max_buffer_bytes: DEFAULT_MAX_BUFFER_BYTES,
             max_scan_bytes: DEFAULT_MAX_SCAN_BYTES,
             extra_headers: Vec::new(),
+            proxies: None,
         }
     }
 }
@@ -346,6 +354,12 @@ impl Crawler {
     pub fn prefetch(&mut self, host: &str) -> bool {
         if self.resolver.pending() >= MAX_PREFETCH_PENDING {
             return false;
+        }
+        // A name the proxy resolves is not asked of DNS here (it may be the proxy's alone).
+        if let Some(proxies) = &self.config.proxies {
+            if !proxies.resolves_locally(host) {
+                return true;
+            }
         }
         let _ = self.resolver.resolve(host, self.now);
         true
@@ -529,18 +543,43 @@ impl Crawler {
             }
         };
         let mut request = self.take_buffer();
-        let extra: Vec<(&str, &str)> = self
+        let mut extra: Vec<(&str, &str)> = self
             .config
             .extra_headers
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
             .collect();
+        let proxy = self
+            .config
+            .proxies
+            .as_deref()
+            .and_then(|p| proxy_stage::route(p, &target));
+        // An http URL through an HTTP proxy goes in absolute form, with the proxy's
+        // credentials; everything else through a proxy goes through a tunnel, as if direct.
+        let (absolute, authorization) = match &proxy {
+            Some(p) if p.kind == ProxyKind::Http && !target.tls => (
+                Some(format!(
+                    "http://{}{}",
+                    http::host_and_port(&req.url),
+                    http::path_and_query(&req.url)
+                )),
+                p.credentials
+                    .as_ref()
+                    .map(proxy::connect::basic_authorization),
+            ),
+            _ => (None, None),
+        };
+        if let Some(a) = &authorization {
+            extra.push(("Proxy-Authorization", a));
+        }
         let written = http::write_request(
             &mut request,
             &Request {
                 method: Method::Get,
                 host: http::host_and_port(&req.url),
-                target: http::path_and_query(&req.url),
+                target: absolute
+                    .as_deref()
+                    .unwrap_or_else(|| http::path_and_query(&req.url)),
                 user_agent: &self.config.user_agent,
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
@@ -550,6 +589,21 @@ impl Crawler {
             },
         );
         let host = target.host.clone();
+        let proxy = proxy.map(|proxy| {
+            let origin = match &target.host {
+                TargetHost::Ip(ip) => Origin::Ip(SocketAddr::new(*ip, target.port)),
+                // For socks5://, replaced by the address once resolved.
+                TargetHost::Name(name) => Origin::Name(name.as_str().into(), target.port),
+            };
+            Box::new(Proxied {
+                proxy,
+                origin,
+                handshake: None,
+            })
+        });
+        let proxy_resolves = proxy
+            .as_ref()
+            .is_some_and(|p| p.proxy.kind.resolves_names());
         let key = self.fetches.insert(Fetch {
             req,
             target,
@@ -562,6 +616,7 @@ impl Crawler {
             sent: false,
             stale_retries_left: 1,
             fallback: None,
+            proxy,
         });
         self.stats.peak_live = self.stats.peak_live.max(self.fetches.len());
         if written.is_err() {
@@ -570,6 +625,8 @@ impl Crawler {
         }
         match host {
             TargetHost::Ip(ip) => self.resolved(key, Ok(vec![ip])),
+            // The proxy resolves the name: the address guard cannot see it (README, Proxies).
+            TargetHost::Name(_) if proxy_resolves => self.wait_for_proxy(key),
             TargetHost::Name(name) => match self.resolver.resolve(&name, now) {
                 Resolve::Done(result) => self.resolved(key, result.map(|r| r.addrs)),
                 Resolve::Pending => {
@@ -593,6 +650,18 @@ impl Crawler {
         };
         if let Verdict::Blocked(_) = self.config.addr_policy.check(&addrs) {
             return self.finish(key, ReturnCode::PrivateAddressBlocked);
+        }
+        let port = self.fetches[key].target.port;
+        if let Some(p) = &mut self.fetches[key].proxy {
+            // The proxy is asked for one address (it does not fall back), IPv4 first: the
+            // family a proxy is likeliest to reach.
+            let ip = addrs
+                .iter()
+                .copied()
+                .find(IpAddr::is_ipv4)
+                .unwrap_or(addrs[0]);
+            p.origin = Origin::Ip(SocketAddr::new(ip, port));
+            return self.wait_for_proxy(key);
         }
         // Happy Eyeballs (RFC 8305), one attempt after the other: a host with both families
         // is tried over IPv6 first and over IPv4 if that fails or has not connected within
@@ -660,6 +729,7 @@ impl Crawler {
             }
             FetchState::WaitForHttp { .. } => self.wait_for_http.retain(|&k| k != key),
             FetchState::Connecting { conn }
+            | FetchState::Proxy { conn, .. }
             | FetchState::HttpSend { conn, .. }
             | FetchState::HttpReceive { conn, .. } => {
                 // Still attached: it did not end with a reusable response.

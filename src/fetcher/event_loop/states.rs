@@ -40,8 +40,18 @@ impl Crawler {
             if timer == Timer::HappyEyeballs && self.fall_back(key) {
                 continue;
             }
-            self.finish(key, timed_out(timer));
+            let at_proxy = self.fetches.get(key).is_some_and(at_proxy);
+            self.finish(key, timed_out(timer, at_proxy));
         }
+    }
+}
+
+/// Whether a fetch is still reaching its proxy: connecting to it, or in its handshake.
+fn at_proxy(fetch: &Fetch) -> bool {
+    match fetch.state {
+        FetchState::Proxy { .. } => true,
+        FetchState::Connecting { .. } => fetch.proxy.is_some(),
+        _ => false,
     }
 }
 
@@ -71,8 +81,9 @@ impl Timeouts {
 /// | `DnsReceive` | `Dns` | |
 /// | `WaitForHttp` | none (waiting for a slot is politeness, not a failure) | `resolved`, coming from the lookup |
 /// | `Connecting` | `Http` from now, `Connect` inside it, `HappyEyeballs` inside that while another address waits | `assigned` |
+/// | `Proxy` (each step of a handshake) | `Proxy` from now (the connect timeout) inside `Http`, the connect ones stopped | |
 /// | `HttpSend`, reused connection | `Http` from now | `assigned` |
-/// | `HttpSend`, fresh connection | `Http` kept, the connect ones stopped | `connected` |
+/// | `HttpSend`, fresh connection | `Http` kept, the connect and proxy ones stopped | `connected` (through a proxy: the tunnel open) |
 /// | `HttpReceive` | kept | `sent`, and the request is marked sent |
 fn enter_state(
     fetch: &mut Fetch,
@@ -114,6 +125,13 @@ fn enter_state(
             fetch.marks.assigned = Some(now);
             timers.set(Timer::Http, now + timeouts.http);
         }
+        FetchState::Proxy { .. } => {
+            timers.stop(Timer::Connect);
+            timers.stop(Timer::HappyEyeballs);
+            let step = now + timeouts.connect;
+            let step = timers.get(Timer::Http).map_or(step, |http| step.min(http));
+            timers.set(Timer::Proxy, step);
+        }
         FetchState::HttpSend {
             attempt: Attempt::Fresh,
             ..
@@ -121,6 +139,7 @@ fn enter_state(
             fetch.marks.connected = Some(now);
             timers.stop(Timer::Connect);
             timers.stop(Timer::HappyEyeballs);
+            timers.stop(Timer::Proxy);
         }
         FetchState::HttpReceive { .. } => {
             fetch.marks.sent = Some(now);
@@ -131,9 +150,12 @@ fn enter_state(
 }
 
 /// The outcome of a fetch whose `timer` fired (a `HappyEyeballs` one falls back instead, while
-/// it can: it is armed only while another address waits).
-fn timed_out(timer: Timer) -> ReturnCode {
+/// it can: it is armed only while another address waits). Any deadline passed while still
+/// reaching a proxy (`at_proxy`) is the proxy's: `ProxyTimeout`.
+fn timed_out(timer: Timer, at_proxy: bool) -> ReturnCode {
     match timer {
+        _ if at_proxy && timer != Timer::Dns => ReturnCode::ProxyTimeout,
+        Timer::Proxy => ReturnCode::ProxyTimeout,
         Timer::Dns => ReturnCode::DnsTimeout,
         Timer::HappyEyeballs | Timer::Connect => ReturnCode::HttpConnectTimeout,
         Timer::Http => ReturnCode::HttpTimeout,
@@ -191,6 +213,7 @@ mod tests {
                 sent: false,
                 stale_retries_left: 1,
                 fallback: None,
+                proxy: None,
             };
             Walk {
                 fetch,
@@ -204,7 +227,8 @@ mod tests {
         }
 
         fn fires(&self, at: Instant) -> Option<ReturnCode> {
-            self.timers.expired(at).map(timed_out)
+            let at_proxy = at_proxy(&self.fetch);
+            self.timers.expired(at).map(|t| timed_out(t, at_proxy))
         }
     }
 
@@ -269,6 +293,40 @@ mod tests {
         assert_eq!(w.timers.get(Timer::Connect), None);
         assert_eq!(w.timers.next(), Some(t0 + secs(35)));
         assert_eq!(w.fires(t0 + secs(35)), Some(ReturnCode::HttpTimeout));
+    }
+
+    /// Each step of a proxy's handshake has its own deadline (the connect timeout), inside
+    /// the overall one; any of them passing ends the fetch as the proxy's timeout.
+    #[test]
+    fn each_proxy_step_has_its_deadline() {
+        use crate::proxy::{Proxy, ProxyStep};
+        let t0 = Instant::now();
+        let mut w = Walk::new(t0);
+        w.fetch.proxy = Some(Box::new(crate::fetcher::fetch::Proxied {
+            proxy: std::sync::Arc::new(Proxy::parse("socks5h://127.0.0.1:1").unwrap()),
+            origin: crate::fetcher::fetch::Origin::Name("example.com".into(), 80),
+            handshake: None,
+        }));
+        w.enter(waiting("127.0.0.1:1"), t0);
+        w.enter(FetchState::Connecting { conn: 1 }, t0);
+        assert_eq!(w.fires(t0 + secs(10)), Some(ReturnCode::ProxyTimeout));
+        let step = |step| FetchState::Proxy { conn: 1, step };
+        w.enter(step(ProxyStep::SocksGreeting), t0 + secs(2));
+        assert_eq!(w.timers.get(Timer::Connect), None);
+        assert_eq!(w.timers.next(), Some(t0 + secs(12)));
+        w.enter(step(ProxyStep::SocksConnect), t0 + secs(5));
+        assert_eq!(w.timers.next(), Some(t0 + secs(15)));
+        assert_eq!(w.fires(t0 + secs(14)), None);
+        assert_eq!(w.fires(t0 + secs(15)), Some(ReturnCode::ProxyTimeout));
+        // Late in the overall deadline, a step gets what is left of it.
+        w.enter(step(ProxyStep::SocksConnect), t0 + secs(25));
+        assert_eq!(w.timers.next(), Some(t0 + secs(30)));
+        assert_eq!(w.fires(t0 + secs(30)), Some(ReturnCode::ProxyTimeout));
+        // The tunnel is open: only the overall deadline is left, and it is the site's.
+        w.enter(send(1, Attempt::Fresh), t0 + secs(6));
+        assert_eq!(w.fetch.marks.connected, Some(t0 + secs(6)));
+        assert_eq!(w.timers.next(), Some(t0 + secs(30)));
+        assert_eq!(w.fires(t0 + secs(30)), Some(ReturnCode::HttpTimeout));
     }
 
     #[test]
