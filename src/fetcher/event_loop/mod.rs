@@ -130,6 +130,11 @@ pub struct CrawlerConfig {
     /// or value `http::write_request` refuses ends each fetch as `HttpBadUrlSyntax`, so the
     /// app validates them first.
     pub extra_headers: Vec<(String, String)>,
+    /// Further request headers sent only on requests that ask for them
+    /// ([`FetchRequest::origin_headers`]): `--header` values that are credentials
+    /// (`Authorization`, `Cookie`, `Proxy-Authorization`), for the seeds' origins alone. An
+    /// `Authorization` among them gives way to the request's own.
+    pub origin_headers: Vec<(String, String)>,
 }
 
 /// Default [`CrawlerConfig::max_sockets`]: hosts worked on at once, each holding one idle
@@ -179,6 +184,7 @@ impl CrawlerConfig {
             max_buffer_bytes: DEFAULT_MAX_BUFFER_BYTES,
             max_scan_bytes: DEFAULT_MAX_SCAN_BYTES,
             extra_headers: Vec::new(),
+            origin_headers: Vec::new(),
         }
     }
 }
@@ -529,10 +535,18 @@ impl Crawler {
             }
         };
         let mut request = self.take_buffer();
+        let origin_headers = if req.origin_headers {
+            &self.config.origin_headers[..]
+        } else {
+            &[]
+        };
         let extra: Vec<(&str, &str)> = self
             .config
             .extra_headers
             .iter()
+            .chain(origin_headers.iter().filter(|(n, _)| {
+                req.authorization.is_none() || !n.eq_ignore_ascii_case("authorization")
+            }))
             .map(|(n, v)| (n.as_str(), v.as_str()))
             .collect();
         let written = http::write_request(
@@ -545,6 +559,7 @@ impl Crawler {
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
                 cookie: req.cookie.as_deref(),
+                authorization: req.authorization.as_deref(),
                 extra_headers: &extra,
                 validators: req.validators.as_deref(),
             },
