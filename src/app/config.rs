@@ -22,6 +22,7 @@ use crate::app::url_lines::{Line, UrlLines};
 use crate::crawl::schedule::ScheduleConfig;
 use crate::crawl::splitter::MAX_PARTITIONS;
 use crate::crawl::url_filter::{FilterConfig, Scope};
+use crate::app::login::{is_credential_header, redact_command_line, redact_header_arg};
 use crate::crawl::{CookieConfig, CrawlConfig, MannersConfig};
 use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
@@ -57,9 +58,14 @@ impl CommonArgs {
                 )));
             }
         }
-        let mut headers = Vec::new();
+        let (mut headers, mut origin_headers) = (Vec::new(), Vec::new());
         for h in &self.headers {
-            headers.push(parse_header(h)?);
+            let (name, value) = parse_header(h)?;
+            if is_credential_header(&name) {
+                origin_headers.push((name, value));
+            } else {
+                headers.push((name, value));
+            }
         }
         if self.max_conns == 0 {
             return Err(UsageError("--max-conns must be at least 1".into()));
@@ -141,6 +147,7 @@ impl CommonArgs {
             crawler.user_agent = ua.clone();
         }
         crawler.extra_headers = headers;
+        crawler.origin_headers = origin_headers;
         crawler.limits = limits;
         crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
         crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
@@ -155,7 +162,8 @@ impl CommonArgs {
             wet: self.text,
             markdown: self.markdown,
         };
-        output.command_line = Some(command_line());
+        output.command_line = Some(redact_command_line(std::env::args()));
+        output.keep_auth = self.warc_keep_auth;
         output.options = self.options(&crawler);
         if self.verbose {
             output.echo = Some(Echo(Arc::new(Mutex::new(EchoLines::default()))));
@@ -213,35 +221,18 @@ impl CommonArgs {
             ),
         ];
         for h in &self.headers {
-            o.push(("header".into(), h.clone()));
+            o.push(("header".into(), redact_header_arg(h)));
         }
+        if let Some(user) = &self.http_user {
+            o.push(("http-user".into(), user.clone()));
+        }
+        o.push(("auth-no-challenge".into(), self.auth_no_challenge.to_string()));
+        o.push(("warc-keep-auth".into(), self.warc_keep_auth.to_string()));
         for n in &self.allow_nets {
             o.push(("allow-net".into(), n.clone()));
         }
         o
     }
-}
-
-/// This process's command line, arguments quoted where a shell would need it.
-pub fn command_line() -> String {
-    let mut out = String::new();
-    for (i, arg) in std::env::args().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let plain = !arg.is_empty()
-            && arg
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@%+".contains(&b));
-        if plain {
-            out.push_str(&arg);
-        } else {
-            out.push('\'');
-            out.push_str(&arg.replace('\'', "'\\''"));
-            out.push('\'');
-        }
-    }
-    out
 }
 
 /// Header names the fetcher writes itself: a second one would break the request's framing
@@ -467,6 +458,7 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         // The store's page workers fingerprint pages, off the event loop.
         near_dups_in_sink: true,
         page_requisites: !args.no_page_requisites,
+        auth: args.common.auth()?,
         manners: MannersConfig {
             cookies,
             max_retries: args.max_retries,
