@@ -18,13 +18,14 @@ fuzz_target!(|data: &[u8]| {
         assert!(c.params.len() <= MAX_PARAMS);
     }
     let value = match auth::choose(&challenges) {
-        Some(Answerable::Digest(d)) => {
-            d.authorization("us\"er", "p\\w", "GET", "/a?b", 1, "00ff")
-        }
+        Some(Answerable::Digest(d)) => d.authorization("us\"er", "p\\w", "GET", "/a?b", 1, "00ff"),
         Some(Answerable::Basic) => auth::basic_authorization("user", "pw"),
         None => String::new(),
     };
-    assert!(!value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)), "{value:?}");
+    assert!(
+        !value.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0)),
+        "{value:?}"
+    );
 
     let mut out = Vec::new();
     if !auth::redact_credentials(data, &mut out) {
