@@ -17,12 +17,12 @@ use url::Url;
 use crate::app::cli::{CommonArgs, CrawlArgs, DelayArgs, FreshArgs, ScopeArg};
 use crate::app::exit::{usage, Failure, UsageError};
 use crate::app::fd_limit;
+use crate::app::login::{is_credential_header, redact_command_line, redact_header_arg};
 use crate::app::report::{abbrev, eprint_line, Display, EchoLines, ProgressMode, URL_IN_MESSAGES};
 use crate::app::url_lines::{Line, UrlLines};
 use crate::crawl::schedule::ScheduleConfig;
 use crate::crawl::splitter::MAX_PARTITIONS;
 use crate::crawl::url_filter::{FilterConfig, Scope};
-use crate::app::login::{is_credential_header, redact_command_line, redact_header_arg};
 use crate::crawl::{CookieConfig, CrawlConfig, MannersConfig};
 use crate::dns::{self, ResolverConfig};
 use crate::fetcher::addr_policy::{AddrPolicy, Cidr};
@@ -226,7 +226,10 @@ impl CommonArgs {
         if let Some(user) = &self.http_user {
             o.push(("http-user".into(), user.clone()));
         }
-        o.push(("auth-no-challenge".into(), self.auth_no_challenge.to_string()));
+        o.push((
+            "auth-no-challenge".into(),
+            self.auth_no_challenge.to_string(),
+        ));
         o.push(("warc-keep-auth".into(), self.warc_keep_auth.to_string()));
         for n in &self.allow_nets {
             o.push(("allow-net".into(), n.clone()));

@@ -135,15 +135,27 @@ mod tests {
     #[test]
     fn the_recorded_command_line_holds_no_secret() {
         let args = [
-            "spinneret", "crawl", "--http-user", "u", "--http-password", "s3cret",
-            "--header", "Authorization: Bearer tok", "--header=cookie: a=b",
-            "--http-password=other", "--header", "Accept: x/y",
+            "spinneret",
+            "crawl",
+            "--http-user",
+            "u",
+            "--http-password",
+            "s3cret",
+            "--header",
+            "Authorization: Bearer tok",
+            "--header=cookie: a=b",
+            "--http-password=other",
+            "--header",
+            "Accept: x/y",
         ]
         .map(String::from);
         let line = redact_command_line(args);
         assert!(!line.contains("s3cret") && !line.contains("tok") && !line.contains("a=b"));
         assert!(!line.contains("other"), "{line}");
-        assert!(line.contains("--http-user u --http-password '[redacted]'"), "{line}");
+        assert!(
+            line.contains("--http-user u --http-password '[redacted]'"),
+            "{line}"
+        );
         assert!(line.contains("'Authorization: [redacted]'"), "{line}");
         assert!(line.contains("'Accept: x/y'"), "{line}");
     }

@@ -24,26 +24,27 @@ pub fn parse(text: &str) -> Result<Netrc, String> {
     let mut netrc = Netrc::default();
     // The entry being read: its host (None for `default`), login and password.
     let mut entry: Option<(Option<String>, Option<String>, Option<String>)> = None;
-    let finish = |netrc: &mut Netrc, entry: Option<(Option<String>, Option<String>, Option<String>)>| {
-        let Some((host, login, password)) = entry else {
-            return;
-        };
-        let credential = Credential {
-            user: login.unwrap_or_default(),
-            password: password.unwrap_or_default(),
-        };
-        match host {
-            Some(host) => {
-                netrc
-                    .machines
-                    .entry(host.to_ascii_lowercase())
-                    .or_insert(credential);
+    let finish =
+        |netrc: &mut Netrc, entry: Option<(Option<String>, Option<String>, Option<String>)>| {
+            let Some((host, login, password)) = entry else {
+                return;
+            };
+            let credential = Credential {
+                user: login.unwrap_or_default(),
+                password: password.unwrap_or_default(),
+            };
+            match host {
+                Some(host) => {
+                    netrc
+                        .machines
+                        .entry(host.to_ascii_lowercase())
+                        .or_insert(credential);
+                }
+                None => {
+                    netrc.default.get_or_insert(credential);
+                }
             }
-            None => {
-                netrc.default.get_or_insert(credential);
-            }
-        }
-    };
+        };
     while let Some((line, token)) = tokens.next()? {
         let mut value = |what: &str| match tokens.next()? {
             Some((_, v)) => Ok(v),
@@ -221,7 +222,10 @@ mod tests {
         for (text, want) in [
             ("machine h login", "line 1: `login` without its value"),
             ("login u", "line 1: `login` before any"),
-            ("machine h\nlogin u\npasword p", "line 3: unknown keyword `pasword`"),
+            (
+                "machine h\nlogin u\npasword p",
+                "line 3: unknown keyword `pasword`",
+            ),
             ("machine h password \"open", "line 1: a quote left open"),
         ] {
             let e = parse(text).unwrap_err();

@@ -155,7 +155,10 @@ impl Auth {
                 .and_then(|h| c.machines.get(&h.to_ascii_lowercase()))
         };
         if seed {
-            c.user.as_ref().or_else(machine).or(c.netrc_default.as_ref())
+            c.user
+                .as_ref()
+                .or_else(machine)
+                .or(c.netrc_default.as_ref())
         } else {
             machine()
         }
@@ -220,7 +223,10 @@ impl Auth {
                 // this page asks for another scheme, algorithm or realm than the origin's
                 // last (one origin may protect its parts differently).
                 let stale = matches!(chosen, Answerable::Digest(d) if d.stale);
-                let other = !self.origins.get(&origin_key).is_some_and(|e| e.answers(chosen));
+                let other = !self
+                    .origins
+                    .get(&origin_key)
+                    .is_some_and(|e| e.answers(chosen));
                 (!sent || stale || other).then(|| match chosen {
                     Answerable::Basic => {
                         let value = auth::basic_authorization(&c.user, &c.password);
@@ -325,8 +331,15 @@ mod tests {
         );
         // The origin now gets them at once; another scheme, port or host never does, even
         // when it challenges.
-        assert_eq!(a.attach(&url("http://a.test:8080/other")).authorization, Some(basic));
-        for other in ["https://a.test:8080/", "http://a.test/", "http://b.test:8080/"] {
+        assert_eq!(
+            a.attach(&url("http://a.test:8080/other")).authorization,
+            Some(basic)
+        );
+        for other in [
+            "https://a.test:8080/",
+            "http://a.test/",
+            "http://b.test:8080/",
+        ] {
             let u = url(other);
             assert_eq!(a.attach(&u), Attach::default(), "{other}");
             assert_eq!(
@@ -336,7 +349,10 @@ mod tests {
             );
         }
         // A 200 ends the URL's tries.
-        assert_eq!(a.answered(&page, 1, Some(&head(OK)), true), AuthVerdict::Stands);
+        assert_eq!(
+            a.answered(&page, 1, Some(&head(OK)), true),
+            AuthVerdict::Stands
+        );
         assert!(a.tries.is_empty());
     }
 
@@ -354,8 +370,14 @@ mod tests {
         });
         a.add_seed(&url("http://seed.test/"));
         let basic = |u: &str| Some(auth::basic_authorization(u, "p"));
-        assert_eq!(a.attach(&url("http://M.test:81/x")).authorization, basic("m"));
-        assert_eq!(a.attach(&url("http://seed.test/y")).authorization, basic("d"));
+        assert_eq!(
+            a.attach(&url("http://M.test:81/x")).authorization,
+            basic("m")
+        );
+        assert_eq!(
+            a.attach(&url("http://seed.test/y")).authorization,
+            basic("d")
+        );
         assert_eq!(a.attach(&url("http://elsewhere.test/")).authorization, None);
     }
 
@@ -375,7 +397,10 @@ mod tests {
         else {
             panic!("no retry");
         };
-        assert!(first.starts_with("Digest ") && first.contains("nc=00000001"), "{first}");
+        assert!(
+            first.starts_with("Digest ") && first.contains("nc=00000001"),
+            "{first}"
+        );
         assert!(first.contains("nonce=\"n1\"") && first.contains("algorithm=SHA-256"));
         let next = a.attach(&page).authorization.unwrap();
         assert!(next.contains("nc=00000002"), "{next}");
@@ -412,6 +437,9 @@ mod tests {
         assert!(!a.attach(&url("http://b.test/x")).origin_headers);
         // Nothing to answer a challenge with.
         let u = url("http://a.test/x");
-        assert_eq!(a.answered(&u, 1, Some(&head(BASIC_401)), false), AuthVerdict::Stands);
+        assert_eq!(
+            a.answered(&u, 1, Some(&head(BASIC_401)), false),
+            AuthVerdict::Stands
+        );
     }
 }

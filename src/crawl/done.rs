@@ -109,9 +109,7 @@ impl<S: Sink> Crawl<S> {
             return;
         }
         self.counters.pages_fetched += 1;
-        let answered = self
-            .gate
-            .page_done(&entry.url, key, done, now);
+        let answered = self.gate.page_done(&entry.url, key, done, now);
         if answered.again {
             // Not the URL's end: the try is stored and logged, and the URL goes back to the
             // head of its host's queue, to be fetched once the host may be contacted again.

@@ -483,18 +483,34 @@ mod tests {
             panic!("no digest chosen");
         };
         assert_eq!(chosen.algorithm, DigestAlgorithm::Sha256);
-        let auth =
-            chosen.authorization("Mufasa", "Circle of Life", "GET", "/dir/index.html", 1, cnonce);
+        let auth = chosen.authorization(
+            "Mufasa",
+            "Circle of Life",
+            "GET",
+            "/dir/index.html",
+            1,
+            cnonce,
+        );
         assert!(
             auth.contains(
                 r#"response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1""#
             ),
             "{auth}"
         );
-        assert!(auth.contains("nc=00000001") && auth.contains("qop=auth"), "{auth}");
+        assert!(
+            auth.contains("nc=00000001") && auth.contains("qop=auth"),
+            "{auth}"
+        );
         assert!(auth.contains(r#"opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS""#));
         let md5 = DigestChallenge::from_challenge(&parse(md5)[0]).unwrap();
-        let auth = md5.authorization("Mufasa", "Circle of Life", "GET", "/dir/index.html", 1, cnonce);
+        let auth = md5.authorization(
+            "Mufasa",
+            "Circle of Life",
+            "GET",
+            "/dir/index.html",
+            1,
+            cnonce,
+        );
         assert!(
             auth.contains(r#"response="8ca523f5e9506fed4657c9700eebdbec""#),
             "{auth}"
@@ -532,7 +548,15 @@ mod tests {
         ] {
             assert_eq!(choose(&parse(v)), None, "{v}");
         }
-        for v in ["", ",,,", "=", "\"", "Basic realm=\"open", "Basic ==,=\"x", "\u{e9}t\u{e9}"] {
+        for v in [
+            "",
+            ",,,",
+            "=",
+            "\"",
+            "Basic realm=\"open",
+            "Basic ==,=\"x",
+            "\u{e9}t\u{e9}",
+        ] {
             let c = parse(v);
             assert!(c.len() <= MAX_CHALLENGES);
         }
@@ -553,7 +577,10 @@ mod tests {
             "GET / HTTP/1.1\r\nHost: a\r\nauthorization: Basic [redacted]\r\nCookie: a=b\r\nProxy-Authorization: Digest [redacted]\r\n\r\n"
         );
         let mut out = Vec::new();
-        assert!(!redact_credentials(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", &mut out));
+        assert!(!redact_credentials(
+            b"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+            &mut out
+        ));
         assert_eq!(out, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
     }
 }
