@@ -10,6 +10,7 @@
 mod common;
 
 mod archive;
+mod auth;
 mod bench;
 mod bounded;
 mod cluster;

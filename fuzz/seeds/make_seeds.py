@@ -368,6 +368,19 @@ def url_seen():
                                           for i in range(300)))
 
 
+# ---------------------------------------------------------------- auth_challenges
+def auth_challenges():
+    # WWW-Authenticate values (RFC 7616 section 3.9.1's, several in one field, a token68) and
+    # a request head with credentials (see fuzz_targets/auth_challenges.rs).
+    put("auth_challenges", "rfc7616", 'Digest realm="http-auth@example.org", qop="auth, auth-int", '
+        'algorithm=SHA-256, nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v", '
+        'opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"')
+    put("auth_challenges", "several", 'Newauth realm="apps", type=1, title="Login to \\"apps\\"", '
+        'Basic realm="simple", Negotiate abc+/==, Digest realm="r", nonce="n", stale=true')
+    put("auth_challenges", "request", "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Basic QWxh\r\n"
+        "Proxy-Authorization: Digest x\r\n\r\n")
+
+
 # ---------------------------------------------------------------- cookies
 def cookies():
     # Lines: an origin-picking byte, then a Set-Cookie value (see fuzz_targets/cookies.rs).
@@ -507,6 +520,6 @@ def proxy_reply():
 
 if __name__ == "__main__":
     shutil.rmtree(CORPUS, ignore_errors=True)
-    links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen(); cookies()
+    links(); http(); dns(); dns_tcp(); robots(); urlnorm(); warc(); url_seen(); cookies(); auth_challenges()
     sitemap_feed(); visible_text()
     main_text(); proxy_reply()

@@ -462,7 +462,8 @@ pub struct CommonArgs {
     /// Also print every crawl.log line's outcome, status and URL on stderr.
     #[arg(short = 'v', long)]
     pub verbose: bool,
-    /// Extra request header, `Name: value` (repeatable).
+    /// Extra request header, `Name: value` (repeatable). `Authorization`, `Cookie` and
+    /// `Proxy-Authorization` go to the seeds' origins only; the others to every host.
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
     /// Redirect hops followed from a URL (0: none).
@@ -552,6 +553,27 @@ pub struct CommonArgs {
     /// `curl -c` write.
     #[arg(long, value_name = "FILE", conflicts_with = "no_cookies")]
     pub load_cookies: Option<PathBuf>,
+    /// User name for HTTP Basic and Digest authentication, sent to the seeds' origins only,
+    /// after they ask for it (a 401), or at once with --auth-no-challenge.
+    #[arg(long, value_name = "USER")]
+    pub http_user: Option<String>,
+    /// Password for --http-user.
+    #[arg(long, value_name = "PASS", requires = "http_user")]
+    pub http_password: Option<String>,
+    /// Read logins from FILE, in the .netrc format [default: ~/.netrc, if there is one].
+    #[arg(long, value_name = "FILE", conflicts_with = "no_netrc")]
+    pub netrc_file: Option<PathBuf>,
+    /// Read no .netrc file.
+    #[arg(long)]
+    pub no_netrc: bool,
+    /// Send Basic credentials without waiting for a 401 challenge (to the origins they
+    /// belong to only).
+    #[arg(long)]
+    pub auth_no_challenge: bool,
+    /// Keep Authorization and Proxy-Authorization values in WARC request records (by default
+    /// they are written as `Authorization: Basic [redacted]`).
+    #[arg(long)]
+    pub warc_keep_auth: bool,
 }
 
 /// `bench --shape`'s values: the test server's names for how pages link

@@ -17,6 +17,7 @@ use url::Url;
 use crate::app::cli::{CommonArgs, CrawlArgs, DelayArgs, FreshArgs, ScopeArg};
 use crate::app::exit::{usage, Failure, UsageError};
 use crate::app::fd_limit;
+use crate::app::login::{is_credential_header, redact_command_line, redact_header_arg};
 use crate::app::report::{abbrev, eprint_line, Display, EchoLines, ProgressMode, URL_IN_MESSAGES};
 use crate::app::url_lines::{Line, UrlLines};
 use crate::crawl::schedule::ScheduleConfig;
@@ -58,9 +59,14 @@ impl CommonArgs {
                 )));
             }
         }
-        let mut headers = Vec::new();
+        let (mut headers, mut origin_headers) = (Vec::new(), Vec::new());
         for h in &self.headers {
-            headers.push(parse_header(h)?);
+            let (name, value) = parse_header(h)?;
+            if is_credential_header(&name) {
+                origin_headers.push((name, value));
+            } else {
+                headers.push((name, value));
+            }
         }
         if self.max_conns == 0 {
             return Err(UsageError("--max-conns must be at least 1".into()));
@@ -142,6 +148,7 @@ impl CommonArgs {
             crawler.user_agent = ua.clone();
         }
         crawler.extra_headers = headers;
+        crawler.origin_headers = origin_headers;
         crawler.limits = limits;
         crawler.http_timeout = Duration::from_millis(self.http_timeout_ms.max(1));
         crawler.connect_timeout = Duration::from_millis(self.connect_timeout_ms.max(1));
@@ -157,7 +164,8 @@ impl CommonArgs {
             wet: self.text,
             markdown: self.markdown,
         };
-        output.command_line = Some(command_line());
+        output.command_line = Some(redact_command_line(std::env::args()));
+        output.keep_auth = self.warc_keep_auth;
         output.options = self.options(&crawler);
         if self.verbose {
             output.echo = Some(Echo(Arc::new(Mutex::new(EchoLines::default()))));
@@ -241,8 +249,16 @@ impl CommonArgs {
             ),
         ];
         for h in &self.headers {
-            o.push(("header".into(), h.clone()));
+            o.push(("header".into(), redact_header_arg(h)));
         }
+        if let Some(user) = &self.http_user {
+            o.push(("http-user".into(), user.clone()));
+        }
+        o.push((
+            "auth-no-challenge".into(),
+            self.auth_no_challenge.to_string(),
+        ));
+        o.push(("warc-keep-auth".into(), self.warc_keep_auth.to_string()));
         for n in &self.allow_nets {
             o.push(("allow-net".into(), n.clone()));
         }
@@ -256,69 +272,6 @@ impl CommonArgs {
         }
         o
     }
-}
-
-/// This process's command line, arguments quoted where a shell would need it.
-pub fn command_line() -> String {
-    quoted(redact_proxy_passwords(std::env::args()))
-}
-
-/// The arguments with a `--proxy` URL's password masked: the command line goes into every
-/// WARC file's warcinfo record, which credentials must not.
-fn redact_proxy_passwords(args: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let redact = |url: &str| match crate::proxy::Proxy::parse(url) {
-        Ok(p) if p.credentials.is_some() => p.redacted(),
-        _ => url.to_string(),
-    };
-    for arg in args {
-        let after_flag = out.last().is_some_and(|a| a == "--proxy");
-        let arg = match arg.strip_prefix("--proxy=") {
-            Some(url) => format!("--proxy={}", redact(url)),
-            None if after_flag => redact(&arg),
-            None => arg,
-        };
-        out.push(arg);
-    }
-    out
-}
-
-fn quoted(args: Vec<String>) -> String {
-    let mut out = String::new();
-    for (i, arg) in args.into_iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let plain = !arg.is_empty()
-            && arg
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@%+".contains(&b));
-        if plain {
-            out.push_str(&arg);
-        } else {
-            out.push('\'');
-            out.push_str(&arg.replace('\'', "'\\''"));
-            out.push('\'');
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-#[test]
-fn proxy_passwords_stay_out_of_the_command_line() {
-    let args = [
-        "spinneret",
-        "fetch",
-        "--proxy",
-        "http://u:secret@p:1",
-        "--proxy=socks5h://v:pw@q",
-    ];
-    let line = quoted(redact_proxy_passwords(args.into_iter().map(String::from)));
-    assert_eq!(
-        line,
-        "spinneret fetch --proxy 'http://u:***@p:1' '--proxy=socks5h://v:***@q:1080'"
-    );
 }
 
 /// Header names the fetcher writes itself: a second one would break the request's framing
@@ -544,6 +497,7 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         // The store's page workers fingerprint pages, off the event loop.
         near_dups_in_sink: true,
         page_requisites: !args.no_page_requisites,
+        auth: args.common.auth()?,
         manners: MannersConfig {
             cookies,
             max_retries: args.max_retries,

@@ -11,6 +11,7 @@
 //! a bad line (not a URL, not UTF-8, too long) when it is read, and at Ctrl-C whatever is
 //! queued or still unread as `Interrupted`.
 
+use std::collections::VecDeque;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -28,7 +29,9 @@ use crate::codec::{get_bytes, put_bytes};
 use crate::crawl::frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use crate::crawl::sink::{Hop, Sink, Via};
 use crate::crawl::spill::{BatchRef, SpillStore, Spillable};
+use crate::crawl::url_seen::url_key;
 use crate::crawl::LineTally;
+use crate::crawl::{Auth, AuthVerdict};
 use crate::fetcher::{Crawler, FetchDone, FetchRequest, FetchSource, Next};
 use crate::http::cookies::CookieJar;
 use crate::store::archive::output::Output;
@@ -211,6 +214,12 @@ struct FetchList {
     line_messages: u32,
     /// Cookies set by the responses, sent with the later requests (wget's default).
     jar: Option<CookieJar>,
+    /// Credentials per origin (the given URLs' origins are the seeds'): which requests carry
+    /// them, and which 401s are answered by fetching the URL again.
+    auth: Auth,
+    /// Fetches to issue before anything from the frontier: URLs fetched again with
+    /// credentials after a 401.
+    ready: VecDeque<FetchRequest>,
 }
 
 impl FetchList {
@@ -270,6 +279,7 @@ impl FetchList {
                 return false;
             };
             if let Some(url) = self.judge(place, line) {
+                self.auth.add_seed(&url);
                 self.queue(&url, PRIORITY_LISTED, 0, None);
             }
         }
@@ -280,6 +290,14 @@ impl FetchList {
     /// list is read to its end, a piece at a time).
     fn finish_unfetched(&mut self, outcome: ReturnCode) {
         let far = Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        // URLs waiting to be fetched again with credentials after a 401.
+        while let Some(req) = self.ready.pop_front() {
+            if let Some(f) = self.inflight.try_remove(req.tag as usize) {
+                let via = fetch_via(f.hops, f.referrer.as_deref());
+                self.log_unfetched(req.url.as_str(), via, outcome);
+                self.frontier.done(f.queue, far, Duration::ZERO);
+            }
+        }
         // Each pop takes one URL; nothing is in flight, so nothing is busy.
         for _ in 0..=self.frontier.len() {
             match self.frontier.pop(far) {
@@ -360,6 +378,9 @@ impl FetchSource for FetchList {
         if self.io_error.is_some() {
             return Next::Done;
         }
+        if let Some(req) = self.ready.pop_front() {
+            return Next::Fetch(req);
+        }
         match self.frontier.pop(now) {
             Pop::Ready { queue, item, .. } => match Url::parse(&item.url) {
                 Ok(url) => {
@@ -374,9 +395,12 @@ impl FetchSource for FetchList {
                         .and_then(|jar| jar.header_for(&url, SystemTime::now()));
                     // A host with more URLs queued keeps its connection through its delay.
                     let more_for_host = self.frontier.has_queued(queue);
+                    let attach = self.auth.attach(&url);
                     Next::Fetch(FetchRequest {
                         cookie,
                         more_for_host,
+                        authorization: attach.authorization,
+                        origin_headers: attach.origin_headers,
                         ..FetchRequest::new(url, tag)
                     })
                 }
@@ -409,6 +433,31 @@ impl FetchSource for FetchList {
         };
         if let (Some(jar), Some(head)) = (&mut self.jar, done.head) {
             jar.store_response(head, &done.request.url, SystemTime::now());
+        }
+        let url = &done.request.url;
+        let sent = done.request.authorization.is_some();
+        if let AuthVerdict::Retry(authorization) =
+            self.auth.answered(url, url_key(url), done.head, sent)
+        {
+            // A 401 we can answer: the URL once more with credentials, its host kept busy;
+            // the challenge is not the URL's outcome.
+            let tag = self.inflight.insert(InFlight {
+                queue,
+                hops,
+                referrer,
+            }) as u64;
+            let cookie = self
+                .jar
+                .as_ref()
+                .and_then(|jar| jar.header_for(url, SystemTime::now()));
+            self.ready.push_back(FetchRequest {
+                cookie,
+                authorization: Some(authorization),
+                origin_headers: done.request.origin_headers,
+                more_for_host: done.request.more_for_host,
+                ..FetchRequest::new(url.clone(), tag)
+            });
+            return;
         }
         self.frontier.done(queue, now, self.gap(done.outcome));
         self.lines.add(done.outcome, done.status());
@@ -460,6 +509,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let setup = args.common.setup()?;
     let display = config::display(&args.common);
     let cookies = args.common.cookies()?;
+    let auth = args.common.auth()?;
     if args.max_url_length == 0 {
         return Err(usage("--max-url-length must be at least 1"));
     }
@@ -514,6 +564,8 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
             }
             jar
         }),
+        auth: Auth::new(auth),
+        ready: VecDeque::new(),
     };
     let started = Instant::now();
     let mut progress = Progress::new(started, display.progress, None);

@@ -619,6 +619,7 @@ impl CrawlReport {
             ("revisit_records", self.revisits),
             ("robots_excluded", c.robots_excluded),
             ("robots_unreachable", c.robots_unreachable),
+            ("auth_retries", c.auth_retries),
             ("blocked_without_fetch", c.blocked_without_fetch),
             ("redirects_followed", c.redirects_followed),
             ("too_many_redirects", c.too_many_redirects),

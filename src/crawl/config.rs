@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::auth::AuthConfig;
 use super::manners::MannersConfig;
 use super::schedule::ScheduleConfig;
 use super::url_filter::FilterConfig;
@@ -43,6 +44,8 @@ pub struct CrawlConfig {
     pub save_hosts_every: Option<Duration>,
     /// Cookies and "come back later" (`crawl::manners`).
     pub manners: MannersConfig,
+    /// Logging in: credentials and the origins they belong to (`crawl::auth`).
+    pub auth: AuthConfig,
     /// When a fetched URL is due again (`crawl::schedule`): told to the sink for the crawl
     /// database with every URL's end.
     pub schedule: ScheduleConfig,
@@ -108,6 +111,7 @@ impl CrawlConfig {
             resumable: false,
             save_hosts_every: None,
             manners: MannersConfig::default(),
+            auth: AuthConfig::default(),
             schedule: ScheduleConfig::default(),
             continuous: false,
             sitemaps: true,

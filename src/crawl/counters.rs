@@ -75,6 +75,7 @@ impl CrawlCounters {
             (&mut self.too_many_redirects, o.too_many_redirects),
             (&mut self.blocked_without_fetch, o.blocked_without_fetch),
             (&mut self.robots_unreachable, o.robots_unreachable),
+            (&mut self.auth_retries, o.auth_retries),
             (&mut self.bad_links, o.bad_links),
             (&mut self.pages_scan_truncated, o.pages_scan_truncated),
             (&mut self.links_over_page_cap, o.links_over_page_cap),
@@ -148,6 +149,8 @@ pub struct CrawlCounters {
     pub blocked_without_fetch: u64,
     /// URLs ended as `RobotsUnreachable`.
     pub robots_unreachable: u64,
+    /// 401 challenges answered by fetching the URL again with credentials (`crawl::auth`).
+    pub auth_retries: u64,
     /// Links that did not normalize (bad syntax, non-http schemes).
     pub bad_links: u64,
     /// Pages whose content was longer than the scan limit (`--max-scan-bytes`) or spilled:

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
 use super::admission::Link;
+use super::auth::AuthVerdict;
 use super::entry::Entry;
 use super::frontier::BackQueueId;
 use super::host_gate::{self, RobotsDone};
@@ -47,6 +48,7 @@ impl<S: Sink> Crawl<S> {
             RobotsDone::Redirect(target) => {
                 // Rules found there apply to the original origin; the host stays busy.
                 let cookie = self.gate.cookie_for(&target, now);
+                let attach = self.auth.attach(&target);
                 let job = Job::Robots {
                     origin,
                     queue,
@@ -55,6 +57,8 @@ impl<S: Sink> Crawl<S> {
                 let tag = self.inflight.insert(job) as u64;
                 self.ready.push_back(FetchRequest {
                     cookie,
+                    authorization: attach.authorization,
+                    origin_headers: attach.origin_headers,
                     ..FetchRequest::new(target, tag)
                 });
             }
@@ -82,10 +86,30 @@ impl<S: Sink> Crawl<S> {
             self.frontier.done(queue, now, Duration::ZERO);
             return;
         }
+        let key = url_key(&entry.url);
+        let sent = done.request.authorization.is_some();
+        if let AuthVerdict::Retry(authorization) =
+            self.auth.answered(&entry.url, key, done.head, sent)
+        {
+            // A 401 we can answer: the same URL once more, with credentials, before anything
+            // else of its host (which stays busy); the challenge is not the URL's outcome.
+            self.counters.auth_retries += 1;
+            let url = entry.url.clone();
+            let cookie = self.gate.cookie_for(&url, now);
+            let origin_headers = done.request.origin_headers;
+            let tag = self.inflight.insert(Job::Page { entry, queue }) as u64;
+            self.ready.push_back(FetchRequest {
+                cookie,
+                authorization: Some(authorization),
+                origin_headers,
+                more_for_host: done.request.more_for_host,
+                validators: done.request.validators.clone(),
+                ..FetchRequest::new(url, tag)
+            });
+            return;
+        }
         self.counters.pages_fetched += 1;
-        let answered = self
-            .gate
-            .page_done(&entry.url, url_key(&entry.url), done, now);
+        let answered = self.gate.page_done(&entry.url, key, done, now);
         if answered.again {
             // Not the URL's end: the try is stored and logged, and the URL goes back to the
             // head of its host's queue, to be fetched once the host may be contacted again.

@@ -14,7 +14,8 @@
 //! flight; each concern's state is an owner of its own, whose verdicts it acts on:
 //! `admission` (what enters the frontier: the URL filter, the URL-seen set, a page's link
 //! keys and outlinks, the host splitter), `host_gate` (whether and when a host may be
-//! asked: robots.txt, manners, the politeness gap, blocked hosts), `page_content` (content
+//! asked: robots.txt, manners, the politeness gap, blocked hosts), `auth` (which origin
+//! gets which credentials, and what a 401 means), `page_content` (content
 //! seen, near-duplicates, a focused crawl's scores) and `revisit_budget` (when a URL is
 //! due again, a continuous crawl's price and due URLs).
 //!
@@ -36,6 +37,8 @@
 //! once; the owner's set decides.
 
 mod admission;
+mod auth;
+pub use auth::{Attach, Auth, AuthConfig, AuthVerdict, Credential, MAX_SEED_ORIGINS};
 mod config;
 pub use config::{
     CrawlConfig, DEFAULT_DELAY, DEFAULT_DELAY_FACTOR, DEFAULT_FRONTIER_RAM,
@@ -132,12 +135,15 @@ pub struct Crawl<S: Sink> {
     admission: Admission,
     /// Whether and when a host may be asked: robots.txt, manners, politeness.
     gate: HostGate,
+    /// Credentials per origin: which requests carry them, what a 401 means.
+    auth: Auth,
     /// Content seen, near-duplicates, a focused crawl's scores.
     content: PageContent,
     /// When URLs are due again: the schedule, a continuous crawl's price and due URLs.
     revisits: RevisitBudget,
     inflight: Slab<Job>,
-    /// Fetches to issue before anything from the frontier (robots.txt redirect hops).
+    /// Fetches to issue before anything from the frontier (robots.txt redirect hops, a
+    /// page fetched again with credentials after a 401).
     ready: VecDeque<FetchRequest>,
     /// Reused: the links of the page being followed.
     links: Links,
@@ -199,6 +205,7 @@ impl<S: Sink> Crawl<S> {
             frontier,
             admission: Admission::new(config.filter.clone(), config.page_requisites),
             gate: HostGate::new(&config, now, wall),
+            auth: Auth::new(config.auth.clone()),
             content: PageContent::new(&config),
             revisits: RevisitBudget::new(config.schedule, config.continuous, now),
             inflight: Slab::new(),
@@ -225,6 +232,7 @@ impl<S: Sink> Crawl<S> {
     /// outcome is returned; a seed given twice is queued once.
     pub fn add_seed(&mut self, url: Url) -> Result<(), ReturnCode> {
         self.admission.add_to_scope(&url);
+        self.auth.add_seed(&url);
         if !self.admission.owns(&url) {
             // Its owner checks it (and logs a refusal) when it arrives.
             self.queue(url, 0, None, 0, Hop::Seed);
@@ -291,7 +299,8 @@ impl<S: Sink> Crawl<S> {
     /// each with its one line, as `outcome`, unless `keep_queued` (a resumable crawl: they
     /// stay queued in its journal, and get their line when a resumed run ends them). Call
     /// after the driver finished or interrupted, so nothing is in flight; robots.txt redirect
-    /// hops not yet issued are logged too.
+    /// hops not yet issued are logged too, and pages waiting to be fetched again with
+    /// credentials are ended (or kept) with the queued ones.
     pub fn finish_unfetched(&mut self, outcome: ReturnCode, keep_queued: bool) {
         if keep_queued && self.config.save_hosts_every.is_some() {
             // Before the robots.txt hops below give their hosts a next contact at `far`.
@@ -300,10 +309,20 @@ impl<S: Sink> Crawl<S> {
         // Later than any host's next contact: every queued URL pops at once.
         let far = self.last_now + Duration::from_secs(100 * 365 * 24 * 3600);
         while let Some(req) = self.ready.pop_front() {
-            if let Some(Job::Robots { queue, .. }) = self.inflight.try_remove(req.tag as usize) {
-                self.frontier.done(queue, far, Duration::ZERO);
+            match self.inflight.try_remove(req.tag as usize) {
+                Some(Job::Robots { queue, .. }) => {
+                    self.frontier.done(queue, far, Duration::ZERO);
+                    self.log_robots_unfetched(req.url.as_str(), outcome);
+                }
+                // A page to fetch again with credentials: queued again, so that it ends
+                // below (or stays queued for the resumed run).
+                Some(Job::Page { entry, queue }) => {
+                    self.auth.forget(url_key(&entry.url));
+                    self.frontier.push_front(queue, entry);
+                    self.frontier.done(queue, far, Duration::ZERO);
+                }
+                None => {}
             }
-            self.log_robots_unfetched(req.url.as_str(), outcome);
         }
         if keep_queued {
             return;
@@ -601,8 +620,11 @@ impl<S: Sink> Crawl<S> {
         };
         let tag = self.inflight.insert(job) as u64;
         let cookie = self.gate.cookie_for(&url, self.last_now);
+        let attach = self.auth.attach(&url);
         Next::Fetch(FetchRequest {
             cookie,
+            authorization: attach.authorization,
+            origin_headers: attach.origin_headers,
             more_for_host,
             validators,
             ..FetchRequest::new(url, tag)

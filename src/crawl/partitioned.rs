@@ -104,6 +104,7 @@ impl<S: Sink> Crawl<S> {
     /// says whether it still is).
     pub fn add_scope_seed(&mut self, url: &Url) {
         self.admission.add_to_scope(url);
+        self.auth.add_seed(url);
     }
 
     /// Continuing a crawl stopped earlier (call these before the first `next_fetch`,

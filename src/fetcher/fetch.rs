@@ -41,6 +41,12 @@ pub struct FetchRequest {
     /// Ask conditionally (`If-None-Match`, `If-Modified-Since`) with an earlier response's
     /// validators: a re-crawl's request for what it stored before.
     pub validators: Option<Box<crate::http::Validators>>,
+    /// The `Authorization` header to send, if any: the caller decides which origin gets
+    /// credentials (`crawl::auth`), the fetcher only writes it.
+    pub authorization: Option<String>,
+    /// Send the headers meant for the seeds' origins only ([`CrawlerConfig::origin_headers`]:
+    /// `--header` values that are credentials). The caller decides.
+    pub origin_headers: bool,
 }
 
 impl FetchRequest {
@@ -53,6 +59,8 @@ impl FetchRequest {
             cookie: None,
             more_for_host: true,
             validators: None,
+            authorization: None,
+            origin_headers: false,
         }
     }
 }

@@ -4,7 +4,8 @@
 //! [`ResponseDecoder`] takes whatever the socket produced and finds the response in it (head,
 //! framing, body), [`decode_content`] undoes `Content-Encoding`, [`retry_after`] reads how
 //! long a 429 or 503 asks us to wait, and [`Validators`] are what a conditional request sends
-//! back; [`cookies`] is the cookie jar; [`parse_incoming`] reads the head of a request sent to
+//! back; [`cookies`] is the cookie jar; [`auth`] reads 401 challenges and computes the Basic and
+//! Digest answers; [`parse_incoming`] reads the head of a request sent to
 //! us (the `--metrics` endpoint). Every size it handles is
 //! bounded by [`Limits`], and every failure is an [`HttpError`] that maps onto one
 //! [`ReturnCode`].
@@ -14,6 +15,7 @@
 //! and the decision to reuse a connection, guided by [`ResponseDecoder::reusable`]. TLS lives in
 //! `tls`, and the WARC record built from [`ResponseDecoder::raw`] in `warc`.
 
+pub mod auth;
 mod content;
 pub mod cookies;
 mod headers;

@@ -37,6 +37,8 @@ pub struct Request<'a> {
     pub keep_alive: bool,
     /// The `Cookie` header value, if any (a cookie jar's `header_for`).
     pub cookie: Option<&'a str>,
+    /// The `Authorization` header value, if any (`http::auth` computes it).
+    pub authorization: Option<&'a str>,
     /// Further `(name, value)` headers, written in order after the standard ones.
     pub extra_headers: &'a [(&'a str, &'a str)],
     /// A conditional GET: `If-None-Match` and `If-Modified-Since` from an earlier response's
@@ -77,6 +79,9 @@ pub fn write_request(out: &mut Vec<u8>, req: &Request<'_>) -> Result<(), Request
     if req.cookie.is_some_and(|c| !is_field_value(c)) {
         return Err(RequestError::Cookie);
     }
+    if req.authorization.is_some_and(|c| !is_field_value(c)) {
+        return Err(RequestError::HeaderValue);
+    }
     if req.validators.is_some_and(|v| !v.are_sendable()) {
         return Err(RequestError::Validator);
     }
@@ -113,6 +118,9 @@ pub fn write_request(out: &mut Vec<u8>, req: &Request<'_>) -> Result<(), Request
     ]);
     if let Some(cookie) = req.cookie {
         line(&["Cookie: ", cookie]);
+    }
+    if let Some(authorization) = req.authorization {
+        line(&["Authorization: ", authorization]);
     }
     if let Some(v) = req.validators {
         if let Some(etag) = &v.etag {
@@ -169,6 +177,7 @@ mod tests {
             accept_encoding: true,
             keep_alive: true,
             cookie: Some("a=1; b=2"),
+            authorization: Some("Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
             extra_headers: &[("Accept", "*/*"), ("If-None-Match", "\"x\"")],
             validators: None,
         }
@@ -182,6 +191,7 @@ mod tests {
         };
         let req = Request {
             cookie: None,
+            authorization: None,
             extra_headers: &[],
             validators: Some(&v),
             ..base()
@@ -214,7 +224,7 @@ mod tests {
             out,
             b"prevGET /a/b?c=d HTTP/1.1\r\nHost: example.com:8080\r\nUser-Agent: spinneret/0.1\r\n\
               Accept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\nCookie: a=1; b=2\r\n\
-              Accept: */*\r\nIf-None-Match: \"x\"\r\n\r\n"
+              Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==\r\nAccept: */*\r\nIf-None-Match: \"x\"\r\n\r\n"
                 .to_vec()
         );
     }
@@ -226,6 +236,7 @@ mod tests {
             accept_encoding: false,
             keep_alive: false,
             cookie: None,
+            authorization: None,
             extra_headers: &[],
             ..base()
         };
@@ -244,7 +255,7 @@ mod tests {
         for bad in ["a\rb", "a\nb", "a\0b"] {
             let extra_name = [(bad, "v")];
             let extra_value = [("X-A", bad)];
-            let cases: [(Request<'_>, RequestError); 6] = [
+            let cases: [(Request<'_>, RequestError); 7] = [
                 (
                     Request {
                         host: bad,
@@ -272,6 +283,13 @@ mod tests {
                         ..base()
                     },
                     RequestError::Cookie,
+                ),
+                (
+                    Request {
+                        authorization: Some(bad),
+                        ..base()
+                    },
+                    RequestError::HeaderValue,
                 ),
                 (
                     Request {

@@ -14,6 +14,7 @@
 //! (except `testweb`, which must outrun the crawler it benchmarks).
 //! Every socket here binds to a loopback address; nothing ever talks to the outside world.
 
+pub mod auth_gate;
 pub mod blackhole;
 pub mod conditional;
 pub mod dns_server;

@@ -137,6 +137,11 @@ pub struct CrawlerConfig {
     /// The proxies URLs go through (`--proxy`, the environment), their names resolved;
     /// `None`: every fetch is direct.
     pub proxies: Option<Arc<ProxySettings>>,
+    /// Further request headers sent only on requests that ask for them
+    /// ([`FetchRequest::origin_headers`]): `--header` values that are credentials
+    /// (`Authorization`, `Cookie`, `Proxy-Authorization`), for the seeds' origins alone. An
+    /// `Authorization` among them gives way to the request's own.
+    pub origin_headers: Vec<(String, String)>,
 }
 
 /// Default [`CrawlerConfig::max_sockets`]: hosts worked on at once, each holding one idle
@@ -187,6 +192,7 @@ impl CrawlerConfig {
             max_scan_bytes: DEFAULT_MAX_SCAN_BYTES,
             extra_headers: Vec::new(),
             proxies: None,
+            origin_headers: Vec::new(),
         }
     }
 }
@@ -543,10 +549,18 @@ impl Crawler {
             }
         };
         let mut request = self.take_buffer();
+        let origin_headers = if req.origin_headers {
+            &self.config.origin_headers[..]
+        } else {
+            &[]
+        };
         let mut extra: Vec<(&str, &str)> = self
             .config
             .extra_headers
             .iter()
+            .chain(origin_headers.iter().filter(|(n, _)| {
+                req.authorization.is_none() || !n.eq_ignore_ascii_case("authorization")
+            }))
             .map(|(n, v)| (n.as_str(), v.as_str()))
             .collect();
         let proxy = self
@@ -584,6 +598,7 @@ impl Crawler {
                 accept_encoding: self.config.accept_encoding,
                 keep_alive: true,
                 cookie: req.cookie.as_deref(),
+                authorization: req.authorization.as_deref(),
                 extra_headers: &extra,
                 validators: req.validators.as_deref(),
             },

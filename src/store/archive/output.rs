@@ -104,6 +104,9 @@ pub struct OutputConfig {
     pub near_dup_threshold: f64,
     /// The text of HTML pages to write beside each WARC file (`text_sides`).
     pub text: TextOut,
+    /// Keep `Authorization` and `Proxy-Authorization` values in request records
+    /// (`--warc-keep-auth`); by default they are redacted (`http::auth::redact_credentials`).
+    pub keep_auth: bool,
 }
 
 /// Where [`OutputConfig::echo`] writes: shared by the partitions of a crawl.
@@ -147,6 +150,7 @@ impl OutputConfig {
             near_dup_ram: crate::content::near_dups::DEFAULT_NEAR_DUP_RAM,
             near_dup_threshold: crate::content::near_dups::DEFAULT_THRESHOLD,
             text: TextOut::default(),
+            keep_auth: false,
         }
     }
 }
@@ -201,6 +205,8 @@ pub struct Output {
     links: Vec<u8>,
     /// The text of HTML pages the writer puts beside the WARC files.
     text: TextOut,
+    /// Keep credentials in request records (see [`OutputConfig::keep_auth`]).
+    keep_auth: bool,
 }
 
 /// Messages waiting for the writer from which the loop deflates responses itself: the
@@ -362,8 +368,22 @@ impl Output {
                 db: config.crawl_db.is_some(),
                 links: Vec::new(),
                 text: config.text,
+                keep_auth: config.keep_auth,
             })
             .collect())
+    }
+
+    /// The request record's block: the request as sent, its credentials redacted unless
+    /// kept. Only a request that carried some is scanned (the crawl says so), and the record
+    /// is made of the redacted bytes, so its digest is theirs.
+    fn request_record(&self, done: &FetchDone<'_>) -> Vec<u8> {
+        let carried = done.request.authorization.is_some() || done.request.origin_headers;
+        if !carried || self.keep_auth {
+            return self.warc.buffer(done.request_bytes);
+        }
+        let mut out = self.warc.empty_buffer();
+        crate::http::auth::redact_credentials(done.request_bytes, &mut out);
+        out
     }
 
     /// `outcome status url` to the echo, if there is one (an echo that fails is let be: it
@@ -491,7 +511,7 @@ impl Output {
                 target_uri: done.request.url.as_str().to_string(),
                 date,
                 ip: done.peer.map(|p| p.ip()),
-                request: self.warc.buffer(done.request_bytes),
+                request: self.request_record(done),
                 response,
                 payload_digest: digest,
                 spooled: match refers_to {
