@@ -36,6 +36,7 @@
 //! once; the owner's set decides.
 
 mod admission;
+pub mod canon;
 mod config;
 pub use config::{
     CrawlConfig, DEFAULT_DELAY, DEFAULT_DELAY_FACTOR, DEFAULT_FRONTIER_RAM,
@@ -85,7 +86,7 @@ use url::Url;
 use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
 use crate::links::Links;
 use crate::ReturnCode;
-use admission::{Admission, Route, Verdict};
+use admission::{Admission, LinkPolicy, Route, Verdict};
 use due::DueUrls;
 use entry::Entry;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
@@ -197,7 +198,16 @@ impl<S: Sink> Crawl<S> {
     ) -> Crawl<S> {
         Crawl {
             frontier,
-            admission: Admission::new(config.filter.clone(), config.page_requisites),
+            admission: Admission::new(
+                config.filter.clone(),
+                LinkPolicy {
+                    page_requisites: config.page_requisites,
+                    robots_directives: config.robots_directives,
+                    follow_nofollow_links: config.follow_nofollow_links,
+                    agent: config.product_token.clone(),
+                    canon: config.canon.clone(),
+                },
+            ),
             gate: HostGate::new(&config, now, wall),
             content: PageContent::new(&config),
             revisits: RevisitBudget::new(config.schedule, config.continuous, now),
