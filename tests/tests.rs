@@ -31,6 +31,7 @@ mod metrics;
 mod near_duplicates;
 mod operate;
 mod outcomes;
+mod page_robots;
 mod report;
 
 /// With autotests off, a file in tests/ that is not a module here would never run.
