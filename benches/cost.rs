@@ -31,9 +31,9 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use spinneret::content::near_dups::{BoxedSpill, DEFAULT_NEAR_DUP_RAM};
 use spinneret::content::{MemoryRuns, NearDupIndex, NearDups, Sketch};
+use spinneret::crawl::canon::Canon;
 use spinneret::crawl::link_key::LinkKeys;
 use spinneret::crawl::sink::Hop;
-use spinneret::crawl::canon::Canon;
 use spinneret::crawl::url_seen::UrlSeen;
 use spinneret::crawl::urlnorm;
 use spinneret::fetcher::{digest, PayloadDigest, DEFAULT_MAX_SCAN_BYTES};
@@ -389,9 +389,9 @@ fn admit_found(
 ) {
     outlinks.clear();
     let canon = Canon::default();
-    let page = found
-        .robots_meta()
-        .fold(Directives::default(), |d, c| d.and(Directives::from_meta(c)));
+    let page = found.robots_meta().fold(Directives::default(), |d, c| {
+        d.and(Directives::from_meta(c))
+    });
     let mut keys = LinkKeys::new(base);
     for (kind, href, nofollow) in found.iter_rel() {
         t.links += 1;

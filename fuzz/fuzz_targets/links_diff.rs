@@ -11,7 +11,10 @@ fuzz_target!(|html: &[u8]| {
     let slow = naive::scan_all(html);
 
     assert_eq!(fast.base(), slow.base.as_deref(), "base");
-    let fast_links: Vec<_> = fast.iter_rel().map(|(k, v, n)| (k, v.to_vec(), n)).collect();
+    let fast_links: Vec<_> = fast
+        .iter_rel()
+        .map(|(k, v, n)| (k, v.to_vec(), n))
+        .collect();
     assert_eq!(fast_links, slow.links, "links");
     assert_eq!(fast.dropped(), slow.dropped, "dropped");
     let fast_meta: Vec<_> = fast.robots_meta().map(<[u8]>::to_vec).collect();

@@ -12,8 +12,8 @@ use spinneret::crawl::canon::{Canon, CanonConfig};
 use spinneret::crawl::link_key::LinkKeys;
 use spinneret::crawl::url_filter::{FilterConfig, Scope, UrlFilter};
 use spinneret::crawl::url_seen::url_key;
-use url::Position;
 use spinneret::crawl::urlnorm::{normalize, origin_key, parse_seed, MAX_URL_BYTES};
+use url::Position;
 use url::Url;
 
 /// Parsed once: URL parsing dominates this target's cost.
@@ -48,14 +48,21 @@ fuzz_target!(|href: &[u8]| {
             assert_eq!(k, url_key(&url), "fast key differs from {url}");
         }
         if let Some(k) = fast_canon {
-            assert_eq!(k, canon.url_key(&url), "fast canonical key differs from {url}");
+            assert_eq!(
+                k,
+                canon.url_key(&url),
+                "fast canonical key differs from {url}"
+            );
         }
         // The streamed canonical key is the key of the canonical URL written out.
         let resource = url[Position::BeforePath..Position::AfterQuery].as_bytes();
         let canonical = String::from_utf8(canon.canonical(resource)).unwrap();
         let written = Url::parse(&format!("{}{canonical}", &url[..Position::BeforePath]));
         // (Unless parsing rewrites it: a dot segment that a stripped parameter uncovered.)
-        if let Some(w) = written.ok().filter(|w| w[Position::BeforePath..Position::AfterQuery] == canonical) {
+        if let Some(w) = written
+            .ok()
+            .filter(|w| w[Position::BeforePath..Position::AfterQuery] == canonical)
+        {
             assert_eq!(canon.url_key(&url), url_key(&w), "{url} as {w}");
         }
         assert!(matches!(url.scheme(), "http" | "https"), "{url}");
