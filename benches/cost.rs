@@ -31,13 +31,15 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use spinneret::content::near_dups::{BoxedSpill, DEFAULT_NEAR_DUP_RAM};
 use spinneret::content::{MemoryRuns, NearDupIndex, NearDups, Sketch};
+use spinneret::crawl::canon::Canon;
 use spinneret::crawl::link_key::LinkKeys;
 use spinneret::crawl::sink::Hop;
-use spinneret::crawl::url_seen::{url_key, UrlSeen};
+use spinneret::crawl::url_seen::UrlSeen;
 use spinneret::crawl::urlnorm;
 use spinneret::fetcher::{digest, PayloadDigest, DEFAULT_MAX_SCAN_BYTES};
 use spinneret::http::{decode_content_with, DecodeOptions, Limits, Progress, ResponseDecoder};
 use spinneret::links::{self, Links};
+use spinneret::robots::Directives;
 use spinneret::store::archive::crawl_log::{self, LogLine};
 use spinneret::store::archive::output::DEFAULT_GZIP_LEVEL;
 use spinneret::store::archive::warc::{Exchange, WarcInfo, WarcWriter, WriterOptions};
@@ -291,6 +293,7 @@ impl Store {
                 revisit: None,
                 relevance: None,
                 sketch: page_sketch,
+                noindex: false,
             },
         );
         let exchange = Exchange {
@@ -373,8 +376,10 @@ impl Pipeline {
 
 /// The link work of `crawl::done::admit_found` and `Crawl::queue_new` for every link (page
 /// requisites on, as by default; no URL filter): the URL-seen key straight from the `href`
-/// where `LinkKeys` is sure of it, else normalization and `url_key`; known URLs end there, new
-/// ones go into the set. Outlinks' keys are gathered for the link graph.
+/// where `LinkKeys` is sure of it, else normalization and `url_key` (both canonicalized, as the
+/// crawl's `Canon` does by default); known URLs end there, new ones go into the set. The
+/// page's robots `<meta>`s are read and its `rel="nofollow"` links skipped, as admission does.
+/// Outlinks' keys are gathered for the link graph.
 fn admit_found(
     found: &Links,
     base: &Url,
@@ -383,11 +388,18 @@ fn admit_found(
     t: &mut Totals,
 ) {
     outlinks.clear();
+    let canon = Canon::default();
+    let page = found.robots_meta().fold(Directives::default(), |d, c| {
+        d.and(Directives::from_meta(c))
+    });
     let mut keys = LinkKeys::new(base);
-    for (kind, href) in found.iter() {
+    for (kind, href, nofollow) in found.iter_rel() {
         t.links += 1;
         let outlink = !kind.is_requisite();
-        let key = keys.as_mut().and_then(|k| k.key(href));
+        if outlink && (nofollow || page.nofollow) {
+            continue;
+        }
+        let key = keys.as_mut().and_then(|k| k.key(href, &canon));
         if let (true, Some(key)) = (outlink, key) {
             outlinks.push(key);
         }
@@ -398,9 +410,9 @@ fn admit_found(
         match urlnorm::normalize(base, href) {
             Ok(url) => {
                 if outlink && key.is_none() {
-                    outlinks.push(url_key(&url));
+                    outlinks.push(canon.url_key(&url));
                 }
-                if seen.insert(url_key(&url)) {
+                if seen.insert(canon.url_key(&url)) {
                     t.admitted += 1;
                 } else {
                     t.known += 1;

@@ -366,7 +366,11 @@ fn a_continuous_crawl_on_two_loops_revisits_each_partitions_hosts() {
     }
     let owners: BTreeSet<u32> = revisits
         .keys()
-        .map(|u| spinneret::crawl::partition_key(u, 2).unwrap().0)
+        .map(|u| {
+            spinneret::crawl::partition_key(u, 2, &Default::default())
+                .unwrap()
+                .0
+        })
         .collect();
     assert_eq!(owners.len(), 2, "revisits in both partitions");
     let fetched: BTreeSet<&String> = log

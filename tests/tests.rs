@@ -32,6 +32,7 @@ mod metrics;
 mod near_duplicates;
 mod operate;
 mod outcomes;
+mod page_robots;
 mod proxy;
 mod report;
 

@@ -254,6 +254,28 @@ pub struct CrawlArgs {
     /// Do not fetch or obey robots.txt (off by default; be sure you may).
     #[arg(long)]
     pub ignore_robots: bool,
+    /// Ignore robots directives in pages and their headers (`<meta name="robots">`,
+    /// `X-Robots-Tag`, `rel="nofollow"`): every link is followed and no page is marked
+    /// noindex. For archivists who must; by default they are obeyed.
+    #[arg(long)]
+    pub ignore_robots_meta: bool,
+    /// Follow links marked rel="nofollow", "ugc" or "sponsored" (Heritrix's default); by
+    /// default they are not followed (Nutch's and StormCrawler's). A page's own nofollow
+    /// still holds.
+    #[arg(long)]
+    pub follow_nofollow_links: bool,
+    /// Key every URL as written: no session IDs or tracking parameters stripped before the
+    /// URL-seen test (`spinneret help canonicalization` lists the rules).
+    #[arg(long)]
+    pub no_canonicalize: bool,
+    /// Strip this query parameter too before the URL-seen test (repeatable; ASCII
+    /// case-insensitive), as the built-in session and tracking parameters are.
+    #[arg(
+        long = "strip-query-param",
+        value_name = "NAME",
+        conflicts_with = "no_canonicalize"
+    )]
+    pub strip_query_params: Vec<String>,
     /// Links admitted from one page at most.
     #[arg(long, value_name = "N", default_value_t = crate::crawl::DEFAULT_MAX_LINKS_PER_PAGE)]
     pub max_links_per_page: usize,

@@ -20,6 +20,7 @@ use crate::app::fd_limit;
 use crate::app::login::{is_credential_header, redact_command_line, redact_header_arg};
 use crate::app::report::{abbrev, eprint_line, Display, EchoLines, ProgressMode, URL_IN_MESSAGES};
 use crate::app::url_lines::{Line, UrlLines};
+use crate::crawl::canon::CanonConfig;
 use crate::crawl::schedule::ScheduleConfig;
 use crate::crawl::splitter::MAX_PARTITIONS;
 use crate::crawl::url_filter::{FilterConfig, Scope};
@@ -498,6 +499,9 @@ pub fn crawl_plan(args: &CrawlArgs) -> Result<CrawlPlan, Failure> {
         near_dups_in_sink: true,
         page_requisites: !args.no_page_requisites,
         auth: args.common.auth()?,
+        robots_directives: !args.ignore_robots_meta,
+        follow_nofollow_links: args.follow_nofollow_links,
+        canon: canon_config(args)?,
         manners: MannersConfig {
             cookies,
             max_retries: args.max_retries,
@@ -618,6 +622,25 @@ fn input_lines(
 }
 
 /// `--reject-ext` values: without a leading dot, not empty.
+/// `--no-canonicalize` and `--strip-query-param`: each name a query parameter's name (not
+/// empty, printable ASCII without the query's own delimiters), which is what the rule
+/// compares, byte for byte, ASCII case aside.
+fn canon_config(args: &CrawlArgs) -> Result<CanonConfig, Failure> {
+    for name in &args.strip_query_params {
+        let plain = |b: u8| b.is_ascii_graphic() && !matches!(b, b'&' | b'=' | b'?' | b'#');
+        if name.is_empty() || name.len() > 256 || !name.bytes().all(plain) {
+            return Err(usage(format!(
+                "--strip-query-param {name:?}: not a query parameter name (printable ASCII, \
+                 no & = ? #, at most 256 bytes)"
+            )));
+        }
+    }
+    Ok(CanonConfig {
+        on: !args.no_canonicalize,
+        strip: args.strip_query_params.clone(),
+    })
+}
+
 fn extensions(list: &[String]) -> Result<Vec<String>, Failure> {
     let mut out = Vec::new();
     for e in list {
@@ -703,6 +726,19 @@ fn crawl_options(args: &CrawlArgs) -> Vec<(String, String)> {
         ("max-retries".into(), args.max_retries.to_string()),
         ("max-retry-after".into(), args.max_retry_after.to_string()),
         ("ignore-robots".into(), args.ignore_robots.to_string()),
+        (
+            "ignore-robots-meta".into(),
+            args.ignore_robots_meta.to_string(),
+        ),
+        (
+            "follow-nofollow-links".into(),
+            args.follow_nofollow_links.to_string(),
+        ),
+        ("canonicalize".into(), (!args.no_canonicalize).to_string()),
+        (
+            "strip-query-param".into(),
+            opt((!args.strip_query_params.is_empty()).then(|| args.strip_query_params.join(","))),
+        ),
         (
             "page-requisites".into(),
             (!args.no_page_requisites).to_string(),

@@ -74,12 +74,34 @@ pub fn run(args: GraphArgs) -> Result<ExitStatus, Box<dyn Error>> {
         .out
         .clone()
         .unwrap_or_else(|| args.dirs[0].join("graph"));
-    write_graph(urls, &files, &basename)
+    write_graph(urls, &files, &basename, &crawl_canon(&args.dirs[0]))
+}
+
+/// The key function the crawl in `dir` gave its links: its recorded `--no-canonicalize` and
+/// `--strip-query-param` (the defaults for a crawl without recorded arguments).
+fn crawl_canon(dir: &Path) -> crate::crawl::canon::Canon {
+    use super::cli::{Cli, Command};
+    use crate::crawl::canon::{Canon, CanonConfig};
+    use clap::Parser;
+    let recorded = crate::store::state::crawl_state::load_args(dir).unwrap_or_default();
+    let full = std::iter::once("spinneret".to_string()).chain(recorded);
+    match Cli::try_parse_from(full).map(|c| c.command) {
+        Ok(Command::Crawl(a)) => Canon::new(CanonConfig {
+            on: !a.no_canonicalize,
+            strip: a.strip_query_params,
+        }),
+        _ => Canon::default(),
+    }
 }
 
 /// Without the `graph` feature there is nothing to write the graph with.
 #[cfg(not(feature = "graph"))]
-fn write_graph(_: Vec<String>, _: &[PathBuf], _: &Path) -> Result<ExitStatus, Box<dyn Error>> {
+fn write_graph(
+    _: Vec<String>,
+    _: &[PathBuf],
+    _: &Path,
+    _: &crate::crawl::canon::Canon,
+) -> Result<ExitStatus, Box<dyn Error>> {
     Err(Failure::Usage(
         "this spinneret was built without the `graph` feature (cargo build --features graph)"
             .into(),
@@ -93,8 +115,10 @@ fn write_graph(
     urls: Vec<String>,
     files: &[PathBuf],
     basename: &Path,
+    canon: &crate::crawl::canon::Canon,
 ) -> Result<ExitStatus, Box<dyn Error>> {
-    let built = build::build(urls, files, basename).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let built =
+        build::build(urls, files, basename, canon).map_err(|e| Failure::Runtime(e.to_string()))?;
     let ranks = rank::rank(basename).map_err(|e| Failure::Runtime(e.to_string()))?;
     let names = std::fs::read_to_string(build::with_ext(basename, "urls"))
         .map_err(|e| Failure::Runtime(format!("{}.urls: {e}", basename.display())))?;

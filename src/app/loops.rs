@@ -342,8 +342,10 @@ pub fn execute(
         // The journal is folded into checkpoints that file each URL-seen key under the
         // partition the restore gives it to.
         let parts = n as u32;
+        // Keyed as the crawl keys them (canonicalized by its settings).
+        let canon = crawl::canon::Canon::new(config.canon.clone());
         setup.output.state_keys = Some(StateKeys(Arc::new(move |url: &str| {
-            crawl::partition_key(url, parts)
+            crawl::partition_key(url, parts, &canon)
         })));
     }
     // A durable crawl keeps its crawl database (ARCHITECTURE §9c): what a re-crawl or the

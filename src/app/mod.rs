@@ -101,6 +101,9 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
     let printed = match topic {
         None => cmd.print_long_help(),
         Some("outcomes") => std::io::stdout().lock().write_all(outcomes_help().as_bytes()),
+        Some("canonicalization") => std::io::stdout()
+            .lock()
+            .write_all(canonicalization_help().as_bytes()),
         Some(name) => match cmd.find_subcommand_mut(name) {
             Some(sub) if !sub.is_hide_set() => {
                 let mut sub = sub.clone().bin_name(format!("spinneret {name}"));
@@ -108,7 +111,7 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
-                    "no help on `{name}`: try `spinneret help outcomes`, or a command (fetch, crawl, resume, status, stop, report, near-duplicates, graph, bench)"
+                    "no help on `{name}`: try `spinneret help outcomes`, `spinneret help canonicalization`, or a command (fetch, crawl, resume, status, stop, report, near-duplicates, graph, bench)"
                 ))))
             }
         },
@@ -118,6 +121,25 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Box::new(e)),
         _ => Ok(ExitStatus::Ok),
     }
+}
+
+/// The canonicalization rules URL-seen keys are taken after, with what each strips.
+pub fn canonicalization_help() -> String {
+    let mut s = String::from(
+        "Canonicalization: a URL's URL-seen key is taken after these rules, so that one page\n\
+         linked with session IDs or tracking parameters is fetched once (under the first of\n\
+         its forms found, which is the URL fetched, stored and logged). Names compare ASCII\n\
+         case-insensitively; a query left empty loses its `?`. --no-canonicalize turns the\n\
+         rules off; --strip-query-param NAME adds a name. A resumed crawl keys as it began.\n\n",
+    );
+    for (names, what) in crate::crawl::canon::RULES {
+        s.push_str(&format!("  {names}\n      {what}\n"));
+    }
+    s.push_str(
+        "\nExample: /p.html;jsessionid=0A1B, /p.html?utm_source=news&utm_medium=mail and\n\
+         /p.html?fbclid=IwAR0 are all keyed as /p.html.\n",
+    );
+    s
 }
 
 /// Every outcome a crawl.log line can have, with its meaning.

@@ -482,6 +482,7 @@ mod tests {
             revisit: None,
             relevance: None,
             sketch: None,
+            noindex: false,
         }
     }
 

@@ -3,26 +3,33 @@
 //! hrefs (`link_key`) and the keys of its outlinks for the link graph, what each host's
 //! sitemaps may still bring (§7a), and, for a partitioned crawl, the host splitter (§9b)
 //! with the encoding of each admitted entry that the journal and the other partitions are
-//! sent.
+//! sent. Every key is taken after canonicalization (`canon`: session IDs and tracking
+//! parameters stripped), and a page's robots directives (`<meta name="robots">`,
+//! `X-Robots-Tag`, `rel="nofollow"`) decide which of its links are followed.
 //!
-//! Its verdicts: for a found URL, [`Verdict`]; for one link of a page, [`Link`]; for a URL
-//! past both tests, [`Route`]. The crawl journals, queues and counts by them.
+//! Its verdicts: for a page's robots directives, [`Directives`] as the crawl obeys them
+//! ([`Admission::directives`]); for a found URL, [`Verdict`]; for one link of a page,
+//! [`Link`]; for a URL past both tests, [`Route`]. The crawl journals, queues and counts by
+//! them.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use url::Url;
 
+use super::canon::{Canon, CanonConfig};
 use super::entry::Entry;
 use super::link_key::LinkKeys;
 use super::sink::Hop;
 use super::spill::Spillable;
 use super::splitter::{Batch, Splitter, SplitterConfig};
 use super::url_filter::{FilterConfig, Reject, UrlFilter};
-use super::url_seen::{url_key, UrlSeen};
+use super::url_seen::UrlSeen;
 use super::urlnorm;
 use crate::discovery::sitemap::HostBudget;
-use crate::links::LinkKind;
+use crate::http::ResponseHead;
+use crate::links::{LinkKind, Links};
+use crate::robots::Directives;
 
 /// What becomes of a URL found on a page, in a sitemap or as a redirect's target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,10 +43,13 @@ pub(super) enum Verdict {
 }
 
 /// What becomes of one link of a page.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Link {
     /// Not a link a crawl follows: a requisite while page requisites are off.
     Ignored,
+    /// Not followed, as robots directives ask: its page's (`nofollow`, `none`), or its own
+    /// `rel` (`nofollow`, `ugc`, `sponsored`). A page's requisites are still followed.
+    NoFollow,
     /// Past the page's cap on admitted links.
     OverCap,
     /// Already seen, known by its key without parsing it.
@@ -59,13 +69,45 @@ pub(super) enum Route {
     Forwarded,
 }
 
+/// How a page's links are followed, beyond the filter: the crawl's settings.
+#[derive(Clone, Debug)]
+pub struct LinkPolicy {
+    /// Requisites (images, scripts, stylesheets) are fetched, as embeds.
+    pub page_requisites: bool,
+    /// Robots directives in pages and their headers are obeyed (`--ignore-robots-meta`
+    /// turns it off).
+    pub robots_directives: bool,
+    /// Links whose `rel` says `nofollow`, `ugc` or `sponsored` are followed all the same
+    /// (`--follow-nofollow-links`, Heritrix's default; Nutch and StormCrawler do not).
+    pub follow_nofollow_links: bool,
+    /// Our product token, the agent an `X-Robots-Tag` prefix may name.
+    pub agent: String,
+    /// How URL-seen keys are canonicalized.
+    pub canon: CanonConfig,
+}
+
+impl Default for LinkPolicy {
+    fn default() -> Self {
+        LinkPolicy {
+            page_requisites: true,
+            robots_directives: true,
+            follow_nofollow_links: false,
+            agent: "spinneret".into(),
+            canon: CanonConfig::default(),
+        }
+    }
+}
+
 pub(super) struct Admission {
     filter: UrlFilter,
     seen: UrlSeen,
+    /// The key function: canonical forms' keys.
+    canon: Canon,
     /// A partitioned crawl: where URLs of other partitions' hosts go.
     splitter: Option<Splitter>,
-    /// Requisites (images, scripts, stylesheets) are fetched, as embeds.
-    page_requisites: bool,
+    policy: LinkPolicy,
+    /// The directives of the page whose links are being admitted.
+    page: Directives,
     /// Reused: the encoding of the entry being admitted, for [`Sink::admitted`] and batches.
     ///
     /// [`Sink::admitted`]: super::sink::Sink::admitted
@@ -78,12 +120,14 @@ pub(super) struct Admission {
 }
 
 impl Admission {
-    pub fn new(filter: FilterConfig, page_requisites: bool) -> Admission {
+    pub fn new(filter: FilterConfig, policy: LinkPolicy) -> Admission {
         Admission {
             filter: UrlFilter::new(filter),
             seen: UrlSeen::new(),
+            canon: Canon::new(policy.canon.clone()),
             splitter: None,
-            page_requisites,
+            policy,
+            page: Directives::default(),
             encoded: Vec::with_capacity(256),
             outlinks: Vec::new(),
             sitemap_budgets: HashMap::new(),
@@ -135,12 +179,36 @@ impl Admission {
 
     /// Whether `url` is new to the URL-seen set, which remembers it.
     pub fn first_seen(&mut self, url: &Url) -> bool {
-        self.seen.insert(url_key(url))
+        self.seen.insert(self.canon.url_key(url))
     }
 
     /// Whether the URL-seen set holds `url`.
     pub fn is_seen(&self, url: &Url) -> bool {
-        self.seen.contains(url_key(url))
+        self.seen.contains(self.canon.url_key(url))
+    }
+
+    /// The URL-seen key of `url`: its canonical form's.
+    pub fn key(&self, url: &Url) -> u64 {
+        self.canon.url_key(url)
+    }
+
+    /// The robots directives of a response, as the crawl obeys them: its `X-Robots-Tag`
+    /// headers that apply to us and, for a scanned page, its robots `<meta>`s (nothing with
+    /// `--ignore-robots-meta`).
+    pub fn directives(&self, head: Option<&ResponseHead>, page: Option<&Links>) -> Directives {
+        if !self.policy.robots_directives {
+            return Directives::default();
+        }
+        let mut d = Directives::default();
+        for (name, value) in head.iter().flat_map(|h| h.headers.iter()) {
+            if name.eq_ignore_ascii_case("x-robots-tag") {
+                d = d.and(Directives::from_header(value, &self.policy.agent));
+            }
+        }
+        for content in page.iter().flat_map(|l| l.robots_meta()) {
+            d = d.and(Directives::from_meta(content));
+        }
+        d
     }
 
     /// Keys of a checkpoint's URL-seen set, in increasing order.
@@ -194,19 +262,26 @@ impl Admission {
     }
 
     /// One link of a page, resolved against `base`, `keys` being the page's (the fast
-    /// path to its URL-seen key). `over_cap`: the page gave its cap of admitted links. The
-    /// link's key joins the page's outlinks when the link is one a crawler follows and its
-    /// URL is known.
+    /// path to its URL-seen key); `rel_nofollow`: its `rel` says not to follow it.
+    /// `over_cap`: the page gave its cap of admitted links. The link's key joins the page's
+    /// outlinks when the link is one a crawler follows and its URL is known.
     pub fn link(
         &mut self,
         keys: &mut Option<LinkKeys<'_>>,
-        kind: LinkKind,
-        href: &[u8],
+        (kind, href, rel_nofollow): (LinkKind, &[u8], bool),
         base: &Url,
         over_cap: bool,
     ) -> Link {
+        if !kind.is_requisite()
+            && (self.page.nofollow
+                || rel_nofollow
+                    && self.policy.robots_directives
+                    && !self.policy.follow_nofollow_links)
+        {
+            return Link::NoFollow;
+        }
         let hop = match kind {
-            k if k.is_requisite() && self.page_requisites => Hop::Embed,
+            k if k.is_requisite() && self.policy.page_requisites => Hop::Embed,
             LinkKind::Stylesheet | LinkKind::Icon | LinkKind::Preload => Hop::Link,
             k if k.is_requisite() => return Link::Ignored,
             _ => Hop::Link,
@@ -214,13 +289,13 @@ impl Admission {
         // The link graph's arcs: what a page links to, not what it needs to render.
         let outlink = !kind.is_requisite();
         // Most links lead where the crawl has been: known by their key, no parsing.
-        let key = keys.as_mut().and_then(|k| k.key(href));
+        let key = keys.as_mut().and_then(|k| k.key(href, &self.canon));
         if let (true, Some(key)) = (outlink, key) {
             self.outlinks.push(key);
         }
         if over_cap {
             if let (true, None, Ok(url)) = (outlink, key, urlnorm::normalize(base, href)) {
-                self.outlinks.push(url_key(&url));
+                self.outlinks.push(self.canon.url_key(&url));
             }
             return Link::OverCap;
         }
@@ -230,7 +305,7 @@ impl Admission {
         match urlnorm::normalize(base, href) {
             Ok(url) => {
                 if outlink && key.is_none() {
-                    self.outlinks.push(url_key(&url));
+                    self.outlinks.push(self.canon.url_key(&url));
                 }
                 Link::Found(url, hop)
             }
@@ -238,9 +313,11 @@ impl Admission {
         }
     }
 
-    /// A page's scan begins: its outlinks so far are forgotten.
-    pub fn clear_outlinks(&mut self) {
+    /// A page's scan begins: its outlinks so far are forgotten, and its directives (from
+    /// [`Admission::directives`]) decide which of its links are followed.
+    pub fn begin_page(&mut self, directives: Directives) {
         self.outlinks.clear();
+        self.page = directives;
     }
 
     /// The scanned page's outlinks, sorted and distinct (`None`: it had none).

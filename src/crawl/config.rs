@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::auth::AuthConfig;
+use super::canon::CanonConfig;
 use super::manners::MannersConfig;
 use super::schedule::ScheduleConfig;
 use super::url_filter::FilterConfig;
@@ -35,6 +36,16 @@ pub struct CrawlConfig {
     /// Fetch what pages need to render (images, scripts, stylesheets, CSS `url()`s), even
     /// outside the scope.
     pub page_requisites: bool,
+    /// Robots directives in pages (`<meta name="robots">`, `X-Robots-Tag`) are obeyed:
+    /// `nofollow` pages' links are not followed (their requisites are), `noindex` pages are
+    /// marked (`--ignore-robots-meta` turns it off).
+    pub robots_directives: bool,
+    /// Links whose `rel` says `nofollow`, `ugc` or `sponsored` are followed all the same
+    /// (`--follow-nofollow-links`).
+    pub follow_nofollow_links: bool,
+    /// How URL-seen keys are canonicalized (`crawl::canon`; `--no-canonicalize`,
+    /// `--strip-query-param`).
+    pub canon: CanonConfig,
     /// The crawl can be resumed (its sink journals admissions and ends): a fetch cut by a
     /// stop is not ended (no line, no record) but left for the resumed run, and URLs still
     /// queued at a stop stay queued.
@@ -108,6 +119,9 @@ impl CrawlConfig {
             frontier_ram: DEFAULT_FRONTIER_RAM,
             max_redirects: MAX_REDIRECTS,
             page_requisites: true,
+            robots_directives: true,
+            follow_nofollow_links: false,
+            canon: CanonConfig::default(),
             resumable: false,
             save_hosts_every: None,
             manners: MannersConfig::default(),

@@ -79,6 +79,9 @@ impl CrawlCounters {
             (&mut self.bad_links, o.bad_links),
             (&mut self.pages_scan_truncated, o.pages_scan_truncated),
             (&mut self.links_over_page_cap, o.links_over_page_cap),
+            (&mut self.links_nofollow, o.links_nofollow),
+            (&mut self.pages_nofollow, o.pages_nofollow),
+            (&mut self.pages_noindex, o.pages_noindex),
             (&mut self.urls_forwarded, o.urls_forwarded),
             (&mut self.urls_received, o.urls_received),
             (&mut self.received_duplicates, o.received_duplicates),
@@ -158,6 +161,14 @@ pub struct CrawlCounters {
     pub pages_scan_truncated: u64,
     /// Links not considered because their page had already given `max_links_per_page`.
     pub links_over_page_cap: u64,
+    /// Links not followed as robots directives asked (their page's `nofollow`, their own
+    /// `rel="nofollow"`).
+    pub links_nofollow: u64,
+    /// Scanned pages whose robots directives said `nofollow`.
+    pub pages_nofollow: u64,
+    /// Pages whose robots directives said `noindex` (marked in crawl.log, left out of the
+    /// text outputs).
+    pub pages_noindex: u64,
     /// URLs sent to the partitions owning their hosts (a partitioned crawl), and received.
     pub urls_forwarded: u64,
     pub urls_received: u64,

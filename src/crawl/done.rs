@@ -156,11 +156,17 @@ impl<S: Sink> Crawl<S> {
         // links are the ones found before.
         let unchanged = seen == Seen::Unchanged;
         let admitted_before = self.counters.urls_admitted;
-        self.admission.clear_outlinks();
+        // Its headers' robots directives hold for any page; a scanned page's meta tags add
+        // to them.
+        let headed = self.admission.directives(done.head, None);
+        self.admission.begin_page(headed);
         let scanned = self.follow(done, &entry, ok_html, duplicate || unchanged, cookies_set);
+        let noindex = headed.noindex || scanned.noindex;
+        self.counters.pages_noindex += u64::from(noindex);
+        let page_key = self.admission.key(&entry.url);
         if let Some(targets) = self.admission.outlinks() {
             // Sorted and distinct, right before the page's own record.
-            self.sink.outlinks(url_key(&entry.url), targets);
+            self.sink.outlinks(page_key, targets);
         }
         // A page that led to new URLs is a hub: its visits buy discovery, not only
         // freshness, and are not rationed by the budget's price.
@@ -169,6 +175,7 @@ impl<S: Sink> Crawl<S> {
             relevance: scanned.relevance,
             sketch: scanned.sketch,
             fingerprint: scanned.fingerprint,
+            noindex,
             ..self.scheduled(&entry, seen, done.head, done.at, hub)
         };
         if let Err(e) = self
@@ -206,6 +213,7 @@ impl<S: Sink> Crawl<S> {
             relevance: None,
             sketch: None,
             fingerprint: false,
+            noindex: false,
         }
     }
 
@@ -302,13 +310,16 @@ impl<S: Sink> Crawl<S> {
                 self.counters.pages_fingerprinted += 1;
                 self.counters.near_duplicates += u64::from(print.near_duplicate);
             }
-            if judged.follow_links {
-                self.scan_links(done.content, entry);
-            }
+            let noindex = if judged.follow_links {
+                self.scan_links(done, entry)
+            } else {
+                false
+            };
             Scanned {
                 relevance: judged.relevance,
                 sketch: judged.print.map(|p| p.sketch),
                 fingerprint: judged.ask_sink,
+                noindex,
             }
         } else {
             let mut found = std::mem::take(&mut self.links);
@@ -327,14 +338,20 @@ impl<S: Sink> Crawl<S> {
         }
     }
 
-    fn scan_links(&mut self, html: &[u8], entry: &Entry) {
+    /// Scans an HTML page and admits its links as its robots directives allow; returns
+    /// whether they say `noindex`.
+    fn scan_links(&mut self, done: &FetchDone<'_>, entry: &Entry) -> bool {
         let mut found = std::mem::take(&mut self.links);
-        links::scan(html, &mut found);
+        links::scan(done.content, &mut found);
+        let directives = self.admission.directives(done.head, Some(&found));
+        self.counters.pages_nofollow += u64::from(directives.nofollow);
+        self.admission.begin_page(directives);
         let declared = found
             .base()
             .and_then(|b| urlnorm::normalize(&entry.url, b).ok());
         self.admit_found(&found, entry, declared.as_ref().unwrap_or(&entry.url));
         self.links = found;
+        directives.noindex
     }
 
     /// Admits the links of one page (or stylesheet), resolved against `base`: requisites as
@@ -346,12 +363,15 @@ impl<S: Sink> Crawl<S> {
         let admitted_before = self.counters.urls_admitted;
         let cap = self.config.max_links_per_page as u64;
         let mut keys = LinkKeys::new(base);
-        for (kind, href) in found.iter() {
+        for (kind, href, nofollow) in found.iter_rel() {
             let over_cap = self.counters.urls_admitted - admitted_before >= cap;
-            let link = self.admission.link(&mut keys, kind, href, base, over_cap);
+            let link = self
+                .admission
+                .link(&mut keys, (kind, href, nofollow), base, over_cap);
             self.counters.links_found += u64::from(link != Link::Ignored);
             match link {
                 Link::Ignored => {}
+                Link::NoFollow => self.counters.links_nofollow += 1,
                 Link::OverCap => self.counters.links_over_page_cap += 1,
                 Link::Seen => self.counters.duplicate_urls += 1,
                 Link::Bad => self.counters.bad_links += 1,
@@ -379,6 +399,8 @@ struct Scanned {
     sketch: Option<Sketch>,
     /// The sink is asked to fingerprint the page.
     fingerprint: bool,
+    /// Its robots directives say `noindex`.
+    noindex: bool,
 }
 
 /// A feed's or other XML's media type (`application/rss+xml`, `text/xml`, …): read as a feed

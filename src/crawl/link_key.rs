@@ -4,14 +4,15 @@
 //! of the event loop's time, most of it on such links).
 //!
 //! [`LinkKeys::key`] answers only where the answer is certain: `Some(k)` means `normalize`
-//! would accept the link and [`url_key`](super::url_seen::url_key) of its result is `k` (the
-//! unit tests and the `urlnorm` fuzz target check exactly that). Everything else — dot
+//! would accept the link and [`Canon::url_key`] of its result is `k` (the unit tests and the
+//! `urlnorm` fuzz target check exactly that). Everything else — dot
 //! segments, percent-escapes, uppercase or IDNA hosts, user info, backslashes, spaces,
 //! anything unusual — gets `None` and takes the full path.
 
 use url::{Position, Url};
 
-use super::url_seen::{host_hash, key_of};
+use super::canon::Canon;
+use super::url_seen::host_hash;
 use super::urlnorm::MAX_URL_BYTES;
 
 /// Longest host the fast path handles (DNS's limit).
@@ -54,9 +55,9 @@ impl<'a> LinkKeys<'a> {
         })
     }
 
-    /// The URL-seen key of `href` resolved against the base, when it is certain without
-    /// parsing.
-    pub fn key(&mut self, href: &[u8]) -> Option<u64> {
+    /// The URL-seen key of `href` resolved against the base (canonicalized by `canon`), when
+    /// it is certain without parsing.
+    pub fn key(&mut self, href: &[u8], canon: &Canon) -> Option<u64> {
         // `normalize` refuses an href this long, fragment and all.
         if href.len() > MAX_URL_BYTES {
             return None;
@@ -91,7 +92,7 @@ impl<'a> LinkKeys<'a> {
         if host_len + resource.len() + URL_FRAME > MAX_URL_BYTES {
             return None;
         }
-        Some(key_of(host, resource))
+        Some(canon.key_of(host, resource))
     }
 
     /// The first `keep` bytes of the base's resource followed by `rest`, in the scratch
@@ -205,7 +206,7 @@ fn is_query_byte(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crawl::url_seen::url_key;
+    use crate::crawl::canon::CanonConfig;
     use crate::crawl::urlnorm::normalize;
     use proptest::prelude::*;
 
@@ -218,15 +219,26 @@ mod tests {
         "http://example.com/%7Euser/.well-known/x",
     ];
 
-    /// The module's promise: a fast key is the key of what `normalize` makes of the link.
+    /// The module's promise: a fast key is the key of what `normalize` makes of the link,
+    /// canonicalized or not.
     fn agrees(base: &Url, href: &[u8]) -> bool {
-        let Some(k) = LinkKeys::new(base).and_then(|mut l| l.key(href)) else {
-            return true;
-        };
-        match normalize(base, href) {
-            Ok(u) => url_key(&u) == k,
-            Err(_) => false,
-        }
+        [true, false].into_iter().all(|on| {
+            let canon = Canon::new(CanonConfig {
+                on,
+                strip: Vec::new(),
+            });
+            let Some(k) = LinkKeys::new(base).and_then(|mut l| l.key(href, &canon)) else {
+                return true;
+            };
+            match normalize(base, href) {
+                Ok(u) => canon.url_key(&u) == k,
+                Err(_) => false,
+            }
+        })
+    }
+
+    fn url_key(u: &Url) -> u64 {
+        Canon::default().url_key(u)
     }
 
     #[test]
@@ -244,7 +256,7 @@ mod tests {
             b"http://example.com:80/dir/page.html?q=1",
             b"http://a-b.example/x?y=1#top",
         ] {
-            let k = keys.key(href);
+            let k = keys.key(href, &Canon::default());
             let want = url_key(&normalize(&base, href).unwrap());
             assert_eq!(k, Some(want), "{}", String::from_utf8_lossy(href));
         }
@@ -283,12 +295,17 @@ mod tests {
             b"/caf\xc3\xa9",
             b"/x#frag ment",
         ] {
-            assert_eq!(keys.key(href), None, "{}", String::from_utf8_lossy(href));
+            assert_eq!(
+                keys.key(href, &Canon::default()),
+                None,
+                "{}",
+                String::from_utf8_lossy(href)
+            );
         }
         // Too long for `normalize` because of its fragment alone.
         let long = [&b"/a#"[..], &[b'f'; MAX_URL_BYTES]].concat();
         assert!(normalize(&base, &long).is_err());
-        assert_eq!(keys.key(&long), None);
+        assert_eq!(keys.key(&long, &Canon::default()), None);
     }
 
     #[test]
@@ -309,6 +326,9 @@ mod tests {
             b"/a//b",
             b"/.well-known/x",
             b"~user/x",
+            b"/p.html?utm_source=a&utm_medium=b",
+            b"p.html?fbclid=1&x=2#f",
+            b"?PHPSESSID=1",
         ];
         for base in BASES {
             let base = Url::parse(base).unwrap();
@@ -329,7 +349,7 @@ mod tests {
         fn fast_keys_agree_with_normalize(
             parts in prop::collection::vec(prop::sample::select(vec![
                 "/", ".", "..", "a", "B", "0", "-", "_", "~", "?", "#", "=", "&", ":", "@", "%",
-                "%2e", " ", "\\", "//", "http://", "https://", "h.test", "x.", "1", "9", "xn--",
+                "%2e", " ", "\\", "//", "utm_a=", "fbclid", "http://", "https://", "h.test", "x.", "1", "9", "xn--",
                 "\t", "é", ":80", ":0", ":99999",
             ]), 0..10),
             base in 0..BASES.len(),

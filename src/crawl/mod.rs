@@ -39,6 +39,7 @@
 mod admission;
 mod auth;
 pub use auth::{Attach, Auth, AuthConfig, AuthVerdict, Credential, MAX_SEED_ORIGINS};
+pub mod canon;
 mod config;
 pub use config::{
     CrawlConfig, DEFAULT_DELAY, DEFAULT_DELAY_FACTOR, DEFAULT_FRONTIER_RAM,
@@ -88,7 +89,7 @@ use url::Url;
 use crate::fetcher::{FetchDone, FetchRequest, FetchSource, Next};
 use crate::links::Links;
 use crate::ReturnCode;
-use admission::{Admission, Route, Verdict};
+use admission::{Admission, LinkPolicy, Route, Verdict};
 use due::DueUrls;
 use entry::Entry;
 use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
@@ -203,7 +204,16 @@ impl<S: Sink> Crawl<S> {
     ) -> Crawl<S> {
         Crawl {
             frontier,
-            admission: Admission::new(config.filter.clone(), config.page_requisites),
+            admission: Admission::new(
+                config.filter.clone(),
+                LinkPolicy {
+                    page_requisites: config.page_requisites,
+                    robots_directives: config.robots_directives,
+                    follow_nofollow_links: config.follow_nofollow_links,
+                    agent: config.product_token.clone(),
+                    canon: config.canon.clone(),
+                },
+            ),
             gate: HostGate::new(&config, now, wall),
             auth: Auth::new(config.auth.clone()),
             content: PageContent::new(&config),

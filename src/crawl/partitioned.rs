@@ -7,21 +7,22 @@ use std::time::Instant;
 
 use url::Url;
 
+use super::canon::Canon;
 use super::entry::Entry;
 use super::sink::{Hop, Sink, Via};
 use super::spill::Spillable;
 use super::splitter::{self, Batch, SplitterConfig};
-use super::url_seen::url_key;
 use super::Crawl;
 use crate::codec::get_bytes;
 use crate::fetcher::PayloadDigest;
 
 /// A journal URL's partition among `partitions` local ones (the crawl that
-/// [`Crawl::owner_of`] names) and its URL-seen key: what a checkpoint files it under.
-pub fn partition_key(url: &str, partitions: u32) -> Option<(u32, u64)> {
+/// [`Crawl::owner_of`] names) and its URL-seen key (`canon`'s, the crawl's): what a
+/// checkpoint files it under.
+pub fn partition_key(url: &str, partitions: u32, canon: &Canon) -> Option<(u32, u64)> {
     let url = Url::parse(url).ok()?;
     let part = splitter::owner(url.host_str().unwrap_or_default(), partitions);
-    Some((part, url_key(&url)))
+    Some((part, canon.url_key(&url)))
 }
 
 impl<S: Sink> Crawl<S> {

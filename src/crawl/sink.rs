@@ -95,6 +95,9 @@ pub struct Scheduled<'a> {
     /// lookup) off the event loop: `sketch` is then `None`, and the sink fills in crawl.log's
     /// and CDXJ's sketch itself ([`CrawlConfig::near_dups_in_sink`](super::CrawlConfig)).
     pub fingerprint: bool,
+    /// The page's robots directives say `noindex` (its headers', or its meta tags'): it is
+    /// stored, marked so in crawl.log and left out of the text outputs.
+    pub noindex: bool,
 }
 
 /// Receives every URL's one outcome.

@@ -49,7 +49,7 @@ pub fn url_key(url: &Url) -> u64 {
 }
 
 /// The low bits of a key, those of its resource.
-const RESOURCE_MASK: u64 = (1 << 40) - 1;
+pub(crate) const RESOURCE_MASK: u64 = (1 << 40) - 1;
 
 /// H of [`url_key`]: what every key of one host:port is made with.
 pub(crate) fn host_hash(host: &str, port: u16) -> u64 {

@@ -26,6 +26,12 @@
 //!   the tag. The first `base` start tag that has an `href` attribute decides [`Links::base`];
 //!   later `base` tags are ignored, and a `base` href is never reported as a link. Tag and
 //!   attribute names match ASCII case-insensitively.
+//! - **Robots directives**: an `a` or `area` link whose `rel` has the token `nofollow`, `ugc`
+//!   or `sponsored` (ASCII case-insensitive) is marked so ([`Links::iter_rel`],
+//!   [`is_nofollow_rel`]; `rel` as written, not decoded); the `content` of every `meta` whose
+//!   `name` (as written, trimmed, ASCII case-insensitive) is one of [`ROBOTS_META_NAMES`] is kept, decoded and trimmed like a
+//!   link's value, in document order ([`Links::robots_meta`], at most [`MAX_ROBOTS_METAS`];
+//!   an empty one is not kept). What they mean is `robots::Directives`'s business.
 //! - **Markup**: in text, `<` + ASCII letter opens a start tag, `</` + ASCII letter an end tag
 //!   (parsed the same way so that quoted `>` inside it is skipped, but nothing is extracted from
 //!   it). `<!--` opens a comment, which ends at the first `-->` or `--!>` starting at least four
@@ -72,6 +78,12 @@ use memchr::memchr;
 pub const MAX_LINKS: usize = 100_000;
 /// Longest raw attribute value kept; longer values are counted in [`Links::dropped`].
 pub const MAX_VALUE_BYTES: usize = 8 * 1024;
+
+/// `<meta name>`s whose `content` is kept as robots directives: every crawler's, and ours
+/// (the crawler's product token, as in robots.txt).
+pub const ROBOTS_META_NAMES: [&[u8]; 2] = [b"robots", b"spinneret"];
+/// Most robots `<meta>` contents kept from one page; more are counted in [`Links::dropped`].
+pub const MAX_ROBOTS_METAS: usize = 16;
 
 /// Longest tag name that means anything to the scanner (`textarea`).
 const MAX_INTERESTING_TAG_NAME: usize = 8;
@@ -186,10 +198,22 @@ pub fn is_feed_link(rel: &[u8], media_type: &[u8]) -> bool {
             || essence.eq_ignore_ascii_case(b"application/atom+xml"))
 }
 
-/// One kept link: its element and where its decoded value sits in `Links::buf`.
+/// Whether a link's `rel` value asks crawlers not to follow it: a token `nofollow`, `ugc`
+/// (user-generated content) or `sponsored`, as Google and Bing read them.
+pub fn is_nofollow_rel(rel: &[u8]) -> bool {
+    rel.split(|&b| is_ws(b)).any(|t| {
+        t.eq_ignore_ascii_case(b"nofollow")
+            || t.eq_ignore_ascii_case(b"ugc")
+            || t.eq_ignore_ascii_case(b"sponsored")
+    })
+}
+
+/// One kept link: its element, where its decoded value sits in `Links::buf`, and whether
+/// its `rel` says not to follow it.
 #[derive(Clone, Copy, Debug)]
 struct Span {
     kind: LinkKind,
+    nofollow: bool,
     start: usize,
     end: usize,
 }
@@ -214,6 +238,8 @@ pub struct Links {
     spans: Vec<Span>,
     base: Base,
     dropped: usize,
+    /// Where each robots `<meta>` content sits in `buf`.
+    robots: Vec<(usize, usize)>,
     /// Reused for decoding list-valued attributes.
     scratch: Vec<u8>,
 }
@@ -230,6 +256,7 @@ impl Links {
         self.spans.clear();
         self.base = Base::NotSeen;
         self.dropped = 0;
+        self.robots.clear();
     }
 
     /// The decoded value of the first `<base href>`, if it was non-empty and not too long.
@@ -247,6 +274,20 @@ impl Links {
             .map(move |s| (s.kind, &self.buf[s.start..s.end]))
     }
 
+    /// The links in document order with, for each, whether its `rel` says not to follow it
+    /// ([`is_nofollow_rel`]; only `a` and `area` links can say so).
+    pub fn iter_rel(&self) -> impl Iterator<Item = (LinkKind, &[u8], bool)> {
+        self.spans
+            .iter()
+            .map(move |s| (s.kind, &self.buf[s.start..s.end], s.nofollow))
+    }
+
+    /// The `content` of each robots `<meta>` ([`ROBOTS_META_NAMES`]), decoded and trimmed, in
+    /// document order.
+    pub fn robots_meta(&self) -> impl Iterator<Item = &[u8]> {
+        self.robots.iter().map(move |&(s, e)| &self.buf[s..e])
+    }
+
     /// How many links were kept (at most [`MAX_LINKS`]).
     pub fn len(&self) -> usize {
         self.spans.len()
@@ -257,12 +298,17 @@ impl Links {
         self.spans.is_empty()
     }
 
-    /// How many values were dropped: too long, or beyond [`MAX_LINKS`].
+    /// How many values were dropped: too long, or beyond [`MAX_LINKS`] (or, for robots
+    /// `<meta>` contents, [`MAX_ROBOTS_METAS`]).
     pub fn dropped(&self) -> usize {
         self.dropped
     }
 
     fn push_link(&mut self, kind: LinkKind, raw: &[u8]) {
+        self.push_link_rel(kind, raw, false);
+    }
+
+    fn push_link_rel(&mut self, kind: LinkKind, raw: &[u8], nofollow: bool) {
         if raw.len() > MAX_VALUE_BYTES {
             self.dropped += 1;
             return;
@@ -271,7 +317,17 @@ impl Links {
         let Some((start, end)) = self.decode(raw) else {
             return;
         };
-        self.commit(kind, mark, start, end);
+        if self.spans.len() >= MAX_LINKS {
+            self.buf.truncate(mark);
+            self.dropped += 1;
+            return;
+        }
+        self.spans.push(Span {
+            kind,
+            nofollow,
+            start,
+            end,
+        });
     }
 
     fn commit(&mut self, kind: LinkKind, mark: usize, start: usize, end: usize) {
@@ -280,7 +336,23 @@ impl Links {
             self.dropped += 1;
             return;
         }
-        self.spans.push(Span { kind, start, end });
+        self.spans.push(Span {
+            kind,
+            nofollow: false,
+            start,
+            end,
+        });
+    }
+
+    /// A robots `<meta>`'s `content`, bounded like a link's value.
+    fn push_robots(&mut self, raw: &[u8]) {
+        if raw.len() > MAX_VALUE_BYTES || self.robots.len() >= MAX_ROBOTS_METAS {
+            self.dropped += 1;
+            return;
+        }
+        if let Some(span) = self.decode(raw) {
+            self.robots.push(span);
+        }
     }
 
     /// Pushes a value that needs no character-reference decoding (a URL taken from decoded
@@ -419,6 +491,7 @@ enum El {
     Style,
     Textarea,
     Title,
+    Meta,
     Other,
 }
 
@@ -453,6 +526,7 @@ impl El {
             b"style" => El::Style,
             b"textarea" => El::Textarea,
             b"title" => El::Title,
+            b"meta" => El::Meta,
             _ => El::Other,
         }
     }
@@ -460,7 +534,9 @@ impl El {
     /// The attributes wanted, in the order their values are reported; `style` always last.
     fn wanted(self) -> &'static [&'static [u8]] {
         match self {
-            El::A | El::Area | El::Base => &[b"href", b"style"],
+            El::A | El::Area => &[b"href", b"rel", b"style"],
+            El::Base => &[b"href", b"style"],
+            El::Meta => &[b"name", b"content", b"style"],
             El::Link => &[b"href", b"rel", b"type", b"style"],
             El::Frame | El::Iframe | El::Script | El::Audio | El::Track | El::Embed => {
                 &[b"src", b"style"]
@@ -489,8 +565,17 @@ impl El {
 fn emit(el: El, vals: &[Option<&[u8]>], out: &mut Links) {
     let v = |i: usize| vals.get(i).copied().flatten();
     match el {
-        El::A => v(0).map(|r| out.push_link(LinkKind::A, r)),
-        El::Area => v(0).map(|r| out.push_link(LinkKind::Area, r)),
+        El::A | El::Area => v(0).map(|r| {
+            let kind = if el == El::A {
+                LinkKind::A
+            } else {
+                LinkKind::Area
+            };
+            out.push_link_rel(kind, r, v(1).is_some_and(is_nofollow_rel))
+        }),
+        El::Meta => v(1)
+            .filter(|_| v(0).is_some_and(is_robots_meta_name))
+            .map(|r| out.push_robots(r)),
         El::Frame => v(0).map(|r| out.push_link(LinkKind::Frame, r)),
         El::Iframe => v(0).map(|r| out.push_link(LinkKind::Iframe, r)),
         El::Base => v(0).map(|r| out.set_base(r)),
@@ -529,6 +614,14 @@ fn emit(el: El, vals: &[Option<&[u8]>], out: &mut Links) {
     if let Some(r) = v(style) {
         out.push_list(LinkKind::Css, r, false);
     }
+}
+
+/// Whether a `<meta name>` value (raw) is one of [`ROBOTS_META_NAMES`].
+fn is_robots_meta_name(raw: &[u8]) -> bool {
+    let name = trim_ws(raw);
+    ROBOTS_META_NAMES
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
 }
 
 fn trim_ws(mut v: &[u8]) -> &[u8] {

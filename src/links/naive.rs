@@ -2,7 +2,9 @@
 //! byte-at-a-time tokenizer state machine that builds every tag and attribute in `Vec`s, with no
 //! memchr and no shortcuts. Used only by tests and the differential fuzz target.
 
-use super::{LinkKind, MAX_LINKS, MAX_VALUE_BYTES};
+use super::{
+    is_nofollow_rel, LinkKind, MAX_LINKS, MAX_ROBOTS_METAS, MAX_VALUE_BYTES, ROBOTS_META_NAMES,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -29,8 +31,27 @@ fn is_ws(c: u8) -> bool {
 /// Returns (base, links in order, dropped count).
 #[allow(clippy::type_complexity)]
 pub fn scan(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
+    let all = scan_all(html);
+    let links = all.links.into_iter().map(|(k, v, _)| (k, v)).collect();
+    (all.base, links, all.dropped)
+}
+
+/// Everything the scanner reports of a page.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Scanned {
+    pub base: Option<Vec<u8>>,
+    /// Each link with whether its `rel` says not to follow it.
+    pub links: Vec<(LinkKind, Vec<u8>, bool)>,
+    pub dropped: usize,
+    /// Robots `<meta>` contents, decoded and trimmed.
+    pub robots_meta: Vec<Vec<u8>>,
+}
+
+/// [`scan`], with the robots directives' data too.
+pub fn scan_all(html: &[u8]) -> Scanned {
     let mut base: Option<Option<Vec<u8>>> = None;
-    let mut links: Vec<(LinkKind, Vec<u8>)> = Vec::new();
+    let mut links: Vec<(LinkKind, Vec<u8>, bool)> = Vec::new();
+    let mut robots_meta: Vec<Vec<u8>> = Vec::new();
     let mut dropped = 0;
 
     let mut state = State::Data;
@@ -206,9 +227,28 @@ pub fn scan(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
                     dropped: &mut dropped,
                 };
                 let tag = String::from_utf8_lossy(&tag_name).into_owned();
+                let nofollow = attr("rel").is_some_and(|r| is_nofollow_rel(&r));
                 match tag.as_str() {
-                    "a" => out.value(LinkKind::A, attr("href")),
-                    "area" => out.value(LinkKind::Area, attr("href")),
+                    "a" => out.value_rel(LinkKind::A, attr("href"), nofollow),
+                    "area" => out.value_rel(LinkKind::Area, attr("href"), nofollow),
+                    "meta" => {
+                        let name = attr("name").unwrap_or_default();
+                        let name = String::from_utf8_lossy(&name)
+                            .trim_matches(is_ws_char)
+                            .to_ascii_lowercase();
+                        let robots = ROBOTS_META_NAMES.iter().any(|n| n == &name.as_bytes());
+                        if let (true, Some(raw)) = (robots, attr("content")) {
+                            if raw.len() > MAX_VALUE_BYTES || robots_meta.len() >= MAX_ROBOTS_METAS
+                            {
+                                *out.dropped += 1;
+                            } else {
+                                let v = decode(&raw);
+                                if !v.is_empty() {
+                                    robots_meta.push(v);
+                                }
+                            }
+                        }
+                    }
                     "frame" => out.value(LinkKind::Frame, attr("src")),
                     "iframe" => out.value(LinkKind::Iframe, attr("src")),
                     "link" => {
@@ -278,7 +318,12 @@ pub fn scan(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
         }
         i = next;
     }
-    (base.flatten(), links, dropped)
+    Scanned {
+        base: base.flatten(),
+        links,
+        dropped,
+        robots_meta,
+    }
 }
 
 fn is_ws_char(c: char) -> bool {
@@ -287,30 +332,35 @@ fn is_ws_char(c: char) -> bool {
 
 /// Where found links go, with the bounds applied.
 struct Out<'a> {
-    links: &'a mut Vec<(LinkKind, Vec<u8>)>,
+    links: &'a mut Vec<(LinkKind, Vec<u8>, bool)>,
     dropped: &'a mut usize,
 }
 
 impl Out<'_> {
-    fn keep(&mut self, kind: LinkKind, v: Vec<u8>) {
+    fn keep(&mut self, kind: LinkKind, v: Vec<u8>, nofollow: bool) {
         if v.is_empty() {
             return;
         }
         if self.links.len() >= MAX_LINKS {
             *self.dropped += 1;
         } else {
-            self.links.push((kind, v));
+            self.links.push((kind, v, nofollow));
         }
     }
 
     /// One attribute value: decoded, trimmed.
     fn value(&mut self, kind: LinkKind, raw: Option<Vec<u8>>) {
+        self.value_rel(kind, raw, false);
+    }
+
+    /// One link's value, marked `nofollow` by its `rel`.
+    fn value_rel(&mut self, kind: LinkKind, raw: Option<Vec<u8>>, nofollow: bool) {
         let Some(raw) = raw else { return };
         if raw.len() > MAX_VALUE_BYTES {
             *self.dropped += 1;
             return;
         }
-        self.keep(kind, decode(&raw));
+        self.keep(kind, decode(&raw), nofollow);
     }
 
     /// A value already free of character references: TAB/LF/CR dropped, trimmed.
@@ -329,7 +379,7 @@ impl Out<'_> {
         while v.last().is_some_and(|&b| is_ws(b)) {
             v.pop();
         }
-        self.keep(kind, v);
+        self.keep(kind, v, false);
     }
 
     /// A `srcset` or `style` attribute: decoded (not trimmed), then each URL in it.

@@ -29,7 +29,74 @@ fn both(html: &[u8]) -> (Option<Vec<u8>>, Vec<(LinkKind, Vec<u8>)>, usize) {
         "fast and naive disagree on {:?}",
         String::from_utf8_lossy(html)
     );
+    let all = naive::scan_all(html);
+    let rel: Vec<_> = links
+        .iter_rel()
+        .map(|(k, v, n)| (k, v.to_vec(), n))
+        .collect();
+    assert_eq!(
+        rel,
+        all.links,
+        "rel marks of {:?}",
+        String::from_utf8_lossy(html)
+    );
+    let meta: Vec<_> = links.robots_meta().map(<[u8]>::to_vec).collect();
+    assert_eq!(
+        meta,
+        all.robots_meta,
+        "robots meta of {:?}",
+        String::from_utf8_lossy(html)
+    );
     fast
+}
+
+/// The links of `html` marked `nofollow` by their `rel`, and its robots `<meta>` contents.
+fn directives_of(html: &str) -> (Vec<String>, Vec<String>) {
+    both(html.as_bytes());
+    let mut links = Links::new();
+    scan(html.as_bytes(), &mut links);
+    let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
+    (
+        links
+            .iter_rel()
+            .filter(|l| l.2)
+            .map(|l| text(l.1))
+            .collect(),
+        links.robots_meta().map(text).collect(),
+    )
+}
+
+#[test]
+fn rel_nofollow_marks_anchors_and_areas() {
+    let (nofollow, _) = directives_of(
+        r#"<a href="/n" rel="nofollow">n</a><a href="/u" REL="external UGC"><a rel=sponsored href=/s>
+        <area href="/ar" rel="noopener nofollow"><a href="/f" rel="noopener">
+        <link rel="nofollow" href="/l"><a href="/x" rel="nofollowed"><img src="/i" rel="nofollow">"#,
+    );
+    assert_eq!(nofollow, ["/n", "/u", "/s", "/ar"]);
+}
+
+#[test]
+fn robots_meta_contents_are_kept() {
+    let (_, meta) = directives_of(
+        r#"<head><META NAME="Robots" CONTENT="noindex, nofollow"><meta name=" spinneret " content=none>
+        <meta name="googlebot" content="nofollow"><meta name="description" content="nofollow">
+        <meta name="robots" content="  "><meta name="robots"><meta content="all" name="robots">
+        <meta name="robots" content="no&#105;ndex">"#,
+    );
+    assert_eq!(meta, ["noindex, nofollow", "none", "all", "noindex"]);
+}
+
+#[test]
+fn robots_metas_are_bounded() {
+    let page = "<meta name=robots content=nofollow>".repeat(MAX_ROBOTS_METAS + 3);
+    let (_, meta) = directives_of(&page);
+    assert_eq!(meta.len(), MAX_ROBOTS_METAS);
+    let mut links = Links::new();
+    scan(page.as_bytes(), &mut links);
+    assert_eq!(links.dropped(), 3);
+    links.clear();
+    assert_eq!(links.robots_meta().count(), 0);
 }
 
 fn check(html: &str, base: Option<&str>, expected: &[(LinkKind, &str)]) {
@@ -492,6 +559,15 @@ const TOKENS: &[&str] = &[
     "<?",
     "<script>",
     "</script>",
+    "<meta ",
+    " name=robots",
+    " name=\"spinneret\"",
+    " content=\"nofollow\"",
+    " rel=nofollow",
+    " rel=\"ugc x\"",
+    "<a ",
+    "<area ",
+    " href=/h",
     "<SCRIPT ",
     "</scr",
     "<style>",

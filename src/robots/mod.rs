@@ -6,7 +6,8 @@
 //! `/robots.txt` through the event loop (following up to 5 redirects itself) and reports back with
 //! [`RobotsCache::fetch_done`]. Time is always passed in as `now`.
 //!
-//! [`sitemap_lines`] reads the `Sitemap:` lines (outside the groups, for every crawler).
+//! [`sitemap_lines`] reads the `Sitemap:` lines (outside the groups, for every crawler);
+//! [`directives`] the robots directives pages carry (`<meta name="robots">`, `X-Robots-Tag`).
 //!
 //! Not here: fetching and redirects (crawl layer over `fetch`), honouring Crawl-delay (the
 //! frontier, §6), and reading the sitemaps themselves (`discovery::sitemap`).
@@ -491,10 +492,12 @@ fn wildcard_match(pattern: &[u8], anchored: bool, path: &[u8]) -> bool {
 }
 
 mod cache;
+pub mod directives;
 mod saved;
 mod sitemap_lines;
 
 pub use cache::{Check, FetchResult, RobotsCache};
+pub use directives::Directives;
 pub use sitemap_lines::{sitemap_lines, MAX_SITEMAP_LINES, MAX_SITEMAP_URL_BYTES};
 
 #[cfg(test)]

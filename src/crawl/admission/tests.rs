@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::*;
 use crate::crawl::splitter::owner;
 use crate::crawl::url_filter::Scope;
+use crate::http::ResponseDecoder;
 use crate::links::Links;
 
 fn url(s: &str) -> Url {
@@ -20,7 +21,7 @@ fn admission() -> Admission {
             max_depth: Some(3),
             ..FilterConfig::default()
         },
-        true,
+        LinkPolicy::default(),
     );
     a.add_to_scope(&url("http://a.test/"));
     a
@@ -91,7 +92,10 @@ fn a_page_s_links_are_keyed_capped_and_kept_as_outlinks() {
             scope: Scope::Any,
             ..FilterConfig::default()
         },
-        false,
+        LinkPolicy {
+            page_requisites: false,
+            ..LinkPolicy::default()
+        },
     );
     let base = url("http://a.test/dir/page");
     let mut links = Links::new();
@@ -100,12 +104,12 @@ fn a_page_s_links_are_keyed_capped_and_kept_as_outlinks() {
         &mut links,
     );
     assert!(a.first_seen(&url("http://a.test/seen")));
-    a.clear_outlinks();
+    a.begin_page(Directives::default());
     let mut keys = LinkKeys::new(&base);
     let got: Vec<Link> = links
         .iter()
         .enumerate()
-        .map(|(i, (kind, href))| a.link(&mut keys, kind, href, &base, i == 4))
+        .map(|(i, (kind, href))| a.link(&mut keys, (kind, href, false), &base, i == 4))
         .collect();
     assert_eq!(
         got,
@@ -123,11 +127,11 @@ fn a_page_s_links_are_keyed_capped_and_kept_as_outlinks() {
         "http://a.test/late",
     ]
     .iter()
-    .map(|u| url_key(&url(u)))
+    .map(|u| a.key(&url(u)))
     .collect();
     expected.sort_unstable();
     assert_eq!(a.outlinks(), Some(&expected[..]), "an image is no outlink");
-    a.clear_outlinks();
+    a.begin_page(Directives::default());
     assert_eq!(a.outlinks(), None);
 }
 
@@ -143,7 +147,7 @@ fn with_page_requisites_an_image_is_an_embed() {
     let mut keys = LinkKeys::new(&base);
     let got: Vec<Link> = links
         .iter()
-        .map(|(kind, href)| a.link(&mut keys, kind, href, &base, false))
+        .map(|(kind, href)| a.link(&mut keys, (kind, href, false), &base, false))
         .collect();
     assert_eq!(
         got,
@@ -168,4 +172,109 @@ fn each_host_s_sitemaps_bring_a_bounded_share() {
         a.take_sitemap_url("a.test"),
         "files and URLs are counted apart"
     );
+}
+
+/// The links of `html` on `http://a.test/`, with what admission made of each.
+fn verdicts(a: &mut Admission, head: Option<&ResponseHead>, html: &str) -> Vec<Link> {
+    let base = url("http://a.test/");
+    let mut links = Links::new();
+    crate::links::scan(html.as_bytes(), &mut links);
+    let d = a.directives(head, Some(&links));
+    a.begin_page(d);
+    let mut keys = LinkKeys::new(&base);
+    links
+        .iter_rel()
+        .map(|l| a.link(&mut keys, l, &base, false))
+        .collect()
+}
+
+fn head(headers: &str) -> ResponseHead {
+    let mut d = ResponseDecoder::new(crate::http::Limits::default());
+    d.reset(false);
+    d.process(format!("HTTP/1.1 200 OK\r\n{headers}Content-Length: 0\r\n\r\n").as_bytes())
+        .unwrap();
+    d.head().unwrap().clone()
+}
+
+const PAGE: &str = r#"<a href="/next">n</a><img src="/i.png"><a rel="nofollow" href="/ad">ad</a>"#;
+
+#[test]
+fn a_nofollow_page_gives_only_its_requisites() {
+    let mut a = admission();
+    let meta = format!(r#"<meta name="robots" content="noindex, nofollow">{PAGE}"#);
+    let embed = Link::Found(url("http://a.test/i.png"), Hop::Embed);
+    assert_eq!(
+        verdicts(&mut a, None, &meta),
+        [Link::NoFollow, embed.clone(), Link::NoFollow]
+    );
+    // The header alone says so too, for us; not when it names another crawler.
+    let mut a = admission();
+    let h = head("X-Robots-Tag: spinneret: nofollow\r\n");
+    assert!(a.directives(Some(&h), None).nofollow);
+    assert_eq!(
+        verdicts(&mut a, Some(&h), PAGE),
+        [Link::NoFollow, embed.clone(), Link::NoFollow]
+    );
+    let mut a = admission();
+    let h = head("X-Robots-Tag: otherbot: none\r\nX-Robots-Tag: noindex\r\n");
+    let d = a.directives(Some(&h), None);
+    assert!(d.noindex && !d.nofollow, "several headers add up: {d:?}");
+    assert_eq!(
+        verdicts(&mut a, Some(&h), PAGE),
+        [
+            Link::Found(url("http://a.test/next"), Hop::Link),
+            embed,
+            Link::NoFollow
+        ]
+    );
+}
+
+#[test]
+fn rel_nofollow_is_followed_on_request_and_everything_when_directives_are_ignored() {
+    let policy = |follow_nofollow_links, robots_directives| {
+        let mut a = Admission::new(
+            FilterConfig::default(),
+            LinkPolicy {
+                follow_nofollow_links,
+                robots_directives,
+                ..LinkPolicy::default()
+            },
+        );
+        a.add_to_scope(&url("http://a.test/"));
+        a
+    };
+    let found = |p: &str| Link::Found(url(&format!("http://a.test{p}")), Hop::Link);
+    let embed = Link::Found(url("http://a.test/i.png"), Hop::Embed);
+    assert_eq!(
+        verdicts(&mut policy(true, true), None, PAGE),
+        [found("/next"), embed.clone(), found("/ad")]
+    );
+    let meta = format!(r#"<meta name="robots" content="none">{PAGE}"#);
+    let mut a = policy(false, false);
+    let h = head("X-Robots-Tag: none\r\n");
+    assert_eq!(a.directives(Some(&h), None), Directives::default());
+    assert_eq!(
+        verdicts(&mut a, Some(&h), &meta),
+        [found("/next"), embed, found("/ad")]
+    );
+}
+
+#[test]
+fn keys_are_canonical_unless_turned_off() {
+    let mut a = admission();
+    assert!(a.first_seen(&url("http://a.test/p.html?utm_source=x")));
+    assert!(a.is_seen(&url("http://a.test/p.html")));
+    assert!(!a.first_seen(&url("http://a.test/p.html;jsessionid=1A2B")));
+    let mut off = Admission::new(
+        FilterConfig::default(),
+        LinkPolicy {
+            canon: CanonConfig {
+                on: false,
+                strip: Vec::new(),
+            },
+            ..LinkPolicy::default()
+        },
+    );
+    assert!(off.first_seen(&url("http://a.test/p.html?utm_source=x")));
+    assert!(off.first_seen(&url("http://a.test/p.html")));
 }

@@ -1,8 +1,9 @@
 //! `crawl.log`: one tab-separated line per finished fetch (ARCHITECTURE §9), and the parse back (for
 //! tests and, later, resuming a crawl).
 //!
-//! Line format (after the `#` header line), always exactly 12 fields:
-//! `time outcome status bytes ms url referrer hop digest revisit relevance sketch`, time in RFC 3339
+//! Line format (after the `#` header line), 12 fields, and a 13th when there are annotations:
+//! `time outcome status bytes ms url referrer hop digest revisit relevance sketch
+//! [annotations]`, time in RFC 3339
 //! UTC with
 //! milliseconds, outcome a [`ReturnCode`] name, status `0` when there was no HTTP response, hop
 //! how the URL was found (Heritrix's letters: `S` seed, `L` link, `E` embed, `R` redirect, `P`
@@ -11,7 +12,10 @@
 //! again found (`NotModified`: a 304; `Unchanged`: the same payload; `Changed`) or `-`.
 //! relevance a focused crawl's score of the page (0 to 1, three decimals) or `-`. sketch the
 //! min-hash sketch of the page's main text (`content::minhash`, 128 lowercase hex digits, one
-//! per bin) for a scanned HTML page with text, or `-`. Lines of 9, 10 or 11 fields (written
+//! per bin) for a scanned HTML page with text, or `-`. annotations, as Heritrix's last column,
+//! comma-separated: `noindex` (the page's robots directives asked not to index it; it is
+//! stored, and left out of the text outputs); a line without any has no 13th field, so that
+//! readers of 12 fields read every other line as before. Lines of 9, 10 or 11 fields (written
 //! before revisits, relevance or sketches existed) are read as without them, and so is the
 //! 16-digit sketch older crawls wrote in the last column.
 //! URLs come from hostile pages, so any byte that could split a line or a field (controls, space,
@@ -34,8 +38,12 @@ use crate::ReturnCode;
 /// The first line of every crawl log.
 pub const HEADER: &str =
     "#time\toutcome\tstatus\tbytes\tms\turl\treferrer\thop\tdigest\trevisit\trelevance\tsketch\n";
-/// Fields per line.
+/// Fields per line without annotations.
 const FIELDS: usize = 12;
+/// Fields of a line with annotations.
+const ANNOTATED_FIELDS: usize = FIELDS + 1;
+/// The annotation of a page whose robots directives say `noindex`.
+pub const NOINDEX: &str = "noindex";
 /// Fields of the oldest lines still read (before the revisit and relevance columns).
 const OLDEST_FIELDS: usize = 9;
 /// Buffer of the log file writer.
@@ -79,6 +87,8 @@ pub struct LogLine<'a> {
     pub relevance: Option<f32>,
     /// The sketch of the page's main text; `-` when `None`.
     pub sketch: Option<Sketch>,
+    /// The page's robots directives say `noindex` (annotated [`NOINDEX`]).
+    pub noindex: bool,
 }
 
 /// A line read back by [`parse_line`]. URLs are as logged (percent-encoded where they held
@@ -98,6 +108,8 @@ pub struct ParsedLine {
     /// As written: three decimals.
     pub relevance: Option<f32>,
     pub sketch: Option<Sketch>,
+    /// Annotated [`NOINDEX`].
+    pub noindex: bool,
 }
 
 /// Appends `s` with unsafe bytes percent-encoded. Runs of safe bytes are copied whole.
@@ -175,17 +187,29 @@ pub fn format_line(out: &mut Vec<u8>, line: &LogLine<'_>) {
         Some(s) => s.push_hex(out),
         None => out.push(b'-'),
     }
+    if line.noindex {
+        out.push(b'\t');
+        out.extend_from_slice(NOINDEX.as_bytes());
+    }
     out.push(b'\n');
 }
 
-/// Puts `sketch` in the last column of a line [`format_line`] wrote without one (`-` then
-/// becomes the 128 digits). A line not ending so is left as it is.
+/// Puts `sketch` in the sketch column of a line [`format_line`] wrote without one (`-` then
+/// becomes the 128 digits), before its annotations if it has any. A line not ending so is
+/// left as it is.
 pub fn set_sketch(line: &mut Vec<u8>, sketch: &Sketch) {
-    if line.ends_with(b"\t-\n") {
-        line.truncate(line.len() - 2);
-        sketch.push_hex(line);
-        line.push(b'\n');
-    }
+    let annotated = format!("\t-\t{NOINDEX}\n");
+    let tail = if line.ends_with(annotated.as_bytes()) {
+        annotated.len() - 2
+    } else if line.ends_with(b"\t-\n") {
+        1
+    } else {
+        return;
+    };
+    let rest = line.split_off(line.len() - tail);
+    line.pop();
+    sketch.push_hex(line);
+    line.extend_from_slice(&rest);
 }
 
 /// The last column: `-`, a sketch, or an older crawl's 16-digit sketch (read as none).
@@ -217,12 +241,13 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
     if line.len() > MAX_LINE_BYTES || line.starts_with('#') {
         return None;
     }
-    let mut f = ["-"; FIELDS];
+    let mut f = ["-"; ANNOTATED_FIELDS];
     let mut parts = line.split('\t');
     for (i, slot) in f.iter_mut().enumerate() {
         match parts.next() {
             Some(p) => *slot = p,
-            // A line of an older log ends at its digest, revisit or relevance.
+            // A line of an older log ends at its digest, revisit or relevance; one without
+            // annotations at its sketch.
             None if i >= OLDEST_FIELDS => {}
             None => return None,
         }
@@ -264,6 +289,17 @@ pub fn parse_line(line: &str) -> Option<ParsedLine> {
             r => Some(r.parse::<f32>().ok().filter(|r| (0.0..=1.0).contains(r))?),
         },
         sketch: parse_sketch(f[11])?,
+        noindex: match f[12] {
+            "-" => false,
+            a => {
+                let mut noindex = false;
+                // Unknown annotations (a later version's) are skipped.
+                for item in a.split(',') {
+                    noindex |= item == NOINDEX;
+                }
+                noindex
+            }
+        },
     })
 }
 
@@ -429,6 +465,7 @@ mod tests {
             revisit: Some(Seen::Unchanged),
             relevance: Some(0.4567),
             sketch: Some(sketch),
+            noindex: false,
         });
         assert_eq!(
             s,
@@ -458,6 +495,7 @@ mod tests {
             revisit: None,
             relevance: None,
             sketch: None,
+            noindex: false,
         });
         assert_eq!(
             s,
@@ -494,6 +532,7 @@ mod tests {
             revisit: None,
             relevance: None,
             sketch: None,
+            noindex: false,
         });
         assert_eq!(s.matches('\n').count(), 1);
         assert!(s.ends_with('\n'));
@@ -519,7 +558,7 @@ mod tests {
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tLL\t-",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\tSame",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t2.5",
-            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\t-\textra",
+            "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\t-\tnoindex\textra",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\t00ABCDEF01234567",
             "1970-01-01T00:00:00.000Z\tSuccess\t200\t1\t2\thttp://a/\t-\tL\t-\t-\t-\tabcdef01234567",
             "1970-01-01T00:00:00.000Z\tNoSuchCode\t200\t1\t2\thttp://a/\t-\tL\t-",
@@ -536,6 +575,44 @@ mod tests {
         ] {
             assert_eq!(parse_line(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_noindex_page_is_annotated_after_its_sketch() {
+        let line = |sketch: Option<Sketch>, noindex: bool| {
+            line_string(&LogLine {
+                time: t(0),
+                outcome: ReturnCode::Success,
+                status: 200,
+                body_bytes: 1,
+                fetch_ms: 2,
+                url: "http://a/",
+                referrer: None,
+                hop: Some(Hop::Link),
+                digest: None,
+                revisit: None,
+                relevance: None,
+                sketch,
+                noindex,
+            })
+        };
+        let plain = line(None, false);
+        let marked = line(None, true);
+        assert_eq!(marked, plain.replace('\n', "\tnoindex\n"));
+        assert!(parse_line(&marked).unwrap().noindex);
+        assert!(!parse_line(&plain).unwrap().noindex);
+        // The page worker's sketch goes in its column, the annotation stays last.
+        let sketch = Sketch([7; 64]);
+        let mut later = marked.clone().into_bytes();
+        set_sketch(&mut later, &sketch);
+        assert_eq!(String::from_utf8(later).unwrap(), line(Some(sketch), true));
+        // Annotations a later version adds are skipped.
+        let more = marked.replace("\tnoindex\n", "\tfuture,noindex\n");
+        assert!(parse_line(&more).unwrap().noindex);
+        assert!(
+            parse_line(&plain.replace('\n', "\t-\t-\n")).is_none(),
+            "14 fields"
+        );
     }
 
     #[test]
@@ -557,6 +634,7 @@ mod tests {
                 revisit: None,
                 relevance: None,
                 sketch: None,
+                noindex: false,
             })
             .unwrap();
         }
@@ -579,14 +657,15 @@ mod tests {
                                    url in "\\PC{0,40}|[\\x00-\\x7f]{0,40}", referrer in proptest::option::of(".{0,20}"),
                                    digest in proptest::option::of(any::<[u8; 20]>()),
                                    revisit in proptest::sample::select(vec![None, Some(Seen::NotModified), Some(Seen::Unchanged), Some(Seen::Changed)]),
-                                   sketch in proptest::option::of(any::<[u8; 32]>().prop_map(|h| Sketch([h, h].concat().try_into().unwrap())))) {
+                                   sketch in proptest::option::of(any::<[u8; 32]>().prop_map(|h| Sketch([h, h].concat().try_into().unwrap()))),
+                                   noindex in any::<bool>()) {
             let l = LogLine { time: t(ms), outcome: ReturnCode::ALL[code], status, body_bytes: bytes,
                               fetch_ms, url: &url, referrer: referrer.as_deref(), hop: Some(Hop::Redirect), digest, revisit,
-                              relevance: None, sketch };
+                              relevance: None, sketch, noindex };
             let s = line_string(&l);
             prop_assert!(s.is_ascii());
             prop_assert_eq!(s.matches('\n').count(), 1);
-            prop_assert_eq!(s.split('\t').count(), FIELDS);
+            prop_assert_eq!(s.split('\t').count(), if noindex { ANNOTATED_FIELDS } else { FIELDS });
             let p = parse_line(&s).unwrap();
             let escaped = |u: &str| { let mut v = Vec::new(); push_url_field(&mut v, u); String::from_utf8(v).unwrap() };
             prop_assert_eq!(p.time, l.time);
@@ -594,6 +673,7 @@ mod tests {
             prop_assert_eq!((p.status, p.body_bytes, p.fetch_ms), (status, bytes, fetch_ms));
             prop_assert_eq!(p.digest, digest);
             prop_assert_eq!(p.sketch, sketch);
+            prop_assert_eq!(p.noindex, noindex);
             prop_assert_eq!(p.hop, Some(Hop::Redirect));
             prop_assert_eq!(&p.url, &escaped(&url));
             prop_assert_eq!(p.referrer, referrer.as_deref().map(escaped));

@@ -463,6 +463,7 @@ impl Output {
                 revisit: scheduled.map(|s| s.seen),
                 relevance: scheduled.and_then(|s| s.relevance),
                 sketch: scheduled.and_then(|s| s.sketch),
+                noindex: scheduled.is_some_and(|s| s.noindex),
             },
         );
         if done.head.is_some() {
@@ -575,10 +576,13 @@ impl Output {
         let deflate = full && shared.is_some() && worker.backlog() < WORKER_DEFLATE_BACKLOG;
         let in_response = shared.and_then(|r| page_work::range_in(r, done.content));
         let fingerprint = scheduled.is_some_and(|s| s.fingerprint);
-        // A response record's page (not a revisit's) of HTML, as `spinneret extract` takes.
+        // A response record's page (not a revisit's) of HTML, as `spinneret extract` takes;
+        // not a page whose robots directives say `noindex` (stored, but not for an index).
+        let noindex = scheduled.is_some_and(|s| s.noindex);
         let text = match done.head {
             Some(h)
                 if full
+                    && !noindex
                     && (200..300).contains(&h.status)
                     && wet::is_html(h.content_type(), done.content) =>
             {
@@ -707,6 +711,7 @@ impl Output {
                 revisit: None,
                 relevance: None,
                 sketch: None,
+                noindex: false,
             },
         );
         let line = self.warc.buffer(&self.line);

@@ -54,6 +54,7 @@ fn a_fetch_is_dated_by_its_one_wall_time_everywhere() {
         relevance: None,
         sketch: None,
         fingerprint: false,
+        noindex: false,
     };
     let digest = done.payload_digest();
     output

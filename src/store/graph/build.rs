@@ -28,7 +28,7 @@ use webgraph::graphs::bvgraph::{store_ef_with_data, BvComp};
 use webgraph::utils::{MemoryUsage, ParSortIters};
 
 use super::outlinks::{OutlinksReader, ReadStats};
-use crate::crawl::url_seen::url_key;
+use crate::crawl::canon::Canon;
 
 /// Memory for one in-memory batch of the arc sort (16 bytes an arc).
 pub const SORT_MEMORY: usize = 64 << 20;
@@ -100,11 +100,13 @@ pub fn with_ext(basename: &Path, ext: &str) -> PathBuf {
 }
 
 /// Builds the graph of `urls` (the nodes: any order, repeats allowed) from the outlinks
-/// `files`, writing it at `basename`.
+/// `files`, writing it at `basename`; `canon` keys the nodes as the crawl keyed its links
+/// (its canonicalization settings).
 pub fn build(
     mut urls: Vec<String>,
     files: &[PathBuf],
     basename: &Path,
+    canon: &Canon,
 ) -> Result<Built, GraphError> {
     urls.sort_unstable();
     urls.dedup();
@@ -122,7 +124,7 @@ pub fn build(
         // The key the crawl gave the page's outlinks: of the URL as crawl.log has it (a
         // URL that does not parse back, or a 64-bit collision, keeps the first id).
         if let Ok(url) = Url::parse(u) {
-            ids.entry(url_key(&url)).or_insert(id);
+            ids.entry(canon.url_key(&url)).or_insert(id);
         }
         writeln!(out, "{u}").map_err(io_at(&urls_path))?;
     }

@@ -18,7 +18,7 @@ struct Seen {
 
 /// Two local partitions, as `--loops 2`: a URL may be admitted twice.
 fn key(url: &str) -> Option<(u32, u64)> {
-    crate::crawl::partition_key(url, 2)
+    crate::crawl::partition_key(url, 2, &crate::crawl::canon::Canon::default())
 }
 
 impl ReplaySink for Seen {
