@@ -63,8 +63,8 @@ impl Reader {
         match self.region(nodes) {
             Some(n) => {
                 let node = &nodes[n];
-                for i in node.first as usize..(node.end as usize).min(blocks.len()) {
-                    let b = &blocks[i];
+                let (from, to) = (node.first as usize, node.end as usize);
+                for (i, b) in blocks.iter().enumerate().take(to).skip(from) {
                     if !self.boiler[b.node as usize] && for_reader(b, true) {
                         self.kept.push(i as u32);
                     }
@@ -91,8 +91,7 @@ impl Reader {
         let total = self.words[0];
         self.boiler.clear();
         self.boiler.resize(nodes.len(), false);
-        for n in 1..nodes.len() {
-            let node = &nodes[n];
+        for (n, node) in nodes.iter().enumerate().skip(1) {
             let own = node.hint == Hint::Boiler
                 && self.words[n] * BOILER_MAX_SHARE.1 <= total * BOILER_MAX_SHARE.0;
             self.boiler[n] = own || self.boiler[node.parent as usize];
@@ -123,9 +122,9 @@ impl Reader {
         // Repeated cards: the parent of several regions, when it holds them.
         self.regions.clear();
         self.regions.resize(nodes.len(), 0);
-        for n in 1..nodes.len() {
+        for (n, node) in nodes.iter().enumerate().skip(1) {
             if is_region(n) {
-                self.regions[nodes[n].parent as usize] += 1;
+                self.regions[node.parent as usize] += 1;
             }
         }
         let parent = nodes[best].parent as usize;
