@@ -5,7 +5,7 @@
 //! An HTML FILE is read whole (at most [`MAX_PAGE_BYTES`] of HTML: a larger file, or a gzip
 //! that inflates past it, is cut there, as the crawl cuts a body at `--max-scan-bytes`),
 //! inflated when it is gzip (by its magic bytes, whatever its name), and its reader text
-//! (`MainText::reader_text`: the densest run's blocks that are not link text) written to
+//! (`MainText::reader_text`: the blocks `content::reader` chooses) written to
 //! `DIR/NAME.txt`, NAME the file's name without `.gz` and then `.html` or `.htm`; without
 //! `-o` the one FILE's text goes to stdout.
 //!

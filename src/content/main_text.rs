@@ -5,7 +5,7 @@
 //!
 //! 1. **Blocks** (boilerpipe's text blocks): the text between block-level tags (`p`, `div`,
 //!    `li`, `h1`…, `td`, `nav`, `footer`…: the table in `markup`) is one block. Text of `script`,
-//!    `style`, `noscript`, `template`, `title`, `textarea`, `select`, `svg` and `math`, and
+//!    `style`, `template`, `title`, `textarea`, `select`, `svg` and `math`, and
 //!    comments, is skipped; character references are decoded; whitespace runs become one
 //!    space. Per block three shallow features are kept: words, words inside `<a>` (link
 //!    density, boilerpipe) and tags (Finn's tag tokens).
@@ -30,6 +30,11 @@
 //!    changes 4 shingles of the sketch. A reader would keep the
 //!    headline and subheadings; near-duplicate detection is better without them.
 //!
+//! 5. **The reader's content** ([`MainText::reader_text`], the Markdown's blocks) is chosen
+//!    apart, from the page's containers rather than block by block (`super::reader`, over the
+//!    tree `super::regions` records in the same pass): the fingerprint keeps its run of long
+//!    blocks, and [`MainText::fingerprint_only`] saves the tree's work when only it is wanted.
+//!
 //! The main text is the kept blocks joined by `\n`. A page with no long block that is not
 //! link text (a home page of teasers, a link list) has an empty main text.
 //!
@@ -43,23 +48,18 @@
 use memchr::memchr;
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::blocks::{densest_run, is_link_text, is_short, Block};
+pub use super::blocks::{BlockKind, Opener, LONG_BLOCK_WORDS, MAX_BLOCKS};
 use super::is_word_byte;
 use super::markup::{
     attribute, char_ref, classify, is_space, plain_text, skip_comment, skip_raw_text, tag_end,
     tag_name_end, El,
 };
+use super::reader::Reader;
+use super::regions::Regions;
 use super::swar::{control_lanes, eq_lanes, word_lanes};
 use super::template_memory::TemplateMemory;
 
-/// Words from which a block that is not link text counts as long: more than a dateline or a
-/// byline ("By A. Writer, Tuesday 12 March 2024 10:32 GMT" is 10), fewer than most paragraphs.
-pub const LONG_BLOCK_WORDS: u32 = 12;
-/// Most blocks kept from one page (64 bytes each with their HTML range and opener: 4 MiB at
-/// most). Real pages have hundreds.
-pub const MAX_BLOCKS: usize = 1 << 16;
-/// A block is link text when more than `1 / LINK_DENSITY_DIVISOR` of its words are inside
-/// `<a>` (boilerpipe's 0.33 split between content and navigation).
-const LINK_DENSITY_DIVISOR: u64 = 3;
 /// Teasers: a block of at most `TEASER_MAX_WORDS` words whose nearest blocks that are not
 /// short, before and after, are both more than 5/9 link text (`TEASER_NEIGHBOUR_LINKS`, as
 /// numerator and denominator) is the summary under a headline link in a grid of cards, not a
@@ -68,72 +68,13 @@ const LINK_DENSITY_DIVISOR: u64 = 3;
 /// that follows an ad and precedes a subheading.
 const TEASER_MAX_WORDS: u32 = 40;
 const TEASER_NEIGHBOUR_LINKS: (u64, u64) = (5, 9);
-/// Words in long blocks below which the reader's run is not the page's main content (the
-/// page has none such: short posts, items) and every other block is taken instead.
-const READER_MIN_RUN_WORDS: u64 = 40;
-/// How much a long block's words weigh in the reader's run against other blocks' (1 in the
-/// fingerprint's run).
-const READER_LONG_WEIGHT: i64 = 3;
 /// Nested `<a>` depth counted; hostile pages that never close `<a>` saturate here.
 const MAX_ANCHOR_DEPTH: u32 = 64;
-
-/// What the selection made of a block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BlockKind {
-    /// At least [`LONG_BLOCK_WORDS`] words, not link text.
-    Long,
-    /// Fewer words, not link text.
-    Short,
-    /// More than a third of its words are link text.
-    Boilerplate,
-    /// Seen on many pages of the host ([`TemplateMemory`]).
-    Template,
-}
-
-/// The block-level element a block of text began in, for Markdown (`super::markdown`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Opener {
-    /// A paragraph, a `div`, or text after a closing tag.
-    Para,
-    /// `h1`…`h6`.
-    Heading(u8),
-    /// `li` at list depth `depth` (1 for a top-level list).
-    Item {
-        ordered: bool,
-        depth: u8,
-    },
-    Pre,
-    Quote,
-    /// `td` or `th` of the `row`-th `tr` of the page.
-    Cell {
-        header: bool,
-        row: u32,
-    },
-}
 
 /// Longest `<html lang>` kept (a language tag is a few letters; this bounds a hostile one).
 const MAX_LANG_BYTES: usize = 64;
 /// Lists nested deeper than this are rendered at this depth.
 const MAX_LIST_DEPTH: u8 = 8;
-
-/// One block of text and its features.
-#[derive(Clone, Copy, Debug)]
-struct Block {
-    start: usize,
-    end: usize,
-    /// Where its HTML is: after the tag that began it, up to the tag that ended it.
-    html: (usize, usize),
-    opener: Opener,
-    words: u32,
-    link_words: u32,
-    tags: u32,
-    kind: BlockKind,
-    kept: bool,
-    /// Whether the nearest later block that is not short is mostly links (or there is none).
-    links_after: bool,
-    /// The number of the top-level `<article>` element holding the block, 0 for none.
-    article: u32,
-}
 
 /// A block of the reader's main content, for Markdown: its HTML and what began it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,8 +103,6 @@ pub struct MainText {
     all: Vec<u8>,
     blocks: Vec<Block>,
     main: Vec<u8>,
-    /// The blocks the runs are looked for in: the article's, or all.
-    range: (usize, usize),
     /// The first `<title>`'s text in the HTML, and `<html lang>`.
     title: Option<(usize, usize)>,
     lang: Vec<u8>,
@@ -171,12 +110,32 @@ pub struct MainText {
     /// Reused for the template memory: block hashes and its answers.
     hashes: Vec<u64>,
     template: Vec<bool>,
+    /// Whether the reader's content is left out (for the fingerprint alone), the
+    /// container tree it is chosen from, and the choice.
+    fingerprint_only: bool,
+    regions: Regions,
+    reader: Reader,
 }
 
 impl MainText {
-    /// Empty buffers; they grow on first use.
+    /// Empty buffers; they grow on first use. Each page's reader content is chosen too.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// For the main text ([`Self::text`]) alone, as the crawl's fingerprint wants it: the
+    /// reader's content ([`Self::reader_text`], [`Self::reader_blocks`]) stays empty until
+    /// [`Self::set_reader`] asks for it, and the pass saves the container tree's work.
+    pub fn fingerprint_only() -> Self {
+        Self {
+            fingerprint_only: true,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the pages extracted from now on get their reader content chosen.
+    pub fn set_reader(&mut self, on: bool) {
+        self.fingerprint_only = !on;
     }
 
     /// Extracts the main text of the first `limit` bytes of `html` from the blocks' shallow
@@ -222,62 +181,25 @@ impl MainText {
     /// chosen run that is not link text or template — the long blocks of [`Self::text`] and
     /// the headings, bylines, captions and short paragraphs between them — joined by `\n`.
     pub fn reader_text(&self, out: &mut Vec<u8>) {
-        let (from, to, all) = self.reader_run();
-        for b in &self.blocks[from..to] {
-            if for_reader(b, all) {
-                if !out.is_empty() {
-                    out.push(b'\n');
-                }
-                out.extend_from_slice(&self.all[b.start..b.end]);
+        for &i in &self.reader.kept {
+            let b = &self.blocks[i as usize];
+            if !out.is_empty() {
+                out.push(b'\n');
             }
+            out.extend_from_slice(&self.all[b.start..b.end]);
         }
     }
 
     /// The blocks [`Self::reader_text`] is made of, with their HTML in `html` (the page the
     /// last extract read).
     pub fn reader_blocks<'a>(&'a self, html: &'a [u8]) -> impl Iterator<Item = ReaderBlock<'a>> {
-        let (from, to, all) = self.reader_run();
-        self.blocks[from..to]
-            .iter()
-            .filter(move |b| for_reader(b, all))
-            .map(move |b| ReaderBlock {
+        self.reader.kept.iter().map(move |&i| {
+            let b = &self.blocks[i as usize];
+            ReaderBlock {
                 html: html.get(b.html.0..b.html.1).unwrap_or_default(),
                 opener: b.opener,
-            })
-    }
-
-    /// The reader's run, `from..to`, and whether it is the whole page (or article) for
-    /// want of one. Taken when asked (the crawl's fingerprint does not need it): a reader
-    /// wants the headings, lists and short paragraphs between the article's paragraphs too,
-    /// so short blocks do not break the run and long ones weigh more (tuned on WCXB's dev
-    /// split: F1 0.685 with the fingerprint's run, 0.738 with this).
-    fn reader_run(&self) -> (usize, usize, bool) {
-        let (blocks, range) = (&self.blocks, self.range);
-        let (mut start, mut end) = densest_run(blocks, range, |b, words, tags| match b.kind {
-            BlockKind::Long => READER_LONG_WEIGHT * words - tags,
-            BlockKind::Short => 0,
-            BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
-        });
-        // And the short blocks right before it (the headline, the byline, the dateline) and
-        // right after it (a closing list, a last short paragraph).
-        while end > start && start > range.0 && blocks[start - 1].kind == BlockKind::Short {
-            start -= 1;
-        }
-        while end > start && end < range.1 && blocks[end].kind == BlockKind::Short {
-            end += 1;
-        }
-        // A page of short posts or items (a forum thread, a listing) has no run worth the
-        // name: the reader gets every block that is not link text or template instead.
-        let run_words: u64 = blocks[start..end]
-            .iter()
-            .filter(|b| b.kind == BlockKind::Long)
-            .map(|b| u64::from(b.words))
-            .sum();
-        if run_words < READER_MIN_RUN_WORDS {
-            (range.0, range.1, true)
-        } else {
-            (start, end, false)
-        }
+            }
+        })
     }
 
     /// The last page's `<title>` (the first one), as plain text, appended to `out` (`html`
@@ -320,7 +242,7 @@ impl MainText {
         self.all.clear();
         self.blocks.clear();
         self.main.clear();
-        self.range = (0, 0);
+        self.regions.clear();
         self.title = None;
         self.lang.clear();
         self.truncated = false;
@@ -386,7 +308,6 @@ impl MainText {
             BlockKind::Short => -tags.max(1),
             BlockKind::Boilerplate | BlockKind::Template => -(words + tags),
         });
-        self.range = range;
         for b in &mut blocks[from..to] {
             b.kept = b.kind == BlockKind::Long;
             if b.kept {
@@ -396,38 +317,12 @@ impl MainText {
                 self.main.extend_from_slice(&self.all[b.start..b.end]);
             }
         }
-    }
-}
-
-/// Whether block `b` of the reader's run is the reader's (`all`: the run is the whole page
-/// for want of one, and short blocks between link lists, teasers or a thread's posts, count).
-fn for_reader(b: &Block, all: bool) -> bool {
-    match b.kind {
-        BlockKind::Long | BlockKind::Short => true,
-        BlockKind::Boilerplate => all && !is_link_text(b),
-        BlockKind::Template => false,
-    }
-}
-
-/// The run of `blocks` within `lo..hi` whose weights sum highest (Kadane), `weight` given a
-/// block, its words and its tags.
-fn densest_run(
-    blocks: &[Block],
-    (lo, hi): (usize, usize),
-    weight: impl Fn(&Block, i64, i64) -> i64,
-) -> (usize, usize) {
-    let mut best = (0i64, 0usize, 0usize);
-    let (mut sum, mut start) = (0i64, lo);
-    for (i, b) in blocks.iter().enumerate().take(hi).skip(lo) {
-        if sum <= 0 {
-            (sum, start) = (0, i);
-        }
-        sum += weight(b, i64::from(b.words), i64::from(b.tags));
-        if sum > best.0 {
-            best = (sum, start, i + 1);
+        if !self.fingerprint_only {
+            self.reader.choose(&self.blocks, &self.regions.nodes);
+        } else {
+            self.reader.kept.clear();
         }
     }
-    (best.1, best.2)
 }
 
 /// The blocks of the `<article>` element with the most words in long blocks (by features),
@@ -451,18 +346,6 @@ fn article_range(blocks: &[Block]) -> Option<(usize, usize)> {
         }
     }
     best.map(|(_, lo, hi)| (lo, hi))
-}
-
-// Feature tests in u64: a hostile page's counts times these factors may not fit a u32.
-
-/// More than a third of the block's words are link text.
-fn is_link_text(b: &Block) -> bool {
-    u64::from(b.link_words) * LINK_DENSITY_DIVISOR > u64::from(b.words)
-}
-
-/// Fewer than [`LONG_BLOCK_WORDS`] words and not link text: a heading, a byline, a label.
-fn is_short(b: &Block) -> bool {
-    b.words < LONG_BLOCK_WORDS && !is_link_text(b)
 }
 
 /// More than 5/9 of the block's words are link text (boilerpipe's threshold for "after a
@@ -523,6 +406,8 @@ impl Scanner<'_> {
         }
         self.html_at = html.len();
         self.end_block();
+        let blocks = self.out.blocks.len();
+        self.out.regions.finish(blocks);
     }
 
     /// What a block-level tag `name` (opening, or closing when `close`) means for the
@@ -587,10 +472,20 @@ impl Scanner<'_> {
                         }
                         self.open_block(name, false);
                         self.html_from = end;
+                        if !self.out.fingerprint_only {
+                            let blocks = self.out.blocks.len();
+                            self.out.regions.open(name, &html[name_end..end], blocks);
+                        }
                     }
                     El::Article => {
                         self.end_block();
                         self.html_from = end;
+                        if !self.out.fingerprint_only {
+                            let blocks = self.out.blocks.len();
+                            self.out
+                                .regions
+                                .open(b"article", &html[name_end..end], blocks);
+                        }
                         if self.article_depth == 0 {
                             self.articles = self.articles.saturating_add(1);
                         }
@@ -623,11 +518,19 @@ impl Scanner<'_> {
                         self.end_block();
                         self.open_block(&html[lt + 2..name_end], true);
                         self.html_from = end;
+                        if !self.out.fingerprint_only {
+                            let blocks = self.out.blocks.len();
+                            self.out.regions.close(&html[lt + 2..name_end], blocks);
+                        }
                     }
                     El::Article => {
                         self.end_block();
                         self.html_from = end;
                         self.article_depth = self.article_depth.saturating_sub(1);
+                        if !self.out.fingerprint_only {
+                            let blocks = self.out.blocks.len();
+                            self.out.regions.close(b"article", blocks);
+                        }
                     }
                     El::Anchor => self.anchors = self.anchors.saturating_sub(1),
                     El::Break => self.line_break(),
@@ -779,6 +682,7 @@ impl Scanner<'_> {
                     kind: BlockKind::Short,
                     kept: false,
                     links_after: false,
+                    node: out.regions.current(),
                     article: if self.article_depth > 0 {
                         self.articles
                     } else {

@@ -78,10 +78,11 @@ const BLOCK_TAGS: [&[u8]; 43] = [
     b"th",
 ];
 const MORE_BLOCK_TAGS: [&[u8]; 5] = [b"tr", b"ul", b"tbody", b"thead", b"tfoot"];
-const SKIP_TAGS: [&[u8]; 9] = [
+// Not `noscript`: what it holds is what a reader without scripts sees (a forum's whole
+// thread, on Discourse), and a crawler is one.
+const SKIP_TAGS: [&[u8]; 8] = [
     b"script",
     b"style",
-    b"noscript",
     b"template",
     b"title",
     b"textarea",

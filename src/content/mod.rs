@@ -18,18 +18,25 @@
 //!
 //! [`near_dups`] strings the three together for a partition's pages.
 //!
+//! A reader's content (the `extract` command, `--text`, `--markdown`) comes from the same
+//! pass: `regions` records the page's containers (`div`, `nav`, `main`…) and what their tags
+//! and class names say, and `reader` chooses the content from them.
+//!
 //! Where the neighbours' jobs live: fetching and cutting the body at `--max-scan-bytes` is the
 //! fetcher's; deciding which pages to fingerprint, the page ids and what to record (crawl.log,
 //! CDXJ) is the crawl layer's; the files behind [`near_dup::NearDupSpill`] are the store's.
 //! This module does not decode charsets (bytes ≥ 0x80 are word bytes whatever the encoding)
 //! and does not build a DOM.
 
+mod blocks;
 pub mod main_text;
 pub mod markdown;
 mod markup;
 pub mod minhash;
 pub mod near_dup;
 pub mod near_dups;
+mod reader;
+mod regions;
 mod swar;
 pub mod template_memory;
 

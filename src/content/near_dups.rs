@@ -82,7 +82,7 @@ impl NearDups {
     /// measure a crawl-sized index), their ids following its entries.
     pub fn with_index(index: NearDupIndex<BoxedSpill>) -> NearDups {
         NearDups {
-            text: MainText::new(),
+            text: MainText::fingerprint_only(),
             memory: TemplateMemory::new(TEMPLATE_HOSTS),
             pages: index.len(),
             index,
@@ -140,6 +140,13 @@ impl NearDups {
     pub fn extract(&mut self, html: &[u8], host: &[u8]) {
         self.text
             .extract_with_memory(html, html.len(), &mut self.memory, host);
+    }
+
+    /// Whether the pages from now on get their reader content chosen too
+    /// ([`MainText::set_reader`]: for a page whose text or Markdown is kept; the fingerprint
+    /// alone does without).
+    pub fn set_reader(&mut self, on: bool) {
+        self.text.set_reader(on);
     }
 
     /// The last page's main text ([`Self::page`] or [`Self::extract`]): its blocks, reader

@@ -223,6 +223,7 @@ fn work(
             Content::InResponse(range) => response.get(range.clone()).unwrap_or_default(),
             Content::Copied(v) => v,
         };
+        near_dups.set_reader(c.text.any());
         if c.fingerprint {
             let print = near_dups.page(html, c.host.as_bytes());
             if let Some(e) = near_dups.take_error() {
