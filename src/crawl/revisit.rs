@@ -130,9 +130,9 @@ const HAS_COPY_URI: u8 = 32;
 const HAS_RECORD_ID: u8 = 64;
 /// The history's count of new URLs found (a hub's yield), after the due time: added with
 /// continuous crawls' budget, so a record written before it decodes as a page that found
-/// none.
+/// none. Every bit of the flags byte is now taken: a later field needs a second flags byte
+/// behind a bit of this one.
 const HAS_NEW_URLS: u8 = 128;
-const KNOWN_FLAGS: u8 = 255;
 
 impl LastFetch {
     /// Appends the byte form: a flags byte naming the optional fields present, then the
@@ -186,13 +186,10 @@ impl LastFetch {
     }
 
     /// Reads what [`LastFetch::encode`] wrote, advancing `input`; `None` when the bytes do
-    /// not decode (short, unknown flags, a field out of range, a string not UTF-8).
+    /// not decode (short, a field out of range, a string not UTF-8).
     pub fn decode(input: &mut &[u8]) -> Option<LastFetch> {
         let (&flags, rest) = input.split_first()?;
         *input = rest;
-        if flags & !KNOWN_FLAGS != 0 {
-            return None;
-        }
         let has = |bit: u8| flags & bit != 0;
         let text = |input: &mut &[u8]| {
             get_bytes(input)

@@ -231,11 +231,9 @@ pub fn run(mix: &Mix) -> Figures {
                 }
                 found = u32::try_from(published.len()).unwrap_or(u32::MAX);
             }
-            Kind::Article(p) if u.last.is_none() => {
-                if measured {
-                    f.article_fetches += 1;
-                    latencies.push(t - p as f64 / 1000.0);
-                }
+            Kind::Article(p) if u.last.is_none() && measured => {
+                f.article_fetches += 1;
+                latencies.push(t - p as f64 / 1000.0);
             }
             Kind::Article(_) if measured => f.article_revisits += 1,
             _ => {}
