@@ -268,15 +268,6 @@ pub fn run(mix: &Mix) -> Figures {
         }
         t += mix.period;
     }
-    if std::env::var_os("FRESH_SIM_DEBUG").is_some() {
-        for u in urls[..pages].iter().step_by(37) {
-            let h = u.last.as_ref().map(|l| l.history).unwrap_or_default();
-            eprintln!(
-                "class {} rate {:.4}: {h:?} rev {}",
-                u.class, u.rate, u.revisits
-            );
-        }
-    }
     // Each page's copy since its last fetch, to the end.
     for u in urls.iter_mut().filter(|u| u.kind == Kind::Page) {
         if u.last.is_some() {
