@@ -99,6 +99,7 @@ fn record(i: u64, rng: &mut Rng, url: &str) -> UrlRecord {
                 observed_secs: rng.below(1 << 24),
                 last_change: Some(NOW - rng.below(1 << 22)),
                 interval: rng.below(30 * 86_400),
+                new_urls: 0,
             },
             due: NOW + rng.below(30 * 86_400),
         },

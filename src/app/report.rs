@@ -136,6 +136,13 @@ pub struct Figures {
     pub revisits: u64,
     pub not_modified: u64,
     pub changed: u64,
+    /// A continuous crawl's revisits that found the page fresh, of those compared (the
+    /// estimated freshness), and its fetches spent on discovery (first fetches, and hubs'
+    /// revisits), of all its fetches.
+    pub fresh: u64,
+    pub compared: u64,
+    pub discovery: u64,
+    pub decided: u64,
     /// Fetches by outcome (indexed by `ReturnCode as usize`): the errors by kind.
     pub outcomes: [u64; OUTCOME_KINDS],
 }
@@ -156,6 +163,10 @@ impl Default for Figures {
             revisits: 0,
             not_modified: 0,
             changed: 0,
+            fresh: 0,
+            compared: 0,
+            discovery: 0,
+            decided: 0,
             outcomes: [0; OUTCOME_KINDS],
         }
     }
@@ -174,6 +185,10 @@ impl Figures {
         self.revisits += o.revisits;
         self.not_modified += o.not_modified;
         self.changed += o.changed;
+        self.fresh += o.fresh;
+        self.compared += o.compared;
+        self.discovery += o.discovery;
+        self.decided += o.decided;
         for (a, b) in self.outcomes.iter_mut().zip(o.outcomes) {
             *a += b;
         }
@@ -196,6 +211,10 @@ impl Figures {
         self.revisits = r.fetched;
         self.not_modified = r.not_modified;
         self.changed = r.changed;
+        self.fresh = r.not_modified + r.unchanged;
+        self.compared = r.compared();
+        self.discovery = r.first_fetches + r.for_discovery;
+        self.decided = r.first_fetches + r.fetched;
         self
     }
 
@@ -405,8 +424,18 @@ impl Progress {
                 f.not_modified, f.changed
             ),
         };
+        // A continuous crawl's estimated freshness and the share of its fetches spent on
+        // discovery.
+        let budget = match (f.compared, f.decided) {
+            (0, _) | (_, 0) => String::new(),
+            (compared, decided) => format!(
+                " | fresh {:.2}, discovery {:.0} %",
+                f.fresh as f64 / compared as f64,
+                f.discovery as f64 * 100.0 / decided as f64
+            ),
+        };
         format!(
-            "[{:>6.1}s] {} fetched | {:.0} pages/s | {:.1} MB/s | queue {} | live {} | errors {}{eta}{revisits} | buffered {:.1} MB, spooled {:.1} MB",
+            "[{:>6.1}s] {} fetched | {:.0} pages/s | {:.1} MB/s | queue {} | live {} | errors {}{eta}{revisits}{budget} | buffered {:.1} MB, spooled {:.1} MB",
             now.duration_since(self.started).as_secs_f64(),
             f.fetched,
             rate,
@@ -651,6 +680,11 @@ impl CrawlReport {
             ("revisits_changed", c.revisits.changed),
             ("revisit_bytes_saved", c.revisits.bytes_saved),
             ("revisits_taken_due", c.revisits.taken_due),
+            ("revisits_learning", c.revisits.learning),
+            ("revisits_for_freshness", c.revisits.for_freshness),
+            ("revisits_for_discovery", c.revisits.for_discovery),
+            ("revisits_floor", c.revisits.floor),
+            ("first_fetches", c.revisits.first_fetches),
         ]);
         json.counts("rejected", &self.rejections)
             .float("seen_bytes_per_url", self.seen_bytes_per_url);
@@ -671,6 +705,14 @@ impl CrawlReport {
         if let (Some(fresh), Some(age)) = (r.freshness(), r.mean_age_secs()) {
             json.float("estimated_freshness", fresh)
                 .float("estimated_mean_age_secs", age);
+        }
+        // A continuous crawl's budget: the freshness its intervals aim at, and the share of
+        // its fetches that went to discovery (new URLs, and hubs and feeds for them).
+        if let Some(planned) = r.planned_freshness() {
+            json.float("planned_freshness", planned);
+        }
+        if let Some(share) = r.discovery_share() {
+            json.float("discovery_share", share);
         }
         json
     }

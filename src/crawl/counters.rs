@@ -91,10 +91,17 @@ impl CrawlCounters {
             (&mut self.revisits.changed, o.revisits.changed),
             (&mut self.revisits.bytes_saved, o.revisits.bytes_saved),
             (&mut self.revisits.taken_due, o.revisits.taken_due),
+            (&mut self.revisits.learning, o.revisits.learning),
+            (&mut self.revisits.for_freshness, o.revisits.for_freshness),
+            (&mut self.revisits.for_discovery, o.revisits.for_discovery),
+            (&mut self.revisits.floor, o.revisits.floor),
+            (&mut self.revisits.first_fetches, o.revisits.first_fetches),
+            (&mut self.revisits.planned, o.revisits.planned),
         ] {
             *a += b;
         }
         self.revisits.age_secs += o.revisits.age_secs;
+        self.revisits.planned_freshness += o.revisits.planned_freshness;
         self.focus.merge(&o.focus);
         self.shapes.merge(&o.shapes);
         let (d, e) = (&mut self.discovery, &o.discovery);
@@ -271,9 +278,37 @@ pub struct RevisitCounters {
     /// that changes at rate λ (its estimate) and was last seen `t` ago, the expected time
     /// since its first unseen change, `t − (1 − e^(−λt))/λ` (Cho & Garcia-Molina's age).
     pub age_secs: f64,
+    /// A continuous crawl's revisits by what the host's budget priced them for
+    /// (`host_budget::ValueClass`): a page's first revisit (its rate not known yet), keeping
+    /// a changing page fresh, finding new URLs (a hub or feed), and the floor (a page never
+    /// seen changing, or changing too fast to keep fresh, looked at every --revisit-max or
+    /// less often).
+    pub learning: u64,
+    pub for_freshness: u64,
+    pub for_discovery: u64,
+    pub floor: u64,
+    /// A continuous crawl's first fetches of URLs (the new URLs discovery brought).
+    pub first_fetches: u64,
+    /// The budget's decisions, and the freshness each expected of its page until the next
+    /// visit (`F = (1 − e^(−λI))/(λI)` at the page's estimated rate), summed.
+    pub planned: u64,
+    pub planned_freshness: f64,
 }
 
 impl RevisitCounters {
+    /// The share of a continuous crawl's fetches spent on discovery: first fetches of new
+    /// URLs and revisits of hubs and feeds for the new URLs they list. `None` before any.
+    pub fn discovery_share(&self) -> Option<f64> {
+        let all = self.first_fetches + self.fetched;
+        (all > 0).then(|| (self.first_fetches + self.for_discovery) as f64 / all as f64)
+    }
+
+    /// The mean freshness the budget expects of its pages at the intervals it gave them
+    /// (hubs count as fresh). `None` before any decision.
+    pub fn planned_freshness(&self) -> Option<f64> {
+        (self.planned > 0).then(|| self.planned_freshness / self.planned as f64)
+    }
+
     /// Revisits that compared (a 304, or a full payload against the last one's digest).
     pub fn compared(&self) -> u64 {
         self.not_modified + self.unchanged + self.changed

@@ -18,6 +18,7 @@ use super::frontier::BackQueueId;
 use super::host_gate::{self, RobotsDone};
 use super::link_key::LinkKeys;
 use super::revisit::{self, Seen};
+use super::revisit_budget::{Cost, Ended};
 use super::sink::{Hop, Scheduled, Sink, Via};
 use super::url_seen::url_key;
 use super::{urlnorm, Crawl, Job};
@@ -169,14 +170,19 @@ impl<S: Sink> Crawl<S> {
             self.sink.outlinks(page_key, targets);
         }
         // A page that led to new URLs is a hub: its visits buy discovery, not only
-        // freshness, and are not rationed by the budget's price.
-        let hub = self.counters.urls_admitted > admitted_before;
+        // freshness, priced by how many it finds. One fetch of the host costs the fetch's
+        // time and the politeness gap after it.
+        let new_urls = self.counters.urls_admitted.saturating_sub(admitted_before);
+        let cost = Cost {
+            new_urls: u32::try_from(new_urls).unwrap_or(u32::MAX),
+            period: (answered.gap + done.timings.total).as_secs_f64(),
+        };
         let scheduled = Scheduled {
             relevance: scanned.relevance,
             sketch: scanned.sketch,
             fingerprint: scanned.fingerprint,
             noindex,
-            ..self.scheduled(&entry, seen, done.head, done.at, hub)
+            ..self.scheduled(&entry, seen, done.head, done.at, cost)
         };
         if let Err(e) = self
             .sink
@@ -195,13 +201,18 @@ impl<S: Sink> Crawl<S> {
         seen: Seen,
         head: Option<&ResponseHead>,
         at: SystemTime,
-        hub: bool,
+        cost: Cost,
     ) -> Scheduled<'e> {
         let at = revisit::unix_secs(at);
         let last = entry.last.as_deref();
-        let decided = self
-            .revisits
-            .decide(last, seen, head, at, hub, &mut self.counters.revisits);
+        let ended = Ended {
+            host: entry.url.host_str().unwrap_or_default(),
+            period: cost.period,
+            new_urls: cost.new_urls,
+        };
+        let decided =
+            self.revisits
+                .decide(last, seen, head, at, ended, &mut self.counters.revisits);
         Scheduled {
             last,
             seen,

@@ -56,6 +56,7 @@ mod entry;
 pub mod focus;
 mod focused;
 pub mod frontier;
+mod host_budget;
 mod host_gate;
 pub use host_gate::{
     BadHostState, HostsRestored, MAX_ROBOTS_FAILURES, MAX_ROBOTS_REDIRECTS, ROBOTS_CACHE_CAPACITY,
@@ -96,7 +97,7 @@ use frontier::{BackQueueId, Frontier, FrontierConfig, Pop};
 use host_gate::{Gate, HostGate};
 use page_content::PageContent;
 use revisit::{LastFetch, Seen};
-use revisit_budget::RevisitBudget;
+use revisit_budget::{Cost, RevisitBudget};
 use sink::{Hop, Scheduled, Sink, Via};
 use spill::SpillStore;
 use url_filter::Reject;
@@ -351,7 +352,7 @@ impl<S: Sink> Crawl<S> {
                         outcome
                     };
                     let at = self.gate.wall(self.last_now);
-                    let scheduled = self.scheduled(&item, Seen::Unknown, None, at, false);
+                    let scheduled = self.scheduled(&item, Seen::Unknown, None, at, Cost::default());
                     self.log_unfetched(item.url.as_str(), item.via(), outcome, Some(&scheduled));
                     self.frontier.done(queue, far, Duration::ZERO);
                 }
@@ -607,7 +608,7 @@ impl<S: Sink> Crawl<S> {
         }
         self.gate.forget(url_key(&entry.url));
         let at = self.gate.wall(self.last_now);
-        let scheduled = self.scheduled(entry, Seen::Unknown, None, at, false);
+        let scheduled = self.scheduled(entry, Seen::Unknown, None, at, Cost::default());
         self.log_unfetched(entry.url.as_str(), entry.via(), outcome, Some(&scheduled));
     }
 

@@ -128,7 +128,11 @@ const HAS_COPY: u8 = 8;
 const HAS_LAST_CHANGE: u8 = 16;
 const HAS_COPY_URI: u8 = 32;
 const HAS_RECORD_ID: u8 = 64;
-const KNOWN_FLAGS: u8 = 127;
+/// The history's count of new URLs found (a hub's yield), after the due time: added with
+/// continuous crawls' budget, so a record written before it decodes as a page that found
+/// none. Every bit of the flags byte is now taken: a later field needs a second flags byte
+/// behind a bit of this one.
+const HAS_NEW_URLS: u8 = 128;
 
 impl LastFetch {
     /// Appends the byte form: a flags byte naming the optional fields present, then the
@@ -144,7 +148,8 @@ impl LastFetch {
             | flag(copy.is_some(), HAS_COPY)
             | flag(self.history.last_change.is_some(), HAS_LAST_CHANGE)
             | flag(copy.is_some_and(|c| c.uri.is_some()), HAS_COPY_URI)
-            | flag(copy.is_some_and(|c| c.record_id.is_some()), HAS_RECORD_ID);
+            | flag(copy.is_some_and(|c| c.record_id.is_some()), HAS_RECORD_ID)
+            | flag(self.history.new_urls > 0, HAS_NEW_URLS);
         out.push(flags);
         put_varint(out, self.fetched_at);
         put_varint(out, u64::from(self.status));
@@ -175,16 +180,16 @@ impl LastFetch {
         }
         put_varint(out, h.interval);
         put_varint(out, self.due);
+        if h.new_urls > 0 {
+            put_varint(out, u64::from(h.new_urls));
+        }
     }
 
     /// Reads what [`LastFetch::encode`] wrote, advancing `input`; `None` when the bytes do
-    /// not decode (short, unknown flags, a field out of range, a string not UTF-8).
+    /// not decode (short, a field out of range, a string not UTF-8).
     pub fn decode(input: &mut &[u8]) -> Option<LastFetch> {
         let (&flags, rest) = input.split_first()?;
         *input = rest;
-        if flags & !KNOWN_FLAGS != 0 {
-            return None;
-        }
         let has = |bit: u8| flags & bit != 0;
         let text = |input: &mut &[u8]| {
             get_bytes(input)
@@ -243,6 +248,10 @@ impl LastFetch {
         };
         let interval = get_varint(input)?;
         let due = get_varint(input)?;
+        let new_urls = match has(HAS_NEW_URLS) {
+            true => small(get_varint(input)?).filter(|&n| n > 0)?,
+            false => 0,
+        };
         Some(LastFetch {
             fetched_at,
             status,
@@ -256,6 +265,7 @@ impl LastFetch {
                 observed_secs,
                 last_change,
                 interval,
+                new_urls,
             },
             due,
         })
@@ -293,7 +303,7 @@ mod tests {
             copy in proptest::option::of((proptest::option::of(text()), any::<u64>(),
                 proptest::option::of(any::<[u8; 16]>()), text(), any::<u64>())),
             h in (any::<u32>(), any::<u32>(), any::<u64>(), proptest::option::of(any::<u64>()),
-                any::<u64>()),
+                any::<u64>(), any::<u32>()),
             due in any::<u64>(),
         ) -> LastFetch {
             LastFetch {
@@ -308,7 +318,7 @@ mod tests {
                 }),
                 history: PageHistory {
                     visits: h.0, changes: h.1, observed_secs: h.2, last_change: h.3,
-                    interval: h.4,
+                    interval: h.4, new_urls: h.5,
                 },
                 due,
             }

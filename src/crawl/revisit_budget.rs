@@ -1,23 +1,19 @@
 //! When a URL is due again, and a continuous crawl's revisits ([`RevisitBudget`],
-//! ARCHITECTURE §9c): the schedule's decision at each URL's end ([`Decided`]), the budget's
-//! price (Cho and Garcia-Molina's one price for all pages, moved by how late revisits come),
-//! and the URLs due again, taken from the crawl database behind [`DueUrls`] a batch at a time
-//! ([`Due`]) for the frontier's revisit lanes.
+//! ARCHITECTURE §9c): the schedule's decision at each URL's end ([`Decided`]), priced in a
+//! continuous crawl by its host's fetch budget (`host_budget`: Cho and Garcia-Molina's
+//! optimal frequencies with a multiplier per host), and the URLs due again, taken from the
+//! crawl database behind [`DueUrls`] a batch at a time ([`Due`]) for the frontier's revisit
+//! lanes.
 
 use std::io;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::counters::RevisitCounters;
 use super::due::{DueUrl, DueUrls};
+use super::host_budget::{HostBudgets, ValueClass};
 use super::revisit::{self, LastFetch, Seen};
 use super::schedule::{change_rate, PageHistory, ScheduleConfig, Visit};
 use crate::http::ResponseHead;
-
-/// `budgeted_interval`'s marginal value at which a page is visited once per expected change
-/// (`r = 1`: `1 − 2/e`, times the page's mean change interval).
-const PRICE_AT_ONE_VISIT_PER_CHANGE: f64 = 0.264;
-/// The price's step, at most once a second, while revisits come late (or on time).
-const PRICE_STEP: f64 = 1.03;
 
 /// A continuous crawl asks the crawl database for due URLs this often...
 const DUE_CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -45,41 +41,48 @@ pub(super) struct Due {
     pub error: Option<io::Error>,
 }
 
+/// What a fetch cost its host and what it found new, for the budget (zero for a URL that
+/// ended without a fetch).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Cost {
+    /// Seconds the host's fetch slot took: the fetch's own time plus the politeness gap
+    /// after it.
+    pub period: f64,
+    /// Links new to the crawl the fetch found.
+    pub new_urls: u32,
+}
+
+/// What a URL's end tells the schedule, beside its response.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ended<'h> {
+    /// Its host (the budget's key).
+    pub host: &'h str,
+    /// Seconds the host's fetch slot took: the politeness gap after it plus the fetch's own
+    /// time (what one fetch of the host costs).
+    pub period: f64,
+    /// Links new to the crawl this fetch found (what a hub's visits buy).
+    pub new_urls: u32,
+}
+
 pub(super) struct RevisitBudget {
     schedule: ScheduleConfig,
-    continuous: bool,
+    /// A continuous crawl's per-host budgets; `None` otherwise (the schedule is unpriced).
+    budgets: Option<HostBudgets>,
     /// A continuous crawl's source of URLs due again, and when it is next asked.
     due_urls: Option<Box<dyn DueUrls>>,
     next_due_check: Instant,
     /// Reused: what one ask returned.
     due_buf: Vec<DueUrl>,
-    /// A continuous crawl's price (`schedule::budgeted_interval`'s `marginal`, seconds; 0
-    /// otherwise, and the schedule is unpriced): raised while revisits come late, so the
-    /// pages that change too fast to catch get fewer visits, and lowered while they come on
-    /// time, so the fetches politeness leaves are spent.
-    price: f64,
-    /// How late revisits are fetched, seconds, a moving average.
-    lateness: f64,
-    /// When the price last moved (unix seconds).
-    price_moved_at: u64,
 }
 
 impl RevisitBudget {
     pub fn new(schedule: ScheduleConfig, continuous: bool, now: Instant) -> RevisitBudget {
         RevisitBudget {
-            // Where a page changing once per initial interval keeps that interval.
-            price: if continuous {
-                PRICE_AT_ONE_VISIT_PER_CHANGE * schedule.initial_interval as f64
-            } else {
-                0.0
-            },
+            budgets: continuous.then(|| HostBudgets::new(&schedule)),
             schedule,
-            continuous,
             due_urls: None,
             next_due_check: now,
             due_buf: Vec::new(),
-            lateness: 0.0,
-            price_moved_at: 0,
         }
     }
 
@@ -95,23 +98,38 @@ impl RevisitBudget {
 
     /// A URL's end at `at` (unix seconds): what the schedule makes of what this fetch saw
     /// (`head`: its response, if any) after what the last one left. A revisit is counted in
-    /// `counted`, and moves the price by how late it came. `hub`: the page led to new URLs,
-    /// so its visits buy discovery and are not rationed by the price.
+    /// `counted`, by what its host's budget had priced it for. In a continuous crawl the
+    /// host's budget decides the interval (`host_budget`); otherwise the unpriced schedule.
     pub fn decide(
         &mut self,
         last: Option<&LastFetch>,
         seen: Seen,
         head: Option<&ResponseHead>,
         at: u64,
-        hub: bool,
+        ended: Ended<'_>,
         counted: &mut RevisitCounters,
     ) -> Decided {
         // A sitemap's or feed's priors are no fetch: not a revisit.
-        if let Some(last) = last.filter(|l| head.is_some() && l.fetched_at > 0) {
-            count_revisit(counted, last, seen, at);
-            self.came(last, at);
+        let fetched_before = last.filter(|l| l.fetched_at > 0);
+        if head.is_some() {
+            match (fetched_before, &self.budgets) {
+                (Some(last), budgets) => {
+                    count_revisit(counted, last, seen, at);
+                    if let Some(b) = budgets {
+                        match b.class(ended.host, &last.history) {
+                            ValueClass::Learning => counted.learning += 1,
+                            ValueClass::Freshness => counted.for_freshness += 1,
+                            ValueClass::Discovery => counted.for_discovery += 1,
+                            ValueClass::Floor => counted.floor += 1,
+                        }
+                    }
+                }
+                (None, Some(_)) => counted.first_fetches += 1,
+                (None, None) => {}
+            }
         }
-        let mut history = last.map_or_else(PageHistory::default, |l| l.history);
+        let old = last.map_or_else(PageHistory::default, |l| l.history);
+        let mut history = old;
         let last_modified = head
             .and_then(|h| h.header("last-modified"))
             .and_then(crate::datetime::parse_http_date)
@@ -121,39 +139,33 @@ impl RevisitBudget {
             seen: seen.observation(),
             last_modified,
         };
-        let due = self.schedule.schedule_priced(
-            &mut history,
-            last.map(|l| l.fetched_at),
-            visit,
-            if hub { 0.0 } else { self.price },
-        );
+        let last_fetch = last.map(|l| l.fetched_at);
+        let priced = match self.budgets.as_mut() {
+            // Only a fetch that got an answer says what the page is worth: a failure keeps
+            // its place in the counts and is tried again at its last interval.
+            Some(budgets) if head.is_some() => {
+                let elapsed =
+                    self.schedule
+                        .observe(&mut history, last_fetch, visit, ended.new_urls);
+                let old = fetched_before.map(|_| &old);
+                budgets.price(ended.host, old, &history, elapsed, ended.period, at)
+            }
+            _ => None,
+        };
+        let due = match priced {
+            Some(p) => {
+                counted.planned += 1;
+                counted.planned_freshness += p.freshness;
+                history.interval = p.interval;
+                at.saturating_add(p.interval)
+            }
+            None => {
+                history = old;
+                self.schedule
+                    .schedule_counting(&mut history, last_fetch, visit, ended.new_urls)
+            }
+        };
         Decided { history, due }
-    }
-
-    /// Adjusts the price by how late a revisit came: fetched later than due means more is
-    /// due than politeness lets the crawl fetch (Cho & Garcia-Molina's one price for all
-    /// pages). It moves at most once a second, so a step has time to show before the next.
-    fn came(&mut self, last: &LastFetch, at: u64) {
-        if !self.continuous || last.due == 0 {
-            return;
-        }
-        // Not counting the second a continuous crawl takes due URLs behind the clock.
-        let late = at.saturating_sub(last.due.saturating_add(DUE_LAG_SECS)) as f64;
-        self.lateness = 0.9 * self.lateness + 0.1 * late;
-        if at <= self.price_moved_at {
-            return;
-        }
-        self.price_moved_at = at;
-        let schedule = &self.schedule;
-        let min = schedule.min_interval.max(1) as f64;
-        // Where a page changing once per interval I keeps that interval.
-        let price_for = |interval: u64| PRICE_AT_ONE_VISIT_PER_CHANGE * interval as f64;
-        if self.lateness > min / 2.0 {
-            self.price = (self.price * PRICE_STEP).min(price_for(schedule.max_interval));
-        } else if self.lateness < min / 8.0 {
-            // On time: politeness leaves fetches over, which buy freshness when spent.
-            self.price = (self.price / PRICE_STEP).max(price_for(schedule.min_interval) / 4.0);
-        }
     }
 
     /// The URLs due by `wall` (the wall clock at `now`), when it is time to ask (every
@@ -242,7 +254,14 @@ mod tests {
     fn a_first_fetch_is_no_revisit_and_is_due_after_the_initial_interval() {
         let mut b = RevisitBudget::new(schedule(), false, Instant::now());
         let mut counted = RevisitCounters::default();
-        let d = b.decide(None, Seen::Unknown, Some(&head()), T0, false, &mut counted);
+        let d = b.decide(
+            None,
+            Seen::Unknown,
+            Some(&head()),
+            T0,
+            ended(1.0, 0),
+            &mut counted,
+        );
         assert_eq!(counted.fetched, 0);
         assert!(d.due > T0 && d.due <= T0 + 86_400, "{d:?}");
         // A sitemap's priors (no fetch) are no revisit either.
@@ -252,7 +271,7 @@ mod tests {
             Seen::Unknown,
             Some(&head()),
             T0,
-            false,
+            ended(1.0, 0),
             &mut counted,
         );
         assert_eq!(counted.fetched, 0);
@@ -268,7 +287,7 @@ mod tests {
         };
         let h = head();
         for seen in [Seen::NotModified, Seen::Unchanged, Seen::Changed] {
-            b.decide(Some(&l), seen, Some(&h), T0, false, &mut counted);
+            b.decide(Some(&l), seen, Some(&h), T0, ended(1.0, 0), &mut counted);
         }
         assert_eq!(counted.fetched, 3);
         assert_eq!(
@@ -277,63 +296,88 @@ mod tests {
         );
         assert_eq!(counted.bytes_saved, 100);
         // Without a response (a URL ended unfetched), nothing is counted.
-        b.decide(Some(&l), Seen::Unknown, None, T0, false, &mut counted);
+        b.decide(
+            Some(&l),
+            Seen::Unknown,
+            None,
+            T0,
+            ended(1.0, 0),
+            &mut counted,
+        );
         assert_eq!(counted.fetched, 3);
     }
 
-    /// The price a continuous crawl starts from, and where it is after a revisit a second
-    /// for 50 s, each fetched `late` seconds after it was due.
-    fn price_after(late: u64) -> (f64, f64) {
-        let (h, mut counted) = (head(), RevisitCounters::default());
-        let mut b = RevisitBudget::new(schedule(), true, Instant::now());
-        let start = b.price;
-        for s in 0..50 {
-            let l = last(T0 - 7_200, T0 + s - late);
-            b.decide(
-                Some(&l),
-                Seen::Changed,
-                Some(&h),
-                T0 + s,
-                false,
-                &mut counted,
-            );
+    const HOST: &str = "a.test";
+
+    /// A fetch of a.test costing `period` seconds that found `new_urls` new links.
+    fn ended(period: f64, new_urls: u32) -> Ended<'static> {
+        Ended {
+            host: HOST,
+            period,
+            new_urls,
         }
-        (start, b.price)
     }
 
     #[test]
-    fn late_revisits_raise_the_price_and_timely_ones_lower_it() {
-        let (start, late) = price_after(3_600);
-        assert!(late > start, "{late} after {start}");
-        let (start, timely) = price_after(0);
-        assert!(timely < start, "{timely} after {start}");
+    fn a_continuous_crawl_prices_revisits_by_class_and_counts_discovery() {
         let h = head();
+        let mut b = RevisitBudget::new(schedule(), true, Instant::now());
         let mut counted = RevisitCounters::default();
-        // At most one step a second.
-        let mut once = RevisitBudget::new(schedule(), true, Instant::now());
-        let start = once.price;
-        for _ in 0..10 {
-            let l = last(T0 - 7_200, T0 - 3_600);
-            once.decide(Some(&l), Seen::Changed, Some(&h), T0, false, &mut counted);
-        }
-        assert!((once.price - start * PRICE_STEP).abs() < 1e-9);
-        // Not continuous: no price at all, whatever the revisits.
-        let mut unpriced = RevisitBudget::new(schedule(), false, Instant::now());
-        let l = last(T0 - 7_200, T0 - 3_600);
-        unpriced.decide(Some(&l), Seen::Changed, Some(&h), T0, false, &mut counted);
-        assert_eq!(unpriced.price, 0.0);
+        // The revisit of `d`, fetched at `at`, seeing `seen` and finding `new_urls` links.
+        let mut again =
+            |d: Decided, at: u64, seen: Seen, new_urls: u32, c: &mut RevisitCounters| {
+                let l = LastFetch {
+                    history: d.history,
+                    ..last(at, d.due)
+                };
+                b.decide(Some(&l), seen, Some(&h), d.due, ended(1.0, new_urls), c)
+            };
+        // A first fetch: discovery.
+        let first = RevisitBudget::new(schedule(), true, Instant::now()).decide(
+            None,
+            Seen::Unknown,
+            Some(&head()),
+            T0,
+            ended(1.0, 0),
+            &mut counted,
+        );
+        assert_eq!(counted.first_fetches, 1);
+        // Its first two revisits are learning ones; both find the page unchanged.
+        let second = again(first, T0, Seen::NotModified, 0, &mut counted);
+        let third = again(second, first.due, Seen::NotModified, 0, &mut counted);
+        assert_eq!(counted.learning, 2);
+        // Never seen changing: on the floor, at the maximum at once (no doubling per visit).
+        assert_eq!(third.due - second.due, 86_400, "{third:?}");
+        let fourth = again(third, second.due, Seen::NotModified, 0, &mut counted);
+        assert_eq!(counted.floor, 1);
+        // A revisit that found new links makes a hub: its next revisit is for discovery.
+        let hub = again(fourth, third.due, Seen::Changed, 5, &mut counted);
+        assert_eq!(hub.history.new_urls, 5);
+        again(hub, fourth.due, Seen::Changed, 0, &mut counted);
+        assert_eq!(counted.for_discovery, 1);
+        assert_eq!(counted.fetched, 5);
+        let share = counted.discovery_share().expect("fetches");
+        assert!((share - 2.0 / 6.0).abs() < 1e-9, "{share}");
+        assert!(counted.planned_freshness().is_some());
     }
 
     #[test]
-    fn a_hub_is_scheduled_without_the_price() {
+    fn without_continuous_the_schedule_is_unpriced() {
         let h = head();
-        let mut b = RevisitBudget::new(schedule(), true, Instant::now());
-        b.price = 1e9;
+        let mut b = RevisitBudget::new(schedule(), false, Instant::now());
         let mut counted = RevisitCounters::default();
         let l = last(T0 - 3_600, T0);
-        let priced = b.decide(Some(&l), Seen::Changed, Some(&h), T0, false, &mut counted);
-        let hub = b.decide(Some(&l), Seen::Changed, Some(&h), T0, true, &mut counted);
-        assert!(hub.due < priced.due, "{hub:?} {priced:?}");
+        let d = b.decide(
+            Some(&l),
+            Seen::NotModified,
+            Some(&h),
+            T0,
+            ended(1.0, 0),
+            &mut counted,
+        );
+        // Never seen changing: the interval doubles (from the initial hour), unpriced.
+        assert_eq!(d.due, T0 + 7_200);
+        assert_eq!((counted.first_fetches, counted.planned), (0, 0));
     }
 
     /// Hands out `n` due URLs per ask, counting the asks.

@@ -18,9 +18,11 @@
 //!   doubles per visit for a page never seen changing, while a shrink is taken at once (a
 //!   change seen is evidence).
 //!
-//! With a bounded fetch budget, `budgeted_interval` turns the same rate estimate into the
-//! interval that buys the most freshness per visit (Cho & Garcia-Molina, ICDE 2003): pages
-//! changing too fast to keep fresh get fewer visits. The crawl sets its one price.
+//! With a bounded fetch budget, `visits_per_change` turns the same rate estimate into the
+//! frequency that buys the most freshness per visit at a price (Cho & Garcia-Molina, ICDE
+//! 2003): pages changing too fast to keep fresh get fewer visits. A continuous crawl finds
+//! the price per host from its budget (`host_budget`) and decides the interval there, after
+//! [`ScheduleConfig::observe`] has recorded the visit.
 //!
 //! Every interval is clamped to `[min_interval, max_interval]`, and so is every due time's
 //! distance from the visit. The history forgets: past `MAX_HISTORY_VISITS` its counts are
@@ -115,6 +117,9 @@ pub struct PageHistory {
     pub last_change: Option<u64>,
     /// The interval the last visit scheduled, seconds (0: none yet).
     pub interval: u64,
+    /// Of those visits' finds, the links that were new to the crawl: a hub's or feed's
+    /// yield, `new_urls / observed_secs` new URLs a second.
+    pub new_urls: u32,
 }
 
 impl ScheduleConfig {
@@ -126,39 +131,19 @@ impl ScheduleConfig {
         last_fetch: Option<u64>,
         visit: Visit,
     ) -> u64 {
-        self.schedule_priced(history, last_fetch, visit, 0.0)
+        self.schedule_counting(history, last_fetch, visit, 0)
     }
 
-    /// As [`ScheduleConfig::schedule`], with a bounded revisit budget: `price` > 0 is
-    /// [`budgeted_interval`]'s `marginal` (the crawl raises it while revisits come late), and
-    /// the `Estimated` policy then spends visits where they buy the most freshness.
-    pub fn schedule_priced(
+    /// As [`ScheduleConfig::schedule`], counting the visit's `new_urls` in the history.
+    pub fn schedule_counting(
         &self,
         history: &mut PageHistory,
         last_fetch: Option<u64>,
         visit: Visit,
-        price: f64,
+        new_urls: u32,
     ) -> u64 {
         let now = visit.at;
-        let compared = match last_fetch {
-            Some(prev) if prev < now && visit.seen != Observation::Unknown => Some(now - prev),
-            _ => None,
-        };
-        if let Some(elapsed) = compared {
-            history.record(elapsed, visit.seen == Observation::Changed);
-        }
-        history.last_change = match (visit.seen, compared) {
-            // A change after the previous visit: the server's date when it falls in the gap.
-            (Observation::Changed, Some(elapsed)) => Some(
-                visit
-                    .last_modified
-                    .filter(|&m| m <= now && m >= now - elapsed)
-                    .unwrap_or(now),
-            ),
-            _ => history
-                .last_change
-                .or(visit.last_modified.filter(|&m| m <= now)),
-        };
+        let compared = self.observe(history, last_fetch, visit, new_urls);
         let prev = if history.interval == 0 {
             self.initial_interval
         } else {
@@ -168,13 +153,14 @@ impl ScheduleConfig {
             Policy::Adaptive => self.adaptive(prev, visit.seen, now, history.last_change),
             Policy::Estimated => {
                 let target = match (compared, change_rate(history)) {
-                    (Some(_), Some(rate)) if price > 0.0 => budgeted_interval(self, rate, price),
                     (Some(_), Some(rate)) => interval_for_rate(self, rate),
                     _ => prev,
                 };
                 // Growth is damped: by `inc_rate` per visit for a page seen changing (its
                 // estimate from a few unchanged visits is too sure), doubling per visit for
                 // one never seen changing (it backs off to the maximum in a few visits).
+                // A continuous crawl's budget (`host_budget`) needs no damping: its price
+                // already weighs how sure each estimate is against the other pages'.
                 let damped = match history.changes {
                     0 => prev.saturating_mul(2),
                     _ => (prev as f64 * (1.0 + self.inc_rate)) as u64,
@@ -188,6 +174,39 @@ impl ScheduleConfig {
             now.saturating_add(self.min_interval),
             now.saturating_add(self.max_interval.max(self.min_interval)),
         )
+    }
+
+    /// Records `visit` in `history` (its counts, with `new_urls` links new to the crawl, and
+    /// when the page last changed) and returns the seconds since the previous visit when the
+    /// two were compared. The interval is left to the caller.
+    pub fn observe(
+        &self,
+        history: &mut PageHistory,
+        last_fetch: Option<u64>,
+        visit: Visit,
+        new_urls: u32,
+    ) -> Option<u64> {
+        let now = visit.at;
+        let compared = match last_fetch {
+            Some(prev) if prev < now && visit.seen != Observation::Unknown => Some(now - prev),
+            _ => None,
+        };
+        if let Some(elapsed) = compared {
+            history.record(elapsed, visit.seen == Observation::Changed, new_urls);
+        }
+        history.last_change = match (visit.seen, compared) {
+            // A change after the previous visit: the server's date when it falls in the gap.
+            (Observation::Changed, Some(elapsed)) => Some(
+                visit
+                    .last_modified
+                    .filter(|&m| m <= now && m >= now - elapsed)
+                    .unwrap_or(now),
+            ),
+            _ => history
+                .last_change
+                .or(visit.last_modified.filter(|&m| m <= now)),
+        };
+        compared
     }
 
     /// Nutch's step: the next interval and the time it counts from.
@@ -212,21 +231,23 @@ impl ScheduleConfig {
         (interval as u64, reference)
     }
 
-    fn clamp(&self, interval: u64) -> u64 {
+    pub fn clamp(&self, interval: u64) -> u64 {
         interval.clamp(self.min_interval, self.max_interval.max(self.min_interval))
     }
 }
 
 impl PageHistory {
     /// Counts one compared visit, halving the counts at `MAX_HISTORY_VISITS`.
-    fn record(&mut self, elapsed: u64, changed: bool) {
+    fn record(&mut self, elapsed: u64, changed: bool, new_urls: u32) {
         self.visits = self.visits.saturating_add(1);
         self.changes = self.changes.saturating_add(u32::from(changed));
         self.observed_secs = self.observed_secs.saturating_add(elapsed);
+        self.new_urls = self.new_urls.saturating_add(new_urls);
         if self.visits >= MAX_HISTORY_VISITS {
             self.visits /= 2;
             self.changes /= 2;
             self.observed_secs /= 2;
+            self.new_urls /= 2;
         }
     }
 }
@@ -266,42 +287,75 @@ pub fn interval_for_rate(config: &ScheduleConfig, rate: f64) -> u64 {
     }
 }
 
-/// Bisection steps in `budgeted_interval`: each halves the bracket [0, `MAX_CATCH_RATIO`],
-/// so 64 steps are far below f64's resolution.
-const BISECTION_STEPS: u32 = 64;
+/// Most steps of `visits_per_change`'s safeguarded Newton iteration: it converges in about
+/// six, and the bisection that guards it halves the bracket [0, `MAX_CATCH_RATIO`] at
+/// every step it takes, so 64 are far below f64's resolution.
+const SOLVE_STEPS: u32 = 64;
 
 /// The largest changes-per-visit ratio `budgeted_interval` considers: at 64 expected changes
 /// between visits a page is stale at every visit, whatever the budget.
 const MAX_CATCH_RATIO: f64 = 64.0;
 
 /// The interval that spends a bounded visit budget where it buys the most freshness (Cho &
-/// Garcia-Molina, "Effective page refresh policies", ICDE 2003). A page changing at `rate`
-/// (per second) and visited `f` times a second is fresh a fraction
+/// Garcia-Molina, "Effective page refresh policies", ICDE 2003): see [`visits_per_change`].
+/// A page with `marginal · λ ≥ 1` changes faster than visits can keep it fresh enough to
+/// pay: it gets the maximum interval, fewer visits, not more.
+pub fn budgeted_interval(config: &ScheduleConfig, rate: f64, marginal: f64) -> u64 {
+    match visits_per_change(rate, marginal) {
+        Some(r) => config.clamp((r / rate) as u64),
+        None => config.clamp(config.max_interval),
+    }
+}
+
+/// Cho & Garcia-Molina's optimal frequency for one page, as changes per visit. A page
+/// changing at `rate` (per second) and visited `f` times a second is fresh a fraction
 /// `F = (f/λ)(1 − e^(−λ/f))` of the time; with a budget, every page's `∂F/∂f` is the same
 /// `marginal` (seconds: the freshness one more visit a second buys). With `r = λ/f`,
-/// `∂F/∂f = (1 − (1 + r)e^(−r))/λ`, so `r` solves `1 − (1 + r)e^(−r) = marginal · λ` and the
-/// interval is `r/λ`. A page with `marginal · λ ≥ 1` changes faster than visits can keep
-/// it fresh enough to pay: it gets the maximum interval, fewer visits, not more. The crawl
-/// picks `marginal` (raising it when due pages outrun the fetch budget, lowering it when
-/// fetches are left over); this function is the per-page half.
-pub fn budgeted_interval(config: &ScheduleConfig, rate: f64, marginal: f64) -> u64 {
+/// `∂F/∂f = (1 − (1 + r)e^(−r))/λ`, so `r` solves `1 − (1 + r)e^(−r) = marginal · λ`, and
+/// the page is visited every `r/λ` seconds. `None`: no visit pays (`marginal · λ ≥ 1`, a
+/// page too fast to keep fresh at this price, or no rate to go by).
+pub fn visits_per_change(rate: f64, marginal: f64) -> Option<f64> {
     let target = marginal * rate;
     let catchable = |r: f64| 1.0 - (1.0 + r) * (-r).exp();
     if !(rate.is_finite() && rate > 0.0 && target.is_finite() && target > 0.0)
         || target >= catchable(MAX_CATCH_RATIO)
     {
-        return config.clamp(config.max_interval);
+        return None;
     }
+    // g(r) = 1 − (1 + r)e^(−r) rises from 0 to 1 with g'(r) = r·e^(−r): Newton from
+    // g ≈ r²/2, kept inside a shrinking bracket.
     let (mut lo, mut hi) = (0.0f64, MAX_CATCH_RATIO);
-    for _ in 0..BISECTION_STEPS {
-        let mid = (lo + hi) / 2.0;
-        if catchable(mid) < target {
-            lo = mid;
+    let mut r = (2.0 * target).sqrt().clamp(1e-9, MAX_CATCH_RATIO);
+    for _ in 0..SOLVE_STEPS {
+        let g = catchable(r) - target;
+        if g < 0.0 {
+            lo = r;
         } else {
-            hi = mid;
+            hi = r;
         }
+        let slope = r * (-r).exp();
+        let next = r - g / slope;
+        let next = if next.is_finite() && next > lo && next < hi {
+            next
+        } else {
+            (lo + hi) / 2.0
+        };
+        if (next - r).abs() <= 1e-12 * r {
+            return Some(next);
+        }
+        r = next;
     }
-    config.clamp((hi / rate) as u64)
+    Some(r)
+}
+
+/// The fraction of the time a page changing at `rate` and visited every `interval` seconds
+/// is fresh: `F = (1 − e^(−λI))/(λI)` (1 for a page that never changes).
+pub fn expected_freshness(rate: f64, interval: f64) -> f64 {
+    let x = rate * interval;
+    if !(x.is_finite() && x > 1e-12) {
+        return 1.0;
+    }
+    (1.0 - (-x).exp()) / x
 }
 
 #[cfg(test)]

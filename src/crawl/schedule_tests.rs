@@ -157,6 +157,7 @@ fn the_estimator_is_its_closed_form() {
         observed_secs: 4 * 7200,
         last_change: None,
         interval: 7200,
+        new_urls: 0,
     };
     assert!(close(
         change_rate(&h).unwrap(),
@@ -212,6 +213,7 @@ fn an_unknown_visit_leaves_the_history_alone() {
         observed_secs: 3 * DAY,
         last_change: Some(5),
         interval: DAY,
+        new_urls: 0,
     };
     let before = h;
     let visit = Visit {
@@ -358,4 +360,24 @@ proptest! {
             last = Some(now);
         }
     }
+}
+
+/// The changes per visit solve `1 − (1 + r)e^(−r) = marginal · λ` across the range, and no
+/// visit pays at or past `marginal · λ = 1`.
+#[test]
+fn visits_per_change_solves_the_optimality_condition() {
+    let g = |r: f64| 1.0 - (1.0 + r) * (-r).exp();
+    for target in [
+        1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999_999,
+    ] {
+        let r = visits_per_change(1.0, target).expect("a visit pays");
+        assert!(
+            (g(r) - target).abs() <= 1e-9 * target.max(1e-3),
+            "{target}: r {r}"
+        );
+    }
+    assert_eq!(visits_per_change(1.0, 1.0), None);
+    assert_eq!(visits_per_change(0.0, 0.5), None);
+    assert!((expected_freshness(0.01, 100.0) - (1.0 - (-1.0f64).exp())).abs() < 1e-12);
+    assert_eq!(expected_freshness(0.0, 100.0), 1.0);
 }

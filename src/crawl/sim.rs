@@ -426,3 +426,5 @@ pub(super) fn completion(
 
 // The driver on this loop: scheduling and "finished" in simulated time (`sim/tests.rs`).
 mod tests;
+// A host of Poisson pages under the continuous crawl's budget (issue 44's figures).
+pub mod freshness;

@@ -35,6 +35,7 @@ fn record(url: &str, due: u64) -> UrlRecord {
                 observed_secs: 3 * 86_400,
                 last_change: Some(1_699_000_000),
                 interval: 86_400,
+                new_urls: 0,
             },
             due,
         },
@@ -89,7 +90,7 @@ prop_compose! {
                 copy: copy.map(|(uri, date, record_id, file, offset)| StoredCopy {
                     uri, date, record_id, file, offset,
                 }),
-                history: PageHistory { visits, changes, observed_secs, last_change, interval },
+                history: PageHistory { visits, changes, observed_secs, last_change, interval, new_urls: 0 },
                 due,
             },
         }

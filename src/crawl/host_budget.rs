@@ -1,0 +1,414 @@
+//! A continuous crawl's fetch budget per host, spent where it buys the most (ARCHITECTURE
+//! §9c, issue 44): Cho & Garcia-Molina's optimal revisit frequencies ("Effective page
+//! refresh policies", ICDE 2003) with the Lagrange multiplier found for each host from what
+//! politeness lets the crawl fetch there.
+//!
+//! A host is fetched at most once per period (its politeness gap plus a fetch's own time),
+//! `C = 1/period` fetches a second. The new URLs its hubs and feeds are expected to bring
+//! (each costs a first fetch) are set aside; the rest, `R`, is shared among revisits. A page
+//! changing at `λ` and visited `f` times a second is fresh a fraction
+//! `F = (f/λ)(1 − e^(−λ/f))` of the time; a hub finding `λₕ` new URLs a second leaves
+//! `λₕ/(2f)` of them unfetched on average, each counted as one stale page. The split of `R`
+//! that keeps the most pages fresh gives every page and hub the same marginal value `μ` of
+//! one more visit a second (`∂F/∂f = μ`, `λₕ/(2f²) = μ`); `μ` is found by bisection so that
+//! the frequencies add up to `R`. Pages changing too fast to keep fresh (`μλ ≥ 1`) and pages
+//! never seen changing (the bias-reduced estimate is 0 after any number of unchanged visits)
+//! buy nothing: they are looked at every `--revisit-max` while that floor costs at most
+//! [`FLOOR_SHARE`] of `R`, and less often past it. A page not yet revisited is priced as
+//! changing once per the schedule's initial interval, and one whose first revisit found it
+//! unchanged as changing half a time over the time observed: its estimate of 0 is believed
+//! after [`CONFIRM_UNCHANGED`] unchanged revisits.
+//!
+//! Sans-IO: times are the fetches' wall times (unix seconds) and periods come from the
+//! crawl. Memory: per host, its pages and hubs counted by rate in [`RATE_BUCKETS`] buckets,
+//! three to an octave (the solver sees a bucket's pages at its geometric mean rate, within
+//! 13 % of their own; each page's interval uses its own estimate), for at most [`MAX_HOSTS`] hosts (past
+//! that a host's pages get the unpriced schedule). The counts are not saved: on resume they
+//! are rebuilt as pages are fetched again, each with the history the crawl database kept.
+
+use std::collections::HashMap;
+
+use super::schedule::{
+    change_rate, expected_freshness, visits_per_change, PageHistory, ScheduleConfig,
+};
+
+/// Hosts whose budget is kept; the others' pages get the unpriced schedule. A host's state
+/// is about 850 bytes, so this bounds the budgets to about 30 MB.
+pub const MAX_HOSTS: usize = 32_768;
+/// Rate buckets, three to an octave: bucket `b` holds rates in
+/// `[2^((b − RATE_OFFSET)/3), 2^((b + 1 − RATE_OFFSET)/3))` changes a second, from one change
+/// in about two years to 64 a second (clamped beyond). A page is counted within 13 % of its
+/// rate: near a host's give-up point (`μλ = 1`) a coarser count misjudges whole classes.
+pub const RATE_BUCKETS: usize = 96;
+const BUCKETS_PER_OCTAVE: f64 = 3.0;
+const RATE_OFFSET: i32 = 78;
+/// The most of a host's revisit budget that looking at pages which buy nothing (never seen
+/// changing, or too fast to keep fresh) may take: past it their interval grows beyond
+/// `--revisit-max`, so a host with thousands of unchanging pages still keeps its changing
+/// ones fresh.
+pub const FLOOR_SHARE: f64 = 0.1;
+/// The least share of a host's fetches left to revisits when its hubs bring more new URLs
+/// than it can fetch.
+pub const MIN_REVISIT_SHARE: f64 = 0.1;
+/// A page changed at every visit, the last this close to `--revisit-min` (a multiple of it)
+/// after the one before, is too fast to keep fresh.
+const CLOSE_TO_MIN: f64 = 1.5;
+/// A page changed at each of this many visits is too fast to keep fresh at the intervals
+/// the host can afford: a page worth keeping fresh is found unchanged at a fifth or more of
+/// them, so the chance that one is taken for too fast is at most 0.8⁸ (17 %), and less as
+/// its early visits come more often.
+const TOO_FAST_AFTER: u32 = 8;
+/// A host's multiplier is found again at most this often (seconds), when its counts changed.
+pub const SOLVE_EVERY_SECS: u64 = 5;
+/// The bracket and steps of the multiplier's bisection (seconds; in log space, so 36 steps
+/// resolve it to better than a part in a billion).
+const MU_MIN: f64 = 1e-6;
+const MU_MAX: f64 = 1e12;
+const MU_STEPS: u32 = 36;
+/// The weight of a new period in its moving average.
+const PERIOD_WEIGHT: f64 = 0.1;
+
+/// What a page's revisit buys, as the budget priced it: the classes stats.json counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueClass {
+    /// Not revisited yet, or not often enough to believe it never changes (see
+    /// `page_rate`).
+    Learning,
+    /// Seen changing and worth keeping fresh at the host's price.
+    Freshness,
+    /// Its visits have found new URLs: priced by the new URLs a visit is expected to find.
+    Discovery,
+    /// Never seen changing, or changing faster than visits can keep it fresh: looked at on
+    /// the floor (every `--revisit-max`, or less often when the host cannot afford that).
+    Floor,
+}
+
+/// A budget's verdict on one page: when it is due again and why.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Priced {
+    /// Seconds to its next visit: within `[min_interval, max_interval]`, or past
+    /// `max_interval` when the host cannot afford its floor.
+    pub interval: u64,
+    pub class: ValueClass,
+    /// The expected fraction of the time it is fresh at that interval (1 for a hub or a
+    /// page never seen changing).
+    pub freshness: f64,
+}
+
+/// Pages (or hubs) counted by rate.
+#[derive(Clone, Debug)]
+struct RateCounts {
+    counts: [u32; RATE_BUCKETS],
+    /// Rate 0: never seen changing (or finding nothing new).
+    zero: u32,
+}
+
+impl Default for RateCounts {
+    fn default() -> RateCounts {
+        RateCounts {
+            counts: [0; RATE_BUCKETS],
+            zero: 0,
+        }
+    }
+}
+
+impl RateCounts {
+    fn slot(&mut self, rate: f64) -> &mut u32 {
+        if rate.is_finite() && rate > 0.0 {
+            let b = ((rate.log2() * BUCKETS_PER_OCTAVE).floor() as i32 + RATE_OFFSET)
+                .clamp(0, RATE_BUCKETS as i32 - 1);
+            &mut self.counts[b as usize]
+        } else {
+            &mut self.zero
+        }
+    }
+
+    fn add(&mut self, rate: f64) {
+        let slot = self.slot(rate);
+        *slot = slot.saturating_add(1);
+    }
+
+    /// Saturating: after a resume a page's old rate was never added in this process.
+    fn remove(&mut self, rate: f64) {
+        let slot = self.slot(rate);
+        *slot = slot.saturating_sub(1);
+    }
+
+    fn total(&self) -> f64 {
+        f64::from(self.zero) + self.counts.iter().map(|&c| f64::from(c)).sum::<f64>()
+    }
+
+    /// The occupied buckets: (pages, the bucket's geometric mean rate).
+    fn occupied(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &c)| c > 0)
+            .map(|(b, &c)| {
+                let rate = ((b as f64 - f64::from(RATE_OFFSET) + 0.5) / BUCKETS_PER_OCTAVE).exp2();
+                (f64::from(c), rate)
+            })
+    }
+}
+
+/// One host's budget.
+#[derive(Clone, Debug)]
+struct HostBudget {
+    pages: RateCounts,
+    hubs: RateCounts,
+    /// Seconds per fetch, a moving average (0: none seen yet).
+    period: f64,
+    /// The marginal value of one more visit a second (seconds), and when it was found.
+    mu: f64,
+    floor: f64,
+    solved_at: Option<u64>,
+}
+
+/// Every host's budget (see the module doc).
+pub struct HostBudgets {
+    min_interval: u64,
+    max_interval: u64,
+    initial_interval: u64,
+    hosts: HashMap<Box<str>, HostBudget>,
+}
+
+/// Compared visits that must all find a page unchanged before its estimate of 0 is believed:
+/// one unlucky revisit of a page changing every few minutes must not send it to the floor.
+pub const CONFIRM_UNCHANGED: u32 = 2;
+
+/// A page's rate for pricing: its estimate; before its first compared visit, one change per
+/// initial interval; while fewer than [`CONFIRM_UNCHANGED`] visits found it unchanged, half
+/// a change over the time observed (a Jeffreys prior's posterior mean), at most that.
+fn page_rate(history: &PageHistory, initial_interval: u64) -> f64 {
+    let prior = 1.0 / initial_interval.max(1) as f64;
+    match change_rate(history) {
+        None => prior,
+        Some(_) if history.changes == 0 && history.visits < CONFIRM_UNCHANGED => {
+            prior.min(0.5 / history.observed_secs.max(1) as f64)
+        }
+        Some(rate) => rate,
+    }
+}
+
+/// The rate a page is counted at in its host's demand (`history` as scheduled, with its
+/// interval): one changed at every visit and put on the floor (at `max` seconds or more) is
+/// counted there.
+fn counted_rate(history: &PageHistory, initial_interval: u64, max: f64) -> f64 {
+    match always_changed(history) && history.interval as f64 >= max {
+        true => 0.0,
+        false => page_rate(history, initial_interval),
+    }
+}
+
+/// Whether every compared visit of a page (at least [`CONFIRM_UNCHANGED`]) found a change,
+/// and it is no hub.
+fn always_changed(history: &PageHistory) -> bool {
+    history.new_urls == 0
+        && history.visits >= CONFIRM_UNCHANGED
+        && history.changes >= history.visits
+}
+
+/// Whether the budget is still learning what a page is: not revisited yet, or too few
+/// unchanged visits to believe it never changes.
+fn learning(history: &PageHistory) -> bool {
+    history.visits == 0 || (history.changes == 0 && history.visits < CONFIRM_UNCHANGED)
+}
+
+/// A hub's new URLs a second (0 for a page whose visits found none).
+fn hub_rate(history: &PageHistory) -> f64 {
+    match (history.new_urls, history.observed_secs) {
+        (0, _) | (_, 0) => 0.0,
+        (n, secs) => f64::from(n) / secs as f64,
+    }
+}
+
+/// Cho & Garcia-Molina's frequency at price `mu` (0: no visit pays).
+fn optimal_frequency(rate: f64, mu: f64) -> f64 {
+    visits_per_change(rate, mu).map_or(0.0, |r| rate / r)
+}
+
+/// The frequency where one more visit a second finds `mu` new URLs' worth:
+/// `λₕ/(2f²) = μ`.
+fn hub_frequency(rate: f64, mu: f64) -> f64 {
+    if rate > 0.0 && mu > 0.0 {
+        (rate / (2.0 * mu)).sqrt()
+    } else {
+        0.0
+    }
+}
+
+impl HostBudgets {
+    pub fn new(schedule: &ScheduleConfig) -> HostBudgets {
+        let min_interval = schedule.min_interval.max(1);
+        HostBudgets {
+            min_interval,
+            max_interval: schedule.max_interval.max(min_interval),
+            initial_interval: schedule.initial_interval.max(1),
+            hosts: HashMap::new(),
+        }
+    }
+
+    /// Hosts with a budget.
+    #[cfg(test)]
+    pub fn hosts(&self) -> usize {
+        self.hosts.len()
+    }
+
+    /// The value class of a page with this history on `host`, at the host's current price.
+    pub fn class(&self, host: &str, history: &PageHistory) -> ValueClass {
+        let mu = self.hosts.get(host).map_or(0.0, |h| h.mu);
+        self.class_at(history, mu)
+    }
+
+    fn class_at(&self, history: &PageHistory, mu: f64) -> ValueClass {
+        if history.new_urls == 0 && learning(history) {
+            ValueClass::Learning
+        } else if history.new_urls > 0 {
+            ValueClass::Discovery
+        } else if optimal_frequency(page_rate(history, self.initial_interval), mu) > 0.0 {
+            ValueClass::Freshness
+        } else {
+            ValueClass::Floor
+        }
+    }
+
+    /// A page of `host` ended at `at` (unix seconds), `period` seconds after the host's
+    /// previous fetch could start (its politeness gap plus this fetch's time): `old` is its
+    /// history before this visit (`None`: its first fetch), `new` after, `elapsed` the
+    /// seconds since the visit before when the two were compared. Returns when it is due
+    /// again and why; `None` when the host is past [`MAX_HOSTS`] (the caller's unpriced
+    /// schedule decides).
+    pub fn price(
+        &mut self,
+        host: &str,
+        old: Option<&PageHistory>,
+        new: &PageHistory,
+        elapsed: Option<u64>,
+        period: f64,
+        at: u64,
+    ) -> Option<Priced> {
+        if !self.hosts.contains_key(host) {
+            if self.hosts.len() >= MAX_HOSTS {
+                return None;
+            }
+            self.hosts.insert(
+                host.into(),
+                HostBudget {
+                    pages: RateCounts::default(),
+                    hubs: RateCounts::default(),
+                    period: 0.0,
+                    mu: MU_MIN,
+                    floor: 1.0 / self.max_interval as f64,
+                    solved_at: None,
+                },
+            );
+        }
+        let initial = self.initial_interval;
+        let (min, max) = (self.min_interval as f64, self.max_interval as f64);
+        let h = self.hosts.get_mut(host)?;
+        if period.is_finite() && period > 0.0 {
+            h.period = match h.period {
+                p if p > 0.0 => p + PERIOD_WEIGHT * (period - p),
+                _ => period,
+            };
+        }
+        let (mu, floor) = (h.mu, h.floor);
+        let rate = page_rate(new, initial);
+        let f = optimal_frequency(rate, mu).max(hub_frequency(hub_rate(new), mu));
+        let f = f.max(floor).min(1.0 / min);
+        let longest = max.max(1.0 / floor);
+        let mut interval = (1.0 / f).clamp(min, longest);
+        let mut class = self.class_at(new, mu);
+        let close = elapsed.is_some_and(|e| e as f64 <= min * CLOSE_TO_MIN);
+        if always_changed(new) && (close || new.visits >= TOO_FAST_AFTER) {
+            // Changed at every visit, the last as soon as --revisit-min allows, or at each
+            // of many: too fast to keep fresh, whatever its estimate (a lower bound: it
+            // cannot see past one change per visit) says.
+            interval = longest;
+            class = ValueClass::Floor;
+        }
+        // The page moves to its new place in the counts, as it is now scheduled.
+        let scheduled = PageHistory {
+            interval: interval.round() as u64,
+            ..*new
+        };
+        let h = self.hosts.get_mut(host)?;
+        if let Some(old) = old {
+            match old.new_urls {
+                0 => h.pages.remove(counted_rate(old, initial, max)),
+                _ => h.hubs.remove(hub_rate(old)),
+            }
+        }
+        match new.new_urls {
+            0 => h.pages.add(counted_rate(&scheduled, initial, max)),
+            _ => h.hubs.add(hub_rate(new)),
+        }
+        if h.solved_at
+            .is_none_or(|t| at >= t.saturating_add(SOLVE_EVERY_SECS))
+        {
+            h.solve(min, max);
+            h.solved_at = Some(at);
+        }
+        let freshness = match class {
+            ValueClass::Discovery => 1.0,
+            _ => expected_freshness(rate, interval),
+        };
+        Some(Priced {
+            interval: interval.round() as u64,
+            class,
+            freshness,
+        })
+    }
+}
+
+impl HostBudget {
+    /// Finds the multiplier at which the host's revisits use its revisit budget, and the
+    /// floor's frequency. `min`, `max`: the schedule's interval bounds, seconds.
+    fn solve(&mut self, min: f64, max: f64) {
+        if self.period <= 0.0 {
+            return;
+        }
+        let capacity = 1.0 / self.period;
+        // The new URLs the hubs are expected to bring, each a first fetch.
+        let discovery: f64 = self.hubs.occupied().map(|(n, rate)| n * rate).sum();
+        let budget = (capacity - discovery).max(capacity * MIN_REVISIT_SHARE);
+        let all = self.pages.total() + self.hubs.total();
+        if all <= 0.0 {
+            return;
+        }
+        self.floor = (1.0 / max).min(FLOOR_SHARE * budget / all);
+        let (floor, most) = (self.floor, 1.0 / min);
+        let demand = |mu: f64| -> f64 {
+            let pages: f64 = self
+                .pages
+                .occupied()
+                .map(|(n, rate)| n * optimal_frequency(rate, mu).clamp(floor, most))
+                .sum();
+            let hubs: f64 = self
+                .hubs
+                .occupied()
+                .map(|(n, rate)| n * hub_frequency(rate, mu).clamp(floor, most))
+                .sum();
+            pages + hubs + f64::from(self.pages.zero + self.hubs.zero) * floor
+        };
+        if demand(MU_MIN) <= budget {
+            // Politeness leaves more than every page can use: each at its most.
+            self.mu = MU_MIN;
+            return;
+        }
+        let (mut lo, mut hi) = (MU_MIN.ln(), MU_MAX.ln());
+        for _ in 0..MU_STEPS {
+            let mid = (lo + hi) / 2.0;
+            if demand(mid.exp()) > budget {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        self.mu = hi.exp();
+    }
+}
+
+#[cfg(test)]
+#[path = "host_budget_tests.rs"]
+mod tests;
