@@ -20,7 +20,7 @@ pub enum BlockKind {
     Short,
     /// More than a third of its words are link text.
     Boilerplate,
-    /// Seen on many pages of the host ([`TemplateMemory`]).
+    /// Seen on many pages of the host ([`TemplateMemory`](super::TemplateMemory)).
     Template,
 }
 

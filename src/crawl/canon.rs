@@ -125,7 +125,7 @@ impl Canon {
         )
     }
 
-    /// [`key_of`] of `resource` (path and query) once canonicalized.
+    /// `key_of` (the URL-seen key) of `resource` (path and query) once canonicalized.
     pub fn key_of(&self, host: u64, resource: &[u8]) -> u64 {
         // Most resources have neither a query nor a path parameter: one scan says so.
         if !self.config.on

@@ -44,7 +44,7 @@ pub struct FetchRequest {
     /// The `Authorization` header to send, if any: the caller decides which origin gets
     /// credentials (`crawl::auth`), the fetcher only writes it.
     pub authorization: Option<String>,
-    /// Send the headers meant for the seeds' origins only ([`CrawlerConfig::origin_headers`]:
+    /// Send the headers meant for the seeds' origins only ([`CrawlerConfig::origin_headers`](crate::fetcher::CrawlerConfig::origin_headers):
     /// `--header` values that are credentials). The caller decides.
     pub origin_headers: bool,
 }

@@ -1,4 +1,4 @@
-//! Proxies, sans-IO (ARCHITECTURE §4a): which proxy a URL goes through ([`settings`]), and
+//! Proxies, sans-IO (ARCHITECTURE §4a): which proxy a URL goes through (`settings`), and
 //! the handshake that opens a tunnel through one ([`Handshake`]: SOCKS5's greeting,
 //! authentication and connect ([`socks5`]), or HTTP's `CONNECT` ([`connect`])). Bytes in,
 //! bytes and verdicts out: the fetcher moves them and owns every step's deadline.
