@@ -229,41 +229,8 @@ pub(super) fn attribute(attrs: &[u8], name: &[u8]) -> Option<Vec<u8>> {
     let mut p = 0;
     // Bound: every turn moves `p` past one attribute, or ends.
     while p < attrs.len() {
-        while p < attrs.len() && (is_space(attrs[p]) || attrs[p] == b'/') {
-            p += 1;
-        }
-        let start = p;
-        while p < attrs.len() && !is_space(attrs[p]) && !matches!(attrs[p], b'=' | b'>' | b'/') {
-            p += 1;
-        }
-        let this = &attrs[start..p];
-        while p < attrs.len() && is_space(attrs[p]) {
-            p += 1;
-        }
-        let mut value: &[u8] = b"";
-        if attrs.get(p) == Some(&b'=') {
-            p += 1;
-            while p < attrs.len() && is_space(attrs[p]) {
-                p += 1;
-            }
-            match attrs.get(p) {
-                Some(&q @ (b'"' | b'\'')) => {
-                    let end = memchr(q, &attrs[p + 1..]).map_or(attrs.len(), |o| p + 1 + o);
-                    value = &attrs[p + 1..end];
-                    p = end + 1;
-                }
-                _ => {
-                    let s = p;
-                    while p < attrs.len() && !is_space(attrs[p]) && attrs[p] != b'>' {
-                        p += 1;
-                    }
-                    value = &attrs[s..p];
-                }
-            }
-        }
-        if start == p {
-            p += 1;
-        }
+        let (this, value, next) = next_attribute(attrs, p);
+        p = next;
         if this.eq_ignore_ascii_case(name) {
             let mut out = Vec::with_capacity(value.len());
             plain_text(value, &mut out);
@@ -271,6 +238,48 @@ pub(super) fn attribute(attrs: &[u8], name: &[u8]) -> Option<Vec<u8>> {
         }
     }
     None
+}
+
+/// The attribute starting at or after `p` in a tag's attribute bytes: its name, its raw
+/// value (quotes removed, references not decoded: the words looked for have none) and where
+/// the next one starts.
+pub(super) fn next_attribute(attrs: &[u8], mut p: usize) -> (&[u8], &[u8], usize) {
+    while p < attrs.len() && (is_space(attrs[p]) || attrs[p] == b'/') {
+        p += 1;
+    }
+    let start = p;
+    while p < attrs.len() && !is_space(attrs[p]) && !matches!(attrs[p], b'=' | b'>' | b'/') {
+        p += 1;
+    }
+    let name = &attrs[start..p];
+    while p < attrs.len() && is_space(attrs[p]) {
+        p += 1;
+    }
+    let mut value: &[u8] = b"";
+    if attrs.get(p) == Some(&b'=') {
+        p += 1;
+        while p < attrs.len() && is_space(attrs[p]) {
+            p += 1;
+        }
+        match attrs.get(p) {
+            Some(&q @ (b'"' | b'\'')) => {
+                let end = memchr(q, &attrs[p + 1..]).map_or(attrs.len(), |o| p + 1 + o);
+                value = &attrs[p + 1..end];
+                p = end + 1;
+            }
+            _ => {
+                let s = p;
+                while p < attrs.len() && !is_space(attrs[p]) && attrs[p] != b'>' {
+                    p += 1;
+                }
+                value = &attrs[s..p];
+            }
+        }
+    }
+    if start == p {
+        p += 1;
+    }
+    (name, value, p)
 }
 
 /// Appends `t` as plain text: character references decoded, whitespace runs one space,

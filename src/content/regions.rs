@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
-use super::markup::is_space;
+use super::markup::{is_space, next_attribute};
 
 /// Most containers kept from one page (20 bytes each: 1.3 MiB at most); later ones fold into
 /// their open parent.
@@ -374,44 +374,3 @@ fn hides(style: &[u8]) -> bool {
     s.windows(12).any(|w| w == b"display:none") || s.windows(17).any(|w| w == b"visibility:hidden")
 }
 
-/// The attribute starting at or after `p` in a tag's attribute bytes: its name, its raw
-/// value (quotes removed, references not decoded: the words looked for have none) and where
-/// the next one starts.
-fn next_attribute(attrs: &[u8], mut p: usize) -> (&[u8], &[u8], usize) {
-    while p < attrs.len() && (is_space(attrs[p]) || attrs[p] == b'/') {
-        p += 1;
-    }
-    let start = p;
-    while p < attrs.len() && !is_space(attrs[p]) && !matches!(attrs[p], b'=' | b'>' | b'/') {
-        p += 1;
-    }
-    let name = &attrs[start..p];
-    while p < attrs.len() && is_space(attrs[p]) {
-        p += 1;
-    }
-    let mut value: &[u8] = b"";
-    if attrs.get(p) == Some(&b'=') {
-        p += 1;
-        while p < attrs.len() && is_space(attrs[p]) {
-            p += 1;
-        }
-        match attrs.get(p) {
-            Some(&q @ (b'"' | b'\'')) => {
-                let end = memchr::memchr(q, &attrs[p + 1..]).map_or(attrs.len(), |o| p + 1 + o);
-                value = &attrs[p + 1..end];
-                p = end + 1;
-            }
-            _ => {
-                let s = p;
-                while p < attrs.len() && !is_space(attrs[p]) && attrs[p] != b'>' {
-                    p += 1;
-                }
-                value = &attrs[s..p];
-            }
-        }
-    }
-    if start == p {
-        p += 1;
-    }
-    (name, value, p)
-}
