@@ -83,19 +83,7 @@ fn out_dir(name: &str) -> PathBuf {
 }
 
 fn run(cmd: &str, out: &Path, extra: &[&str], urls: &[&str]) -> Vec<ParsedLine> {
-    let mut args = vec![
-        cmd,
-        "--allow-net",
-        "127.0.0.0/8",
-        "--hosts-file",
-        "none",
-        "-q",
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    if cmd == "crawl" {
-        args.extend(["--scope", "any", "--delay-ms", "50", "--delay-factor", "0"]);
-    }
+    let mut args = common::loopback_args(cmd, out, "50");
     args.extend(extra);
     args.extend(urls);
     let res = spinneret(&args, LIMIT);

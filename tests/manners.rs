@@ -50,19 +50,7 @@ fn out_dir(name: &str) -> PathBuf {
 /// `spinneret CMD` with the loopback flags and `extra`, into `out`, for `url`; returns
 /// crawl.log's lines after checking the exit status is 0.
 fn run(cmd: &str, out: &Path, extra: &[&str], url: &str) -> Vec<ParsedLine> {
-    let mut args = vec![
-        cmd,
-        "--allow-net",
-        "127.0.0.0/8",
-        "--hosts-file",
-        "none",
-        "-q",
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    if cmd == "crawl" {
-        args.extend(["--scope", "any", "--delay-ms", "100", "--delay-factor", "0"]);
-    }
+    let mut args = common::loopback_args(cmd, out, "100");
     args.extend(extra);
     args.push(url);
     let res = spinneret(&args, LIMIT);

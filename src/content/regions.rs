@@ -373,4 +373,3 @@ fn hides(style: &[u8]) -> bool {
     let s = &compact[..n];
     s.windows(12).any(|w| w == b"display:none") || s.windows(17).any(|w| w == b"visibility:hidden")
 }
-

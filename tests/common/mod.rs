@@ -167,6 +167,32 @@ pub const PROXY_VARS: [&str; 8] = [
     "NO_PROXY",
 ];
 
+/// `spinneret CMD` with what a test site on loopback needs (its addresses allowed, no hosts
+/// file, quiet) writing into `out`; a crawl also gets scope `any` and a `delay_ms` gap per host.
+pub fn loopback_args<'a>(cmd: &'a str, out: &'a Path, delay_ms: &'a str) -> Vec<&'a str> {
+    let mut args = vec![
+        cmd,
+        "--allow-net",
+        "127.0.0.0/8",
+        "--hosts-file",
+        "none",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    if cmd == "crawl" {
+        args.extend([
+            "--scope",
+            "any",
+            "--delay-ms",
+            delay_ms,
+            "--delay-factor",
+            "0",
+        ]);
+    }
+    args
+}
+
 /// Runs the `spinneret` binary with a time limit (and no proxy from the environment).
 pub fn spinneret(args: &[&str], limit: Duration) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_spinneret"));
