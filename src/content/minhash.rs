@@ -35,7 +35,9 @@
 //! word boundary; a token is lowercased and hashed a word at a time; a shingle is one mix,
 //! one load, one compare and one store.
 
-use super::swar::{lowercase, movemask, word_lanes};
+use super::swar::{lowercase, HIGH, ONES};
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+use super::swar::{movemask, word_lanes};
 
 /// Words per shingle: IIR's 4 keeps a shingle specific (few shared by chance between
 /// distinct texts) while one changed word touches only 4 shingles.
@@ -161,6 +163,9 @@ pub fn sketch(text: &[u8]) -> Shingled {
 /// The shingling state across a text's parts: the last tokens' hashes and the bins.
 struct Shingles {
     window: [u64; SHINGLE_WORDS],
+    /// The window's tokens mixed as the spec's shingle hash mixes them before `fmix64`
+    /// (kept rolling: a token in and one out are two rotations, not four).
+    mixed: u64,
     tokens: usize,
     shingles: u32,
     bins: [u64; BINS],
@@ -170,6 +175,7 @@ impl Default for Shingles {
     fn default() -> Self {
         Shingles {
             window: [0; SHINGLE_WORDS],
+            mixed: 0,
             tokens: 0,
             shingles: 0,
             bins: [EMPTY; BINS],
@@ -208,10 +214,16 @@ impl Shingles {
 
     #[inline(always)]
     fn token(&mut self, h: u64) {
+        // The oldest token leaves at rotation 0, every other one moves down a place (one
+        // rotation right by `SHINGLE_ROTATION`), and the new one comes in at the top place.
+        // Before the window is full the missing tokens are zeros, which change nothing.
+        let top = SHINGLE_ROTATION * (SHINGLE_WORDS as u32 - 1);
+        self.mixed =
+            (self.mixed ^ self.window[0]).rotate_right(SHINGLE_ROTATION) ^ h.rotate_left(top);
         self.window = [self.window[1], self.window[2], self.window[3], h];
         self.tokens += 1;
         if self.tokens >= SHINGLE_WORDS {
-            self.add(shingle_hash(&self.window));
+            self.add(fmix64(self.mixed));
         }
     }
 
@@ -259,6 +271,14 @@ fn densify(bins: &[u64; BINS], i: usize) -> usize {
         .unwrap_or(i)
 }
 
+/// `w`'s word bytes lowercased, for a `w` whose bytes are all word bytes (its other bytes
+/// change): an ASCII letter or digit with the case bit set is lowercase (digits have it
+/// already), so that bit is set in every byte but those from 0x80 on.
+#[inline(always)]
+fn lowercase_word(w: u64) -> u64 {
+    w | ((0x20 * ONES) & !((w & HIGH) >> 2))
+}
+
 /// Bit `i` set when `chunk[i]` (at most 64 bytes) is a word byte.
 #[inline(always)]
 fn word_bits(chunk: &[u8]) -> u64 {
@@ -271,6 +291,47 @@ fn word_bits(chunk: &[u8]) -> u64 {
             &padded
         }
     };
+    word_bits_64(bytes)
+}
+
+/// Bit `i` set when `bytes[i]` is a word byte, 16 bytes at a time with SSE2 (part of every
+/// x86-64 CPU): the SWAR test below costs four times the instructions, on every byte of
+/// every page's main text.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn word_bits_64(bytes: &[u8; 64]) -> u64 {
+    use std::arch::x86_64::{
+        _mm_add_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // A byte `b` is in `lo..lo + n` when `b + (0x80 - lo)`, wrapping, is below `-128 + n`
+    // as a signed byte; bytes from 0x80 on are negative, and every one of them is a word
+    // byte.
+    let mut bits = 0u64;
+    for (k, lanes) in bytes.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is enabled (the `cfg` above), and the 16 bytes read are `lanes`.
+        let mask = unsafe {
+            let v = _mm_loadu_si128(lanes.as_ptr().cast());
+            let digit = _mm_cmplt_epi8(
+                _mm_add_epi8(v, _mm_set1_epi8((0x80u8 - b'0') as i8)),
+                _mm_set1_epi8(-128 + 10),
+            );
+            let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let letter = _mm_cmplt_epi8(
+                _mm_add_epi8(folded, _mm_set1_epi8((0x80u8 - b'a') as i8)),
+                _mm_set1_epi8(-128 + 26),
+            );
+            _mm_movemask_epi8(_mm_or_si128(v, _mm_or_si128(digit, letter))) as u16
+        };
+        bits |= u64::from(mask) << (16 * k);
+    }
+    bits
+}
+
+/// Elsewhere, 8 bytes at a time in a `u64`.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn word_bits_64(bytes: &[u8; 64]) -> u64 {
     let mut bits = 0u64;
     for (j, w) in bytes.chunks_exact(8).enumerate() {
         let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
@@ -282,7 +343,18 @@ fn word_bits(chunk: &[u8]) -> u64 {
 /// The token `text[start..end]`'s hash (see the module's spec).
 #[inline(always)]
 fn token_hash(text: &[u8], start: usize, end: usize) -> u64 {
-    let mut h = (end - start) as u64;
+    let len = end - start;
+    // Most tokens are words of up to 8 bytes with 8 bytes of text from their start: one
+    // load, and a lowercasing that may assume word bytes.
+    if len <= 8 {
+        if let Some(b) = text.get(start..start + 8) {
+            let w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+            let w = lowercase_word(w) & (u64::MAX >> (64 - 8 * len));
+            let h = (len as u64 ^ w).wrapping_mul(TOKEN_K);
+            return h ^ (h >> 32);
+        }
+    }
+    let mut h = len as u64;
     let mut i = start;
     // Bound: every turn moves `i` 8 bytes on, and the last returns.
     loop {

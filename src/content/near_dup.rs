@@ -395,6 +395,13 @@ impl<S: NearDupSpill> NearDupIndex<S> {
         // pending buffer.
         let mut taken = [0usize; BANDS];
         let mut result = Ok(());
+        // Each band's search in each RAM run starts with a cache miss at its guess; asked
+        // for all at once, they overlap instead of following one another.
+        for run in &self.ram {
+            for (table, &key) in run.tables.iter().zip(bands) {
+                prefetch(table, guess(table.len(), key));
+            }
+        }
         for (t, &key) in bands.iter().enumerate() {
             for i in 0..self.disk.len() {
                 if let Err(e) = self.spilled_ids(i, t, key, &mut taken[t], &mut out) {
@@ -550,7 +557,7 @@ fn lower_bound(table: &[Entry], key: u32) -> usize {
     if n < INTERPOLATE_FROM {
         return table.partition_point(|e| e.key < key);
     }
-    let guess = ((u64::from(key) * n as u64) >> 32) as usize;
+    let guess = guess(n, key);
     let (mut below, mut above) = (guess, guess + 1);
     let mut step = 1;
     // Bound: `step` doubles each turn, so at most log2(n) turns each way.
@@ -566,6 +573,30 @@ fn lower_bound(table: &[Entry], key: u32) -> usize {
     // Every entry before `below` is below `key` (or `below` is 0); every one from `above` on
     // is at least `key` (or `above` is n).
     below + table[below..above].partition_point(|e| e.key < key)
+}
+
+/// Where [`lower_bound`] starts looking for `key` in a table of `n` entries: the key's
+/// share of the key space.
+#[inline]
+fn guess(n: usize, key: u32) -> usize {
+    ((u64::from(key) * n as u64) >> 32) as usize
+}
+
+/// Asks the CPU to bring `table[at]` into the cache (nothing when `at` is past the end).
+#[inline]
+fn prefetch(table: &[Entry], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(e) = table.get(at) {
+        // SAFETY: a prefetch reads nothing the program sees and cannot fault; the address
+        // is an element of `table` anyway.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (e as *const Entry).cast(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (table, at);
 }
 
 fn merge_sorted(a: &[Entry], b: &[Entry]) -> Vec<Entry> {
