@@ -57,6 +57,7 @@ use exit::{ExitStatus, Failure, UsageError};
 
 /// The binary's entry point.
 pub fn main() -> ExitCode {
+    process::keep_heap_small();
     let cli = Cli::parse();
     let result: Result<ExitStatus, Box<dyn std::error::Error>> = match cli.command {
         Command::Fetch(args) => fetch::run_fetch(args).map_err(Into::into),
