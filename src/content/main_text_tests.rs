@@ -299,7 +299,7 @@ proptest! {
 }
 
 /// Running text: words of every length, single and repeated whitespace of each kind, a
-/// reference, non-ASCII and punctuation, so that the 8-byte fast path and the byte path
+/// reference, non-ASCII and punctuation, so that the 16- and 8-byte fast paths and the byte path
 /// both run and hand over to each other at every offset.
 fn running_text() -> impl Strategy<Value = Vec<u8>> {
     let piece = prop_oneof![

@@ -35,6 +35,8 @@
 //! word boundary; a token is lowercased and hashed a word at a time; a shingle is one mix,
 //! one load, one compare and one store.
 
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use super::swar::word_bytes16;
 use super::swar::{lowercase, HIGH, ONES};
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 use super::swar::{movemask, word_lanes};
@@ -300,29 +302,13 @@ fn word_bits(chunk: &[u8]) -> u64 {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn word_bits_64(bytes: &[u8; 64]) -> u64 {
-    use std::arch::x86_64::{
-        _mm_add_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    // A byte `b` is in `lo..lo + n` when `b + (0x80 - lo)`, wrapping, is below `-128 + n`
-    // as a signed byte; bytes from 0x80 on are negative, and every one of them is a word
-    // byte.
+    use std::arch::x86_64::{_mm_loadu_si128, _mm_movemask_epi8};
     let mut bits = 0u64;
     for (k, lanes) in bytes.chunks_exact(16).enumerate() {
         // SAFETY: SSE2 is enabled (the `cfg` above), and the 16 bytes read are `lanes`.
-        let mask = unsafe {
-            let v = _mm_loadu_si128(lanes.as_ptr().cast());
-            let digit = _mm_cmplt_epi8(
-                _mm_add_epi8(v, _mm_set1_epi8((0x80u8 - b'0') as i8)),
-                _mm_set1_epi8(-128 + 10),
-            );
-            let folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
-            let letter = _mm_cmplt_epi8(
-                _mm_add_epi8(folded, _mm_set1_epi8((0x80u8 - b'a') as i8)),
-                _mm_set1_epi8(-128 + 26),
-            );
-            _mm_movemask_epi8(_mm_or_si128(v, _mm_or_si128(digit, letter))) as u16
-        };
+        let mask =
+            unsafe { _mm_movemask_epi8(word_bytes16(_mm_loadu_si128(lanes.as_ptr().cast()))) }
+                as u16;
         bits |= u64::from(mask) << (16 * k);
     }
     bits
