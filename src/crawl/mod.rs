@@ -260,12 +260,15 @@ impl<S: Sink> Crawl<S> {
 
     /// A seed given again when a crawl resumes: queued if the journal never held it (the run
     /// was killed before the commit that would have), else dropped as seen. A seed the filter
-    /// refuses is not logged again: the first run logged it.
+    /// refuses is not logged again: the first run logged it. Neither is counted: a seed the
+    /// journal has is no duplicate the crawl found.
     pub fn add_seed_again(&mut self, url: Url) {
         if self.admission.owns(&url) && self.admission.check_seed(&url).is_err() {
             return;
         }
-        self.queue(url, 0, None, 0, Hop::Seed);
+        if self.admission.first_seen(&url) {
+            self.enqueue(Entry::new(url, 0, None, 0, Hop::Seed));
+        }
     }
 
     /// Logs a line for a URL the user gave that could not be used (e.g. does not parse).

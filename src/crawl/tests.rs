@@ -388,6 +388,26 @@ fn redirect_to_a_seen_url_is_not_fetched_again() {
     );
 }
 
+#[test]
+fn a_seed_given_again_on_resume_is_queued_only_if_unseen_and_never_counted() {
+    let mut web = Web::default();
+    web.page("http://a.test/", &["/a"])
+        .page("http://a.test/a", &[])
+        .page("http://a.test/lost", &[]);
+    // The crawl as resumed: the journal gave it `/`; `resume` offers every seed again,
+    // `/lost` among them (its admission was lost to a kill).
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    for seed in ["http://a.test/", "http://a.test/lost"] {
+        sim.crawl.add_seed_again(Url::parse(seed).unwrap());
+    }
+    sim.run(STEPS);
+    for url in ["http://a.test/", "http://a.test/a", "http://a.test/lost"] {
+        assert_eq!(sim.times_issued(url), 1, "{url}");
+    }
+    // The seed the crawl had is no duplicate it found.
+    assert_eq!(sim.crawl.counters().duplicate_urls, 0);
+}
+
 // ---- 4. caps ----
 
 #[test]
