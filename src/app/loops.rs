@@ -439,12 +439,16 @@ pub fn execute(
                 }
             }
         }
-        // The seeds again: a run killed before the commit that held them left a journal
-        // without them, and the crawl would end at once with nothing. Those the journal has
-        // are dropped as seen; partition 0 forwards the rest, as at the start.
+        // The seeds and `--sitemap`s again: a run killed before the commit that held them
+        // left a journal without them, and the crawl would end at once with nothing. Those
+        // the journal has are dropped as seen; partition 0 forwards the rest, as at the
+        // start.
         if let Some(first) = crawls.first_mut() {
             for seed in seeds {
                 first.add_seed_again(seed);
+            }
+            for sitemap in sitemaps {
+                first.add_sitemap_again(sitemap);
             }
         }
         let mut robots_known = 0;

@@ -67,6 +67,15 @@ impl<S: Sink> Crawl<S> {
         self.queue_sitemap(url, 0, None);
     }
 
+    /// A `--sitemap` URL given again when a crawl resumes (as [`Crawl::add_seed_again`]):
+    /// fetched if the journal never held it, else dropped quietly, its host's sitemap budget
+    /// untouched.
+    pub fn add_sitemap_again(&mut self, url: Url) {
+        if !self.admission.is_seen(&url) {
+            self.add_sitemap(url);
+        }
+    }
+
     /// Queues a sitemap to fetch, within its host's budget; `referrer` is the robots.txt that
     /// named it (or its index's, inherited), which widens the scope rule.
     fn queue_sitemap(&mut self, url: Url, nesting: u32, referrer: Option<Arc<str>>) {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::done::is_html;
-use super::sim::{Reply, Sim, Web};
+use super::sim::{self, Reply, Sim, Web};
 use super::url_filter::{FilterConfig, Scope};
 use super::*;
 
@@ -405,6 +405,44 @@ fn a_seed_given_again_on_resume_is_queued_only_if_unseen_and_never_counted() {
         assert_eq!(sim.times_issued(url), 1, "{url}");
     }
     // The seed the crawl had is no duplicate it found.
+    assert_eq!(sim.crawl.counters().duplicate_urls, 0);
+}
+
+#[test]
+fn a_sitemap_given_again_on_resume_is_fetched_only_if_the_journal_lacked_it() {
+    let sitemap = |page: &str| {
+        let body = format!(
+            "<?xml version=\"1.0\"?><urlset \
+             xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><url><loc>{page}</loc></url></urlset>"
+        );
+        Reply::Raw(sim::response(
+            200,
+            &[("Content-Type", "application/xml")],
+            &body,
+        ))
+    };
+    let mut web = Web::default();
+    web.page("http://a.test/", &[])
+        .reply("http://a.test/kept.xml", sitemap("http://a.test/x"))
+        .reply("http://a.test/lost.xml", sitemap("http://a.test/y"))
+        .page("http://a.test/x", &[])
+        .page("http://a.test/y", &[]);
+    let mut sim = Sim::new(config(0.0), web, &["http://a.test/"]);
+    // The journal had `kept.xml` (and its page): as if given at the start and admitted.
+    sim.crawl
+        .add_sitemap(Url::parse("http://a.test/kept.xml").unwrap());
+    for s in ["http://a.test/kept.xml", "http://a.test/lost.xml"] {
+        sim.crawl.add_sitemap_again(Url::parse(s).unwrap());
+    }
+    sim.run(STEPS);
+    for url in [
+        "http://a.test/kept.xml",
+        "http://a.test/lost.xml",
+        "http://a.test/y",
+    ] {
+        assert_eq!(sim.times_issued(url), 1, "{url}");
+    }
+    assert_eq!(sim.crawl.counters().discovery.sitemaps_over_budget, 0);
     assert_eq!(sim.crawl.counters().duplicate_urls, 0);
 }
 
