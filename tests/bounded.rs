@@ -261,7 +261,7 @@ fn ctrl_c_marks_a_body_in_flight_as_cut_and_leaves_no_spool() {
     let srv = server(routes);
     let url = format!("http://127.0.0.1:{}/endless", srv.port());
     let out = temp_dir("interrupted").join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let mut child = common::spinneret_command()
         .args(["fetch", &url, "--out", out.to_str().unwrap()])
         .args(["--allow-private", "--hosts-file", "none"])
         .stdout(Stdio::null())

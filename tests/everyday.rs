@@ -866,7 +866,11 @@ fn progress_is_one_line_redrawn_in_place_on_a_terminal() {
         env!("CARGO_BIN_EXE_spinneret"),
         s(&out)
     );
-    let mut child = Command::new("script")
+    let mut script = Command::new("script");
+    for var in common::PROXY_VARS {
+        script.env_remove(var);
+    }
+    let mut child = script
         .args(["-q", "-e", "-c", &cmd, "/dev/null"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

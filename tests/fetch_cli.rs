@@ -279,7 +279,7 @@ fn ctrl_c_ends_live_fetches_and_flushes_output() {
         .iter()
         .map(|s| s.to_string()),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let mut child = common::spinneret_command()
         .args(&args)
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -9,7 +9,6 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use common::crawl_run::{
@@ -91,7 +90,7 @@ fn truth(dirs: &[&Path]) -> Truth {
 /// Runs `spinneret graph DIRS -o BASENAME`; returns its output.
 fn run_graph(dirs: &[&Path], basename: &Path) -> String {
     let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let out = common::spinneret_command()
         .arg("graph")
         .args(dirs)
         .arg("-o")
@@ -186,7 +185,7 @@ fn graph_of_a_crawl_holds_every_page_and_link() {
     );
     assert!(printed.contains("top 10 by PageRank"));
     // The default basename is DIR/graph.
-    let status = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let status = common::spinneret_command()
         .args(["graph", out.to_str().unwrap()])
         .output()
         .unwrap();
@@ -250,7 +249,7 @@ fn graph_after_kills_and_resumes_has_every_link() {
 fn graph_of_no_crawl_says_why() {
     let dir = temp_dir("graph-none");
     let missing = dir.join("nothing-here");
-    let out = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let out = common::spinneret_command()
         .args(["graph", missing.to_str().unwrap()])
         .output()
         .unwrap();
@@ -258,7 +257,7 @@ fn graph_of_no_crawl_says_why() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such directory"));
     std::fs::create_dir_all(&missing).unwrap();
     std::fs::write(missing.join("crawl.log"), "#time\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let out = common::spinneret_command()
         .args(["graph", missing.to_str().unwrap()])
         .output()
         .unwrap();

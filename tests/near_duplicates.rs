@@ -19,7 +19,6 @@ use crate::common;
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::crawl_run::{Run, TEST_WEB_FLAGS};
@@ -230,7 +229,7 @@ fn crawl(s: &Servers, out: &Path, seeds: &[String], (depth, conns): (u32, u32), 
 /// `spinneret near-duplicates DIR` (with a small index, so that its runs spill): the pairs
 /// printed, (URL, URL it duplicates, resemblance).
 fn near_duplicates_command(dir: &Path) -> Vec<(String, String, f64)> {
-    let out = Command::new(env!("CARGO_BIN_EXE_spinneret"))
+    let out = common::spinneret_command()
         .args([
             "near-duplicates",
             dir.to_str().unwrap(),

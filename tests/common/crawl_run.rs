@@ -98,7 +98,7 @@ pub struct Run(pub Child);
 
 impl Run {
     pub fn start(args: &[String]) -> Run {
-        Run(Command::new(env!("CARGO_BIN_EXE_spinneret"))
+        Run(super::spinneret_command()
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -193,12 +193,19 @@ pub fn loopback_args<'a>(cmd: &'a str, out: &'a Path, delay_ms: &'a str) -> Vec<
     args
 }
 
-/// Runs the `spinneret` binary with a time limit (and no proxy from the environment).
-pub fn spinneret(args: &[&str], limit: Duration) -> Output {
+/// The `spinneret` binary as a command, without the machine's proxy variables: a test's
+/// loopback crawl must not go through whatever proxy the machine running it has.
+pub fn spinneret_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_spinneret"));
     for var in PROXY_VARS {
         command.env_remove(var);
     }
+    command
+}
+
+/// Runs the `spinneret` binary with a time limit (and no proxy from the environment).
+pub fn spinneret(args: &[&str], limit: Duration) -> Output {
+    let mut command = spinneret_command();
     let mut child = command
         .args(args)
         .stdout(std::process::Stdio::piped())
