@@ -16,6 +16,7 @@ pub mod freshen;
 pub mod line_sort;
 pub mod open_file;
 pub mod output;
+pub mod output_config;
 pub mod page_lines;
 mod page_work;
 pub mod recover;

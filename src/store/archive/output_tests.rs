@@ -7,6 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use url::Url;
 
+use crate::store::state::crawl_db::CrawlDb;
+
 use super::*;
 use crate::crawl::revisit::unix_secs;
 use crate::crawl::revisit::Seen;
