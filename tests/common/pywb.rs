@@ -29,7 +29,8 @@ pub fn pywb_available() -> bool {
     ok
 }
 
-/// A running `wayback` server with one collection, `coll`, holding `warcs`.
+/// A running `wayback` server with one collection, `coll`, holding `warcs` (WARC or WACZ
+/// files).
 pub struct Pywb {
     child: Child,
     pub port: u16,
@@ -60,6 +61,13 @@ impl Pywb {
         };
         run(&["init", "coll"]);
         let mut add = vec!["add".to_string(), "coll".to_string()];
+        // A WACZ is taken apart into the collection (pywb 2.8+), its index merged.
+        if warcs
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "wacz"))
+        {
+            add.insert(1, "--unpack-wacz".to_string());
+        }
         add.extend(warcs.iter().map(|p| p.to_string_lossy().into_owned()));
         run(&add.iter().map(String::as_str).collect::<Vec<_>>());
         let port = {
