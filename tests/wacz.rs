@@ -15,30 +15,34 @@ use spinneret::store::archive::warc::reader::read_records;
 const TOOL_LIMIT: Duration = Duration::from_secs(120);
 
 /// Runs a program to its end within [`TOOL_LIMIT`] (killed past it): status, stdout, stderr.
+/// Its output goes to files, not pipes: a pipe nobody reads while it runs would fill and stop
+/// it.
 fn run_tool(cmd: &mut Command) -> (bool, String, String) {
+    let dir = temp_dir("wacz-tool");
+    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
     let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .expect("spawn");
     let start = Instant::now();
     while child.try_wait().expect("wait").is_none() {
         if start.elapsed() > TOOL_LIMIT {
             let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
+            let _ = child.wait();
             panic!(
-                "{cmd:?} ran over {TOOL_LIMIT:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
+                "{:?} ran over {TOOL_LIMIT:?}: {}",
+                cmd.get_program(),
+                std::fs::read_to_string(&err_path).unwrap_or_default()
             );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let ok = child.wait().unwrap().success();
+    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
+    let got = (ok, read(&out_path), read(&err_path));
+    let _ = std::fs::remove_dir_all(&dir);
+    got
 }
 
 /// Whether py-wacz's `wacz` is installed; in CI (CI=true) it must be.
