@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common::crawl_run::{crawl_args_with, resume_args, start_web, Run, Web};
@@ -47,21 +47,12 @@ fn run_tool(cmd: &mut Command) -> (bool, String, String) {
 
 /// Whether py-wacz's `wacz` is installed; in CI (CI=true) it must be.
 fn py_wacz_available() -> bool {
-    let ok = Command::new("wacz")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "py-wacz is required in CI (pip install wacz)"
-        );
-        eprintln!("SKIP: py-wacz not installed (pip install wacz); WACZ validity not checked");
-    }
-    ok
+    crate::common::program_available(
+        "py-wacz",
+        ("wacz", "--version"),
+        "pip install wacz",
+        "WACZ validity",
+    )
 }
 
 /// `wacz validate -f FILE` passes.

@@ -12,21 +12,12 @@ use std::time::{Duration, Instant};
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn pywb_available() -> bool {
-    let ok = Command::new("wb-manager")
-        .arg("--help")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "pywb is required in CI (pip install pywb)"
-        );
-        eprintln!("SKIP: pywb not installed (pip install pywb); replay not checked");
-    }
-    ok
+    super::program_available(
+        "pywb",
+        ("wb-manager", "--help"),
+        "pip install pywb",
+        "replay",
+    )
 }
 
 /// A running `wayback` server with one collection, `coll`, holding `warcs` (WARC or WACZ

@@ -2,18 +2,23 @@
 # Issue 45's big figure, too long for CI: a crawl of >= 2 GB of WARC packed into one WACZ with
 # `spinneret wacz`, its peak RSS (must stay <= 64 MB) and its speed against the disk's
 # sequential write speed (must be >= half of it). The crawl: the bench test web (loopback),
-# 300 hosts x 40 pages of 15 KB, with --text (so the WET join is exercised); its WARC files
+# 300 hosts x 40 pages of 15 KB (TEXT=1: with --text, so the page list carries every page's
+# text, read from the WET files: on this all-prose web that makes the package about 2.8x the
+# WARC files, and the figure then measures the page list's making more than the copy); its WARC files
 # are then copied (each with its CDXJ, the file name inside rewritten) until they reach
 # GIGABYTES. The disk's speed: `dd` of a file as large as the WARC files, fdatasync'd, into
 # the same directory. Everything is made under DIR (default: a temporary directory in
 # $TMPDIR) and removed at the end; it needs about 2.2 x GIGABYTES free.
 # Usage: tools/bench/wacz.sh [GIGABYTES] [DIR]   (needs a release build of spinneret and
-# spinneret-testserver: cargo build --release --workspace --bins)
+# spinneret-testserver: cargo build --release --workspace --bins; BIN_DIR=DIR takes the two
+# binaries from DIR instead, e.g. target/debug: the test profile optimizes the dependencies,
+# so the hashing, CRC and copying run at full speed there too)
 set -euo pipefail
 gb=${1:-2}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${CARGO_TARGET_DIR:-$root/target}/release/spinneret
-testserver=${CARGO_TARGET_DIR:-$root/target}/release/spinneret-testserver
+bin_dir=${BIN_DIR:-${CARGO_TARGET_DIR:-$root/target}/release}
+bin=$bin_dir/spinneret
+testserver=$bin_dir/spinneret-testserver
 dir=$(mktemp -d "${2:-${TMPDIR:-/tmp}}/wacz-bench.XXXXXX"); pids=()
 trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$dir"' EXIT
 need=$((gb * 1024 * 1024 * 22 / 10))
@@ -34,7 +39,7 @@ for _ in $(seq 600); do grep -q http_port "$dir/web.out" 2>/dev/null && break; s
 dns=$(sed -n 's/.*dns=\([0-9.:]*\).*/\1/p' "$dir/web.out")
 grep -E '^http://[^/]+/$' "$dir/urls.txt" >"$dir/seeds.txt"
 "$bin" crawl --scope any --allow-domain test --allow-net 127.0.0.0/8 --hosts-file none \
-  --dns-server "$dns" --max-conns 256 --delay-ms 0 --delay-factor 0 -q --text \
+  --dns-server "$dns" --max-conns 256 --delay-ms 0 --delay-factor 0 -q ${TEXT:+--text} \
   --warc-max-size 256M -o "$dir/crawl" -i "$dir/seeds.txt"
 
 # Copies of the crawl's files until the WARC files reach the size asked for: each copy's
