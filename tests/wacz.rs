@@ -380,3 +380,28 @@ fn bad_input_is_refused_with_the_reason() {
     validate(&package);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// `fetch --wacz`: the listed pages, packed when the run ends.
+#[test]
+fn a_fetch_with_wacz_packs_its_pages() {
+    let web = start_web(2, 3);
+    let root = temp_dir("wacz-fetch");
+    let out = root.join("fetched");
+    let package = root.join("fetched.wacz");
+    let dns = web.dns.addr().to_string();
+    let seeds = web.web.seeds(web.server.port());
+    let mut args = crate::common::loopback_args("fetch", &out, "0");
+    args.extend(["--dns-server", &dns, "--wacz", package.to_str().unwrap()]);
+    args.extend(seeds.iter().map(String::as_str));
+    let o = spinneret(&args, TOOL_LIMIT);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    validate(&package);
+    let Some(p) = read_package(&package, &[&out]) else {
+        return;
+    };
+    assert_eq!(
+        page_urls(&p),
+        seeds.iter().cloned().collect::<BTreeSet<_>>()
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
