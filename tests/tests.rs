@@ -35,6 +35,7 @@ mod outcomes;
 mod page_robots;
 mod proxy;
 mod report;
+mod wacz;
 
 /// With autotests off, a file in tests/ that is not a module here would never run.
 #[test]

@@ -101,6 +101,10 @@ pub enum Command {
     /// Write the link graph of the crawl in DIR (every DIR of a cluster's nodes) in WebGraph's
     /// BVGraph format, and print its nodes, arcs, bits per link and top pages.
     Graph(GraphArgs),
+    /// Pack crawl directories (a crawl's `--out`; a cluster's node directories, all of them)
+    /// into one WACZ file: the WARC files, one sorted index, the page list and a manifest,
+    /// which ReplayWeb.page opens in a browser and pywb replays.
+    Wacz(WaczArgs),
     /// Crawl the local test web (loopback only, served by `spinneret-testserver`) and report
     /// pages/s, CPU and memory.
     Bench(BenchArgs),
@@ -124,6 +128,35 @@ pub struct GraphArgs {
     /// Write BASENAME.graph, .offsets, .properties, .ef and .urls [default: DIR/graph].
     #[arg(short = 'o', long = "out", value_name = "BASENAME")]
     pub out: Option<PathBuf>,
+}
+
+/// `spinneret wacz DIR… [-o FILE]`.
+#[derive(Args, Debug)]
+pub struct WaczArgs {
+    /// The crawl's output directories: WARC files, their CDXJ, their text if kept.
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// The package to write [default: DIR.wacz beside the first DIR].
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Replace FILE if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// The index's form: plain CDXJ (`indexes/index.cdx`), compressed ZipNum
+    /// (`indexes/index.cdx.gz` + `index.idx`), or auto: plain up to 1 MiB of index.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub index: IndexArg,
+    /// No summary on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// `wacz --index`'s values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum IndexArg {
+    Auto,
+    Plain,
+    Compressed,
 }
 
 #[derive(Args, Debug)]
@@ -396,6 +429,10 @@ pub struct ResumeArgs {
     /// address the crawl was started with, if any).
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+    /// Write the crawl as a WACZ package to FILE when this run ends (instead of the file the
+    /// crawl was started with, if any).
+    #[arg(long, value_name = "FILE")]
+    pub wacz: Option<PathBuf>,
 }
 
 /// The URLs a command starts from: given, or read from a file (`crawl`'s seeds, `fetch`'s
@@ -596,6 +633,10 @@ pub struct CommonArgs {
     /// they are written as `Authorization: Basic [redacted]`).
     #[arg(long)]
     pub warc_keep_auth: bool,
+    /// When the run ends (Ctrl-C and --max-time too), pack the output directory into a WACZ
+    /// file (as `spinneret wacz` does), replacing the one an earlier run wrote.
+    #[arg(long, value_name = "FILE")]
+    pub wacz: Option<PathBuf>,
 }
 
 /// `bench --shape`'s values: the test server's names for how pages link

@@ -99,7 +99,7 @@ pub fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure
     let status = ExitStatus::decide(report.end, &report.counters.url_lines);
     let mut json = report.json();
     json.uint("exit_status", u64::from(status.code()));
-    conclude(
+    let status = conclude(
         &report.out_dir,
         json.finish(),
         report.line(),
@@ -110,7 +110,11 @@ pub fn run_crawl_as(args: CrawlArgs, start: Start) -> Result<ExitStatus, Failure
             indexes: report.indexes.clone(),
         },
         display,
-    )
+    )?;
+    if let Some(file) = &args.common.wacz {
+        crate::app::wacz_command::at_end(&report.out_dir, file, display.quiet)?;
+    }
+    Ok(status)
 }
 
 /// A resumed crawl reports (and decides its exit status on) the whole crawl's lines, counted

@@ -508,6 +508,7 @@ fn fetch_via(hops: u8, referrer: Option<&str>) -> Via<'_> {
 pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let setup = args.common.setup()?;
     let display = config::display(&args.common);
+    let wacz = args.common.wacz.clone();
     let cookies = args.common.cookies()?;
     let auth = args.common.auth()?;
     if args.max_url_length == 0 {
@@ -609,7 +610,7 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
     let status = ExitStatus::decide(end, &list.lines);
     let mut json = summary.json(&[]);
     json.uint("exit_status", u64::from(status.code()));
-    conclude(
+    let status = conclude(
         &dir,
         json.finish(),
         summary.line(),
@@ -617,7 +618,11 @@ pub fn run_fetch(args: FetchArgs) -> Result<ExitStatus, Failure> {
         status.reason(end, &list.lines, 0),
         &written,
         display,
-    )
+    )?;
+    if let Some(file) = &wacz {
+        crate::app::wacz_command::at_end(&dir, file, display.quiet)?;
+    }
+    Ok(status)
 }
 
 #[cfg(test)]

@@ -14,7 +14,9 @@
 //! - the commands: [`crawl_command`], [`resume`], [`fetch`], [`bench`](mod@bench),
 //!   [`cluster_status`], [`operate`] (`status`, `stop` and `add`), [`near_dups_command`]
 //!   (`near-duplicates`), [`extract_command`] (`extract`), and `report`'s: [`report_data`] (the crawl's files read in bounded
-//!   memory), [`svg_chart`], [`report_html`], [`report_command`], [`graph`] (`graph`); and `main` here.
+//!   memory), [`svg_chart`], [`report_html`], [`report_command`], [`graph`] (`graph`),
+//!   [`wacz_command`] (`wacz`, and `--wacz` at a run's end, which `crawl_command` and
+//!   `fetch` call); and `main` here.
 
 pub mod bench;
 pub mod cli;
@@ -47,6 +49,7 @@ pub mod resume;
 pub mod run_files;
 pub mod svg_chart;
 pub mod url_lines;
+pub mod wacz_command;
 
 use std::process::ExitCode;
 
@@ -76,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::NearDuplicates(args) => near_dups_command::run(&args).map_err(Into::into),
         Command::Extract(args) => extract_command::run(&args).map_err(Into::into),
         Command::Graph(args) => graph::run(args),
+        Command::Wacz(args) => wacz_command::run(&args).map_err(Into::into),
         Command::Bench(args) => bench::run(args).map(|()| ExitStatus::Ok),
         Command::Help(args) => help(args.topic.as_deref()),
     };
@@ -112,7 +116,7 @@ fn help(topic: Option<&str>) -> Result<ExitStatus, Box<dyn std::error::Error>> {
             }
             _ => {
                 return Err(Box::new(UsageError(format!(
-                    "no help on `{name}`: try `spinneret help outcomes`, `spinneret help canonicalization`, or a command (fetch, crawl, resume, status, stop, report, near-duplicates, graph, bench)"
+                    "no help on `{name}`: try `spinneret help outcomes`, `spinneret help canonicalization`, or a command (fetch, crawl, resume, status, stop, report, near-duplicates, graph, wacz, bench)"
                 ))))
             }
         },

@@ -71,6 +71,9 @@ pub fn run(r: ResumeArgs) -> Result<ExitStatus, Failure> {
     if r.metrics.is_some() {
         args.metrics = r.metrics;
     }
+    if r.wacz.is_some() {
+        args.common.wacz = r.wacz;
+    }
     recover_output(&r.dir, args.common.quiet)?;
     run_crawl_as(args, Start::Resume)
 }

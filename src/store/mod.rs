@@ -10,6 +10,9 @@
 //! - [`graph`]: the link graph: each page's outlinks as the crawl goes, and the BVGraph
 //!   `spinneret graph` builds from them after it. It uses the state's record framing.
 //!
+//! - [`wacz`]: WACZ packages of a crawl (its WARC files, one index, its pages and a
+//!   manifest in one ZIP file), written after it from the archive's files.
+//!
 //! The varint and number codecs both use are [`crate::codec`]'s.
 
 pub mod archive;
@@ -19,3 +22,4 @@ pub mod state;
 mod test_data;
 #[cfg(test)]
 pub(crate) mod test_dir;
+pub mod wacz;

@@ -287,6 +287,27 @@ pub fn read_log(dir: &Path) -> Vec<spinneret::store::archive::crawl_log::ParsedL
         .collect()
 }
 
+/// Whether `name`'s program runs (`run`: the program and an argument that only prints);
+/// when it does not, a SKIP line says how to `install` it and what is then not checked. In
+/// CI (CI=true) every such tool must be there.
+pub fn program_available(name: &str, run: (&str, &str), install: &str, unchecked: &str) -> bool {
+    let ok = Command::new(run.0)
+        .arg(run.1)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        assert!(
+            std::env::var("CI").is_err(),
+            "{name} is required in CI ({install})"
+        );
+        eprintln!("SKIP: {name} not installed ({install}); {unchecked} not checked");
+    }
+    ok
+}
+
 /// Whether `python3 -m warcio` is usable; in CI (CI=true) it must be.
 pub fn warcio_available() -> bool {
     let ok = Command::new("python3")

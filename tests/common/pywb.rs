@@ -12,24 +12,16 @@ use std::time::{Duration, Instant};
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub fn pywb_available() -> bool {
-    let ok = Command::new("wb-manager")
-        .arg("--help")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "pywb is required in CI (pip install pywb)"
-        );
-        eprintln!("SKIP: pywb not installed (pip install pywb); replay not checked");
-    }
-    ok
+    super::program_available(
+        "pywb",
+        ("wb-manager", "--help"),
+        "pip install pywb",
+        "replay",
+    )
 }
 
-/// A running `wayback` server with one collection, `coll`, holding `warcs`.
+/// A running `wayback` server with one collection, `coll`, holding `warcs` (WARC or WACZ
+/// files).
 pub struct Pywb {
     child: Child,
     pub port: u16,
@@ -60,6 +52,13 @@ impl Pywb {
         };
         run(&["init", "coll"]);
         let mut add = vec!["add".to_string(), "coll".to_string()];
+        // A WACZ is taken apart into the collection (pywb 2.8+), its index merged.
+        if warcs
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "wacz"))
+        {
+            add.insert(1, "--unpack-wacz".to_string());
+        }
         add.extend(warcs.iter().map(|p| p.to_string_lossy().into_owned()));
         run(&add.iter().map(String::as_str).collect::<Vec<_>>());
         let port = {

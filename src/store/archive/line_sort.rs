@@ -251,6 +251,38 @@ fn merge(runs: Vec<Run>, out: &mut impl Write) -> io::Result<()> {
     Ok(())
 }
 
+/// Merges files whose lines are each sorted already (every line ending in `\n`) into `out`,
+/// as one sorted stream: a WACZ's index from the CDXJ of each WARC file. At most `fan_in`
+/// files are read at once; more are first merged `fan_in` at a time into run files made as
+/// `scratch` (unlinked at once), so memory is `fan_in` read buffers whatever the count.
+pub fn merge_sorted_files(
+    files: Vec<File>,
+    scratch: &Path,
+    fan_in: usize,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let sorter = LineSorter::with_limits(scratch, RUN_BYTES, fan_in);
+    let mut runs: Vec<Run> = files
+        .into_iter()
+        .map(|file| Run { file, level: 0 })
+        .collect();
+    // Each pass divides the runs by `fan_in` (at least 2): bounded by log(files) passes.
+    while runs.len() > sorter.fan_in {
+        let mut merged = Vec::with_capacity(runs.len() / sorter.fan_in + 1);
+        let mut rest = runs.into_iter().peekable();
+        while rest.peek().is_some() {
+            let group: Vec<Run> = rest.by_ref().take(sorter.fan_in).collect();
+            let level = group.iter().map(|r| r.level).max().unwrap_or(0) + 1;
+            let mut w = BufWriter::with_capacity(RUN_BUFFER_BYTES, sorter.run_file()?);
+            merge(group, &mut w)?;
+            let file = w.into_inner().map_err(|e| e.into_error())?;
+            merged.push(Run { file, level });
+        }
+        runs = merged;
+    }
+    merge(runs, out)
+}
+
 /// Sorts the lines of the file `input` into `output` (fsynced), in bounded memory; run files
 /// are made as `output` and unlinked at once.
 pub fn sort_file(input: &Path, output: &Path) -> io::Result<()> {

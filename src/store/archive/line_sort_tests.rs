@@ -97,3 +97,30 @@ proptest! {
         prop_assert_eq!(sorted(&d.0, &text, run_bytes, fan_in), naive(&text));
     }
 }
+
+#[test]
+fn sorted_files_merge_into_one_sorted_stream_in_passes() {
+    let dir = TempDir::new("line_sort", "merge-files");
+    // 37 files of sorted lines, merged 4 at a time: three passes before the last.
+    let mut files = Vec::new();
+    let mut all = Vec::new();
+    for f in 0..37u32 {
+        let mut lines: Vec<String> = (0..(f % 5) * 3)
+            .map(|i| format!("k{:04} f{f}", (i * 7919 + f * 31) % 1000))
+            .collect();
+        lines.sort();
+        let mut text = String::new();
+        for l in &lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        all.extend_from_slice(text.as_bytes());
+        let path = dir.0.join(format!("in{f}"));
+        fs::write(&path, &text).unwrap();
+        files.push(File::open(&path).unwrap());
+    }
+    let mut out = Vec::new();
+    merge_sorted_files(files, &dir.0.join("scratch"), 4, &mut out).unwrap();
+    assert_eq!(out, naive(&all));
+    assert!(!dir.0.join("scratch").exists(), "run files are unlinked");
+}
