@@ -119,13 +119,14 @@ fn an_articles_comments_are_left_out_and_a_threads_kept() {
         words(2, 40)
     );
     assert_eq!(reader(&article), [words(1, 40), words(2, 40)]);
-    // A thread: the comments are nearly all the page, and are its content.
+    // A thread (a forum that calls its posts comments): no article outside the comments,
+    // which are the page's content.
     let comments: String = (0..12)
         .map(|i| format!("<li class=comment><p>{}</p></li>", words(10 + i, 20)))
         .collect();
     let thread = format!(
         "<html><body><p>{}</p><div class=comments><ol>{comments}</ol></div></body></html>",
-        words(1, 15)
+        words(1, 40)
     );
     let got = reader(&thread);
     assert_eq!(got.len(), 13, "{got:?}");
