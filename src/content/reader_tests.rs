@@ -107,7 +107,8 @@ fn repeated_article_cards_give_their_parent_not_the_longest_card() {
 
 #[test]
 fn an_articles_comments_are_left_out_and_a_threads_kept() {
-    // A WordPress article: its comments area holds less than the article.
+    // A WordPress article (100 words of paragraphs and more): its comments area holds
+    // less than all the page.
     let comments: String = (0..3)
         .map(|i| format!("<li class=comment><p>{}</p></li>", words(10 + i, 20)))
         .collect();
@@ -115,10 +116,10 @@ fn an_articles_comments_are_left_out_and_a_threads_kept() {
         "<html><body><div class=post><p>{}</p><p>{}</p></div>\
          <div id=comments class=comments-area><h2>3 Comments</h2>\
          <ol class=comment-list>{comments}</ol></div></body></html>",
-        words(1, 40),
-        words(2, 40)
+        words(1, 60),
+        words(2, 60)
     );
-    assert_eq!(reader(&article), [words(1, 40), words(2, 40)]);
+    assert_eq!(reader(&article), [words(1, 60), words(2, 60)]);
     // A thread (a forum that calls its posts comments): no article outside the comments,
     // which are the page's content.
     let comments: String = (0..12)
