@@ -106,6 +106,79 @@ fn repeated_article_cards_give_their_parent_not_the_longest_card() {
 }
 
 #[test]
+fn an_articles_comments_are_left_out_and_a_threads_kept() {
+    // A WordPress article (100 words of paragraphs and more): its comments area holds
+    // less than all the page.
+    let comments: String = (0..3)
+        .map(|i| format!("<li class=comment><p>{}</p></li>", words(10 + i, 20)))
+        .collect();
+    let article = format!(
+        "<html><body><div class=post><p>{}</p><p>{}</p></div>\
+         <div id=comments class=comments-area><h2>3 Comments</h2>\
+         <ol class=comment-list>{comments}</ol></div></body></html>",
+        words(1, 60),
+        words(2, 60)
+    );
+    assert_eq!(reader(&article), [words(1, 60), words(2, 60)]);
+    // A thread (a forum that calls its posts comments): no article outside the comments,
+    // which are the page's content.
+    let comments: String = (0..12)
+        .map(|i| format!("<li class=comment><p>{}</p></li>", words(10 + i, 20)))
+        .collect();
+    let thread = format!(
+        "<html><body><p>{}</p><div class=comments><ol>{comments}</ol></div></body></html>",
+        words(1, 40)
+    );
+    let got = reader(&thread);
+    assert_eq!(got.len(), 13, "{got:?}");
+    assert_eq!(got[12], words(21, 20));
+}
+
+#[test]
+fn a_cms_taxonomy_on_the_article_element_does_not_make_it_template() {
+    // `author-…` and `tag-…` classes on each post of a listing are its author and tags.
+    let cards: String = (0..4)
+        .map(|i| {
+            format!(
+                "<article class=\"post author-ann-lee tag-news\"><h2>Item {i}</h2><p>{}</p>\
+                 </article>",
+                words(i, 20)
+            )
+        })
+        .collect();
+    let page = format!("<html><body><section>{cards}</section></body></html>");
+    assert_eq!(reader(&page).len(), 8);
+}
+
+#[test]
+fn an_articles_trailer_is_left_out_but_not_a_closing_list() {
+    let page = format!(
+        "<html><body><article><h1>Headline</h1><p>{}</p><p>{}</p>\
+         <ul><li>First closing step</li><li>Second closing step</li></ul>\
+         <p>Share this:</p><h3>Posted in News</h3><p>Previous post</p></article></body></html>",
+        words(1, 40),
+        words(2, 40)
+    );
+    assert_eq!(
+        reader(&page),
+        [
+            "Headline",
+            &words(1, 40),
+            &words(2, 40),
+            "First closing step",
+            "Second closing step"
+        ]
+    );
+    // A region of short items is no article: its last items stay.
+    let items: String = (0..8).map(|i| format!("<p>Item number {i}</p>")).collect();
+    let listing = format!(
+        "<html><body><main><p>{}</p>{items}</main></body></html>",
+        words(1, 20)
+    );
+    assert_eq!(reader(&listing).len(), 9);
+}
+
+#[test]
 fn noscript_text_is_page_text() {
     // What a reader without scripts sees (a forum thread's posts, on some forums).
     let page = format!(

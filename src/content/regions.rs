@@ -40,6 +40,9 @@ pub enum Hint {
     Boiler,
     /// It is where the page's content is: `main`, `article`, `role="main"`, `entry-content`.
     Main,
+    /// It holds readers' comments (`comments`, `comment-list`, `disqus_thread`): an
+    /// article's are not its content, a thread's are (the reader decides by their share).
+    Comments,
 }
 
 /// One container element.
@@ -116,6 +119,9 @@ impl Regions {
         };
         let hint = match attr_hint(attrs) {
             Hint::None => tag_hint,
+            // `<article class="post author-ann tag-news">`: a CMS's taxonomy on the content.
+            // The tag wins (WCXB's dev split: a listing page's F1 0.995 with, 0.371 without).
+            Hint::Boiler if tag_hint == Hint::Main => tag_hint,
             // A form that says it is the content is a page built inside one (ASP.NET).
             h => h,
         };
@@ -209,7 +215,7 @@ fn container_key(name: &[u8]) -> Option<u64> {
 /// every piece of content in one). `true`: the word must start at a
 /// boundary (the value's start, or after a byte that is not a letter), short words that
 /// would otherwise match inside others (`nav` in `canvas`).
-const BOILER_WORDS: [(&str, bool); 35] = [
+const BOILER_WORDS: [(&str, bool); 37] = [
     ("footer", false),
     ("sidebar", false),
     ("side-bar", false),
@@ -245,6 +251,9 @@ const BOILER_WORDS: [(&str, bool); 35] = [
     ("recommend", false),
     ("visually-hidden", false),
     ("sr-only", false),
+    // The author box and byline (trafilatura's too; WCXB's dev split: article F1 +0.003).
+    ("author", false),
+    ("byline", false),
 ];
 const MAIN_WORDS: [&str; 27] = [
     "article-body",
@@ -276,12 +285,28 @@ const MAIN_WORDS: [&str; 27] = [
     "single-content",
 ];
 
-/// One automaton for both lists: patterns `0..BOILER_WORDS.len()` are boilerplate.
+/// Words of comment containers: the thread's (`comments-area`, `comment-list`), not one
+/// comment's (`comment-body`, a forum post's), nor other words (`commenting`).
+const COMMENT_WORDS: [&str; 6] = [
+    "comments",
+    "comment-list",
+    "commentlist",
+    "comment_list",
+    "disqus",
+    "wpdiscuz",
+];
+
+/// The first of the comment patterns in [`WORDS`].
+const COMMENT_PATTERN: usize = BOILER_WORDS.len() + MAIN_WORDS.len();
+
+/// One automaton for the three lists: patterns `0..BOILER_WORDS.len()` are boilerplate,
+/// from [`COMMENT_PATTERN`] on comments.
 static WORDS: LazyLock<AhoCorasick> = LazyLock::new(|| {
     let patterns = BOILER_WORDS
         .iter()
         .map(|(w, _)| *w)
-        .chain(MAIN_WORDS.iter().copied());
+        .chain(MAIN_WORDS.iter().copied())
+        .chain(COMMENT_WORDS.iter().copied());
     AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::Standard)
@@ -313,11 +338,13 @@ fn attr_hint(attrs: &[u8]) -> Hint {
         } else {
             Hint::None
         };
-        // Boilerplate wins: `post-content-sidebar` is a sidebar.
+        // Boilerplate wins: `post-content-sidebar` is a sidebar; then comments:
+        // `comments-area entry-content` holds a thread.
         match h {
             Hint::Boiler => return Hint::Boiler,
-            Hint::Main => hint = Hint::Main,
-            Hint::None => {}
+            Hint::Comments => hint = Hint::Comments,
+            Hint::Main if hint != Hint::Comments => hint = Hint::Main,
+            Hint::Main | Hint::None => {}
         }
     }
     hint
@@ -336,7 +363,9 @@ fn words_hint(value: &[u8]) -> Hint {
                     return Hint::Boiler;
                 }
             }
-            None => hint = Hint::Main,
+            None if i >= COMMENT_PATTERN => hint = Hint::Comments,
+            None if hint == Hint::None => hint = Hint::Main,
+            None => {}
         }
     }
     hint
