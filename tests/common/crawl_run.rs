@@ -202,6 +202,10 @@ pub fn kill_and_resume_until_done(
         if run.0.try_wait().unwrap().is_some() {
             break;
         }
+        // A run killed before it recorded its command line leaves nothing to resume (and
+        // `resume` rightly says so): on a loaded machine a debug build can take longer than
+        // the pause to get there.
+        wait_until_resumable(out);
         run.signal("-KILL");
         run.wait();
         kills += 1;
@@ -219,6 +223,16 @@ pub fn kill_and_resume_until_done(
         "only {kills} kills: the crawl ended too soon to test"
     );
     kills
+}
+
+/// Waits (at most 30 s) until `out` holds a recorded crawl that `resume` can take up.
+fn wait_until_resumable(out: &Path) {
+    use spinneret::store::state::crawl_state::{ARGS_FILE, STATE_DIR};
+    let args = out.join(STATE_DIR).join(ARGS_FILE);
+    let started = Instant::now();
+    while !args.exists() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// [`check_complete`] after `kills` SIGKILLs: a kill loses the fetches in flight and those

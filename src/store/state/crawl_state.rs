@@ -22,7 +22,8 @@ use crate::codec::{get_bytes, put_bytes};
 
 /// The state directory's name inside the output directory.
 pub const STATE_DIR: &str = "crawl.state";
-const ARGS_FILE: &str = "args";
+/// The recorded command line in [`STATE_DIR`]: once it is there, the crawl can be resumed.
+pub const ARGS_FILE: &str = "args";
 const JOURNAL_FILE: &str = "journal";
 const CHECKPOINT_FILE: &str = "checkpoint";
 const FINISHED_FILE: &str = "finished";
