@@ -413,7 +413,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "issue 44: below uniform on this mix; see the README's figures"]
     fn a_spread_of_rates_with_fast_and_unchanging_pages() {
         let m = mix(
             &[(200, 3.0), (100, 100.0), (100, 1_000.0), (100, 0.0)],
