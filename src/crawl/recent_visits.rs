@@ -368,7 +368,10 @@ mod tests {
         // Its lower bound: the rate at which all three changes were RULED_OUT times less
         // likely than at an infinite rate.
         let lo = e.lower_bound(None);
-        assert!((e.chance_all_changed(lo) - 1.0 / RULED_OUT).abs() < 1e-6, "{lo}");
+        assert!(
+            (e.chance_all_changed(lo) - 1.0 / RULED_OUT).abs() < 1e-6,
+            "{lo}"
+        );
         assert_eq!(
             estimate(&history(&[(60, false), (60, false)])),
             Estimate::Unchanged { secs: 120.0 }
