@@ -229,8 +229,10 @@ pub fn estimate(history: &PageHistory) -> Estimate {
 }
 
 /// How much less likely than the best rate the visits must make a rate for
-/// [`Evidence::lower_bound`] to rule it out (a likelihood ratio of 1 in 20).
-const RULED_OUT: f64 = 8.0;
+/// [`Evidence::lower_bound`] to rule it out (a likelihood ratio of 1 in 5: the budget's
+/// give-up also needs two changed probes for a page changed at every visit, and a page
+/// wrongly given up on is looked at again on the floor).
+const RULED_OUT: f64 = 5.0;
 /// Bisection steps of the lower bound, in log space over [1e-12, `rate`]: 60 resolve it to
 /// about a part in a million.
 const BOUND_STEPS: u32 = 60;
