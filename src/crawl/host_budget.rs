@@ -28,7 +28,7 @@
 
 use std::collections::HashMap;
 
-use super::recent_visits::{estimate, Estimate};
+use super::recent_visits::Estimate;
 use super::schedule::{
     change_rate, expected_freshness, visits_per_change, PageHistory, ScheduleConfig,
 };
@@ -217,7 +217,7 @@ enum Judged {
 /// at most that.
 fn judge(history: &PageHistory, initial_interval: u64, mu: f64, probe: f64) -> Judged {
     let prior = 1.0 / initial_interval.max(1) as f64;
-    match estimate(history) {
+    match history.estimate() {
         Estimate::Unknown => Judged::Rate {
             rate: prior,
             learning: true,
@@ -411,7 +411,7 @@ impl HostBudgets {
             // Changed at every visit: the next look comes soon enough to see it unchanged
             // if it is catchable at all.
             Judged::Probe { .. }
-                if new.new_urls == 0 && matches!(estimate(new), Estimate::EveryVisit(_)) =>
+                if new.new_urls == 0 && matches!(new.estimate(), Estimate::EveryVisit(_)) =>
             {
                 let probing = old.is_some_and(|o| counted(o, initial, min, max) == Counted::Probe);
                 if probing || probe_room {

@@ -14,9 +14,16 @@
 //! can ask how likely that was at a given rate ([`Estimate::chance_all_changed`]).
 //!
 //! Persisted by the crawl database inside `LastFetch` (13 bytes at most), sans-IO, no
-//! allocation.
+//! allocation. `PageHistory` (`schedule`) holds a page's [`RecentVisits`] and [`Counts`].
 
-use super::schedule::PageHistory;
+/// The schedule's counts of a page's compared visits (`PageHistory`'s), every visit's,
+/// the kept ones too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub visits: u32,
+    pub changes: u32,
+    pub observed_secs: u64,
+}
 
 /// Visits kept: enough to hold a page's probes at short intervals beside the visits that
 /// taught it (a page changing faster than the budget can follow is told from a catchable
@@ -117,8 +124,7 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    fn of(history: &PageHistory) -> Evidence {
-        let r = &history.recent;
+    fn of(r: &RecentVisits, history: Counts) -> Evidence {
         let kept = r.len() as f64;
         let kept_changes = r.iter().filter(|v| v.changed).count() as f64;
         let kept_secs: f64 = r.iter().map(|v| v.secs).sum();
@@ -203,8 +209,8 @@ impl Evidence {
 /// kept inside a shrinking bracket).
 const SOLVE_STEPS: u32 = 50;
 
-/// The page's change rate from its history (see the module doc).
-pub fn estimate(history: &PageHistory) -> Estimate {
+/// The page's change rate from its kept visits and counts (see the module doc).
+pub fn estimate(recent: &RecentVisits, history: Counts) -> Estimate {
     if history.visits == 0 || history.observed_secs == 0 {
         return Estimate::Unknown;
     }
@@ -213,7 +219,7 @@ pub fn estimate(history: &PageHistory) -> Estimate {
             secs: history.observed_secs as f64,
         };
     }
-    let evidence = Evidence::of(history);
+    let evidence = Evidence::of(recent, history);
     let unchanged_secs: f64 = evidence.groups().map(|(s, _, u)| s * u).sum();
     if unchanged_secs <= 0.0 {
         return Estimate::EveryVisit(evidence);
@@ -286,8 +292,26 @@ fn solve(evidence: &Evidence, unchanged_secs: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn history(visits: &[(u64, bool)]) -> PageHistory {
-        let mut h = PageHistory::default();
+    /// A page's kept visits and counts.
+    #[derive(Default)]
+    struct Page {
+        recent: RecentVisits,
+        visits: u32,
+        changes: u32,
+        observed_secs: u64,
+    }
+
+    fn estimate(p: &Page) -> Estimate {
+        let counts = Counts {
+            visits: p.visits,
+            changes: p.changes,
+            observed_secs: p.observed_secs,
+        };
+        super::estimate(&p.recent, counts)
+    }
+
+    fn history(visits: &[(u64, bool)]) -> Page {
+        let mut h = Page::default();
         for &(secs, changed) in visits {
             h.visits += 1;
             h.changes += u32::from(changed);
@@ -378,17 +402,17 @@ mod tests {
             estimate(&history(&[(60, false), (60, false)])),
             Estimate::Unchanged { secs: 120.0 }
         );
-        assert_eq!(estimate(&PageHistory::default()), Estimate::Unknown);
+        assert_eq!(estimate(&Page::default()), Estimate::Unknown);
     }
 
     #[test]
     fn older_visits_count_at_their_mean_interval() {
         // 40 visits 128 s apart of which 20 changed, then the kept ones.
-        let mut h = PageHistory {
+        let mut h = Page {
             visits: 40,
             changes: 20,
             observed_secs: 40 * 128,
-            ..PageHistory::default()
+            ..Page::default()
         };
         for _ in 0..RECENT_VISITS {
             h.visits += 1;

@@ -32,7 +32,7 @@
 //! store keeps the facts (`store::state::crawl_db` persists `PageHistory` and the due time); whether
 //! a page changed (304, validators, payload digest) is decided by the crawl from the fetch.
 
-use super::recent_visits::RecentVisits;
+use super::recent_visits::{self, Counts, Estimate, RecentVisits};
 
 /// Counts are halved when a page has this many compared visits: the estimate then reflects
 /// roughly the last 32–64 visits, enough for a ±15 % rate estimate at the fixed point, and
@@ -242,6 +242,16 @@ impl ScheduleConfig {
 }
 
 impl PageHistory {
+    /// The change rate its kept visits and counts give (`recent_visits::estimate`).
+    pub fn estimate(&self) -> Estimate {
+        let counts = Counts {
+            visits: self.visits,
+            changes: self.changes,
+            observed_secs: self.observed_secs,
+        };
+        recent_visits::estimate(&self.recent, counts)
+    }
+
     /// Counts one compared visit, halving the counts at `MAX_HISTORY_VISITS`.
     fn record(&mut self, elapsed: u64, changed: bool, new_urls: u32) {
         self.visits = self.visits.saturating_add(1);
