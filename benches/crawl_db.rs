@@ -9,6 +9,7 @@
 mod common;
 
 use common::Rng;
+use spinneret::crawl::recent_visits::RecentVisits;
 use spinneret::crawl::revisit::{LastFetch, StoredCopy};
 use spinneret::crawl::schedule::PageHistory;
 use spinneret::crawl::sink::Hop;
@@ -100,6 +101,14 @@ fn record(i: u64, rng: &mut Rng, url: &str) -> UrlRecord {
                 last_change: Some(NOW - rng.below(1 << 22)),
                 interval: rng.below(30 * 86_400),
                 new_urls: 0,
+                recent: {
+                    // A continuous crawl's page keeps up to 12 visits.
+                    let mut r = RecentVisits::default();
+                    for _ in 0..rng.below(13) {
+                        r.push(rng.below(86_400), rng.below(2) == 1);
+                    }
+                    r
+                },
             },
             due: NOW + rng.below(30 * 86_400),
         },

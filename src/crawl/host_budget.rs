@@ -28,6 +28,7 @@
 
 use std::collections::HashMap;
 
+use super::recent_visits::Estimate;
 use super::schedule::{
     change_rate, expected_freshness, visits_per_change, PageHistory, ScheduleConfig,
 };
@@ -47,17 +48,24 @@ const RATE_OFFSET: i32 = 78;
 /// `--revisit-max`, so a host with thousands of unchanging pages still keeps its changing
 /// ones fresh.
 pub const FLOOR_SHARE: f64 = 0.1;
+/// The most of a host's revisit budget pages never seen changing may take together (see
+/// `Judged::Unchanging`).
+pub const UNCHANGING_SHARE: f64 = 0.05;
 /// The least share of a host's fetches left to revisits when its hubs bring more new URLs
 /// than it can fetch.
 pub const MIN_REVISIT_SHARE: f64 = 0.1;
-/// A page changed at every visit, the last this close to `--revisit-min` (a multiple of it)
-/// after the one before, is too fast to keep fresh.
-const CLOSE_TO_MIN: f64 = 1.5;
-/// A page changed at each of this many visits is too fast to keep fresh at the intervals
-/// the host can afford: a page worth keeping fresh is found unchanged at a fifth or more of
-/// them, so the chance that one is taken for too fast is at most 0.8⁸ (17 %), and less as
-/// its early visits come more often.
-const TOO_FAST_AFTER: u32 = 8;
+/// A page changed at every visit but not yet shown too fast is probed: looked at again after
+/// `--revisit-min`, the shortest look, which tells a page changing at every look from one
+/// that merely changed between long ones. At least this many changed probes (visits at most
+/// [`PROBE_SLACK`] times the probe interval after the one before) are needed to give up on
+/// a page: a page changing every few minutes changes within a short probe rarely, twice in
+/// a row very rarely, whatever the price says.
+const PROBES_TO_GIVE_UP: usize = 2;
+const PROBE_SLACK: f64 = 2.0;
+/// The most of a host's revisit budget probes may take: past it a page waits for its probe,
+/// priced meanwhile at its lower bound. Two probes settle most pages, so a few at a time
+/// get through hundreds of pages in minutes, on time (a probe that comes late is no probe).
+const PROBE_SHARE: f64 = 0.5;
 /// A host's multiplier is found again at most this often (seconds), when its counts changed.
 pub const SOLVE_EVERY_SECS: u64 = 5;
 /// The bracket and steps of the multiplier's bisection (seconds; in log space, so 36 steps
@@ -156,11 +164,20 @@ impl RateCounts {
 struct HostBudget {
     pages: RateCounts,
     hubs: RateCounts,
+    /// Pages never seen changing, by the rate they are priced at (see `Judged::Unchanging`).
+    unchanging: RateCounts,
+    /// Pages being probed (`Judged::Probe`): each looked at every `PROBE_SHARE · μ`.
+    probes: u32,
     /// Seconds per fetch, a moving average (0: none seen yet).
     period: f64,
     /// The marginal value of one more visit a second (seconds), and when it was found.
     mu: f64,
     floor: f64,
+    /// The most often a page never seen changing is looked at: together they take at most
+    /// [`FLOOR_SHARE`] of the budget.
+    unchanging_cap: f64,
+    /// Pages that may be probed at once: [`PROBE_SHARE`] of the budget (at least one).
+    probe_room: f64,
     solved_at: Option<u64>,
 }
 
@@ -176,42 +193,99 @@ pub struct HostBudgets {
 /// one unlucky revisit of a page changing every few minutes must not send it to the floor.
 pub const CONFIRM_UNCHANGED: u32 = 2;
 
-/// A page's rate for pricing: its estimate; before its first compared visit, one change per
-/// initial interval; while fewer than [`CONFIRM_UNCHANGED`] visits found it unchanged, half
-/// a change over the time observed (a Jeffreys prior's posterior mean), at most that.
-fn page_rate(history: &PageHistory, initial_interval: u64) -> f64 {
+/// What the budget makes of a page's visits (`recent_visits::estimate`) at a price.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Judged {
+    /// Priced at this rate: its estimate, or while learning a prior (see `judge`).
+    Rate { rate: f64, learning: bool },
+    /// Never seen changing, after [`CONFIRM_UNCHANGED`] visits: priced at `rate`, the
+    /// Jeffreys posterior mean `0.5/T` over the `T` seconds observed, so a page changing
+    /// every hour that happened not to in its first two visits is still looked at as such,
+    /// less often as `T` grows; together such pages take at most [`FLOOR_SHARE`] of the
+    /// budget, so thousands that never change cannot crowd out the changing ones.
+    Unchanging { rate: f64 },
+    /// Changed at every visit, and too unlikely to be catchable: the floor.
+    TooFast,
+    /// Changed at every visit, not yet shown too fast: probed soon. `rate` is the
+    /// bias-reduced estimate, a lower bound, as it is counted in the host's demand.
+    Probe { rate: f64 },
+}
+
+/// A page's verdict at price `mu`. Before its first compared visit it is priced at one
+/// change per initial interval; while fewer than [`CONFIRM_UNCHANGED`] visits found it
+/// unchanged, at half a change over the time observed (a Jeffreys prior's posterior mean),
+/// at most that.
+fn judge(history: &PageHistory, initial_interval: u64, mu: f64, probe: f64) -> Judged {
     let prior = 1.0 / initial_interval.max(1) as f64;
-    match change_rate(history) {
-        None => prior,
-        Some(_) if history.changes == 0 && history.visits < CONFIRM_UNCHANGED => {
-            prior.min(0.5 / history.observed_secs.max(1) as f64)
+    match history.estimate() {
+        Estimate::Unknown => Judged::Rate {
+            rate: prior,
+            learning: true,
+        },
+        Estimate::Unchanged { secs } if history.visits < CONFIRM_UNCHANGED => Judged::Rate {
+            rate: prior.min(0.5 / secs.max(1.0)),
+            learning: true,
+        },
+        Estimate::Unchanged { secs } => Judged::Unchanging {
+            rate: prior.min(0.5 / secs.max(1.0)),
+        },
+        // An estimate past the give-up rate (`μλ ≥ 1`, where no visit pays) is believed
+        // only when the visits rule out every rate below it: otherwise the page is probed.
+        Estimate::Rate(rate, evidence) if mu > 0.0 && mu * rate >= 1.0 => {
+            let lower = evidence.lower_bound(Some(rate));
+            match mu * lower >= 1.0 {
+                true => Judged::TooFast,
+                false => Judged::Probe { rate: lower },
+            }
         }
-        Some(rate) => rate,
+        Estimate::Rate(rate, _) => Judged::Rate {
+            rate,
+            learning: false,
+        },
+        Estimate::EveryVisit(evidence) => {
+            let lower = evidence.lower_bound(None);
+            if mu > 0.0
+                && mu * lower >= 1.0
+                && evidence.changed_within(probe * PROBE_SLACK) >= PROBES_TO_GIVE_UP
+            {
+                Judged::TooFast
+            } else {
+                Judged::Probe { rate: lower }
+            }
+        }
     }
 }
 
-/// The rate a page is counted at in its host's demand (`history` as scheduled, with its
-/// interval): one changed at every visit and put on the floor (at `max` seconds or more) is
-/// counted there.
-fn counted_rate(history: &PageHistory, initial_interval: u64, max: f64) -> f64 {
-    match always_changed(history) && history.interval as f64 >= max {
-        true => 0.0,
-        false => page_rate(history, initial_interval),
+/// Where a page is counted in its host's demand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Counted {
+    /// A page priced at its rate (on the floor at rate 0).
+    Page(f64),
+    /// A page never seen changing, at the rate it is priced at.
+    Unchanging(f64),
+    /// A hub, at its new URLs a second.
+    Hub(f64),
+    /// A page being probed.
+    Probe,
+}
+
+/// Where a page is counted (`history` as scheduled, with its interval): one on the floor
+/// (changed at every visit and scheduled at `max` seconds or more) is counted there. A
+/// function of the history alone, so that the count it was added to is the one it is taken
+/// from.
+fn counted(history: &PageHistory, initial_interval: u64, min: f64, max: f64) -> Counted {
+    if history.new_urls > 0 {
+        return Counted::Hub(hub_rate(history));
     }
-}
-
-/// Whether every compared visit of a page (at least [`CONFIRM_UNCHANGED`]) found a change,
-/// and it is no hub.
-fn always_changed(history: &PageHistory) -> bool {
-    history.new_urls == 0
-        && history.visits >= CONFIRM_UNCHANGED
-        && history.changes >= history.visits
-}
-
-/// Whether the budget is still learning what a page is: not revisited yet, or too few
-/// unchanged visits to believe it never changes.
-fn learning(history: &PageHistory) -> bool {
-    history.visits == 0 || (history.changes == 0 && history.visits < CONFIRM_UNCHANGED)
+    let interval = history.interval as f64;
+    match judge(history, initial_interval, 0.0, min) {
+        Judged::Unchanging { rate } => Counted::Unchanging(rate),
+        Judged::Rate { rate, .. } => Counted::Page(rate),
+        Judged::Probe { .. } if interval >= max => Counted::Page(0.0),
+        Judged::Probe { .. } if interval <= min => Counted::Probe,
+        Judged::Probe { rate } => Counted::Page(rate),
+        Judged::TooFast => Counted::Page(0.0),
+    }
 }
 
 /// A hub's new URLs a second (0 for a page whose visits found none).
@@ -261,21 +335,19 @@ impl HostBudgets {
     }
 
     fn class_at(&self, history: &PageHistory, mu: f64) -> ValueClass {
-        if history.new_urls == 0 && learning(history) {
-            ValueClass::Learning
-        } else if history.new_urls > 0 {
-            ValueClass::Discovery
-        } else if optimal_frequency(page_rate(history, self.initial_interval), mu) > 0.0 {
-            ValueClass::Freshness
-        } else {
-            ValueClass::Floor
+        if history.new_urls > 0 {
+            return ValueClass::Discovery;
+        }
+        match judge(history, self.initial_interval, mu, self.min_interval as f64) {
+            Judged::Rate { learning: true, .. } | Judged::Probe { .. } => ValueClass::Learning,
+            Judged::Rate { rate, .. } if optimal_frequency(rate, mu) > 0.0 => ValueClass::Freshness,
+            Judged::Rate { .. } | Judged::Unchanging { .. } | Judged::TooFast => ValueClass::Floor,
         }
     }
 
     /// A page of `host` ended at `at` (unix seconds), `period` seconds after the host's
     /// previous fetch could start (its politeness gap plus this fetch's time): `old` is its
-    /// history before this visit (`None`: its first fetch), `new` after, `elapsed` the
-    /// seconds since the visit before when the two were compared. Returns when it is due
+    /// history before this visit (`None`: its first fetch), `new` after. Returns when it is due
     /// again and why; `None` when the host is past [`MAX_HOSTS`] (the caller's unpriced
     /// schedule decides).
     pub fn price(
@@ -283,7 +355,6 @@ impl HostBudgets {
         host: &str,
         old: Option<&PageHistory>,
         new: &PageHistory,
-        elapsed: Option<u64>,
         period: f64,
         at: u64,
     ) -> Option<Priced> {
@@ -296,9 +367,13 @@ impl HostBudgets {
                 HostBudget {
                     pages: RateCounts::default(),
                     hubs: RateCounts::default(),
+                    unchanging: RateCounts::default(),
+                    probes: 0,
                     period: 0.0,
                     mu: MU_MIN,
                     floor: 1.0 / self.max_interval as f64,
+                    unchanging_cap: 1.0 / self.min_interval as f64,
+                    probe_room: 1.0,
                     solved_at: None,
                 },
             );
@@ -312,20 +387,38 @@ impl HostBudgets {
                 _ => period,
             };
         }
-        let (mu, floor) = (h.mu, h.floor);
-        let rate = page_rate(new, initial);
-        let f = optimal_frequency(rate, mu).max(hub_frequency(hub_rate(new), mu));
+        let (mu, floor, cap) = (h.mu, h.floor, h.unchanging_cap);
+        let probe_room = f64::from(h.probes) < h.probe_room;
+        let judged = judge(new, initial, mu, min);
+        let rate = match judged {
+            Judged::Rate { rate, .. } | Judged::Probe { rate } => rate,
+            Judged::Unchanging { .. } | Judged::TooFast => 0.0,
+        };
+        let f = match judged {
+            Judged::Unchanging { rate } if new.new_urls == 0 => {
+                optimal_frequency(rate, mu).min(cap)
+            }
+            _ => optimal_frequency(rate, mu).max(hub_frequency(hub_rate(new), mu)),
+        };
         let f = f.max(floor).min(1.0 / min);
         let longest = max.max(1.0 / floor);
         let mut interval = (1.0 / f).clamp(min, longest);
-        let mut class = self.class_at(new, mu);
-        let close = elapsed.is_some_and(|e| e as f64 <= min * CLOSE_TO_MIN);
-        if always_changed(new) && (close || new.visits >= TOO_FAST_AFTER) {
-            // Changed at every visit, the last as soon as --revisit-min allows, or at each
-            // of many: too fast to keep fresh, whatever its estimate (a lower bound: it
-            // cannot see past one change per visit) says.
-            interval = longest;
-            class = ValueClass::Floor;
+        let class = self.class_at(new, mu);
+        match judged {
+            // Too fast to keep fresh: looked at on the floor (a lower bound's estimate
+            // would still look catchable).
+            Judged::TooFast if new.new_urls == 0 => interval = longest,
+            // Changed at every visit: the next look comes soon enough to see it unchanged
+            // if it is catchable at all.
+            Judged::Probe { .. }
+                if new.new_urls == 0 && matches!(new.estimate(), Estimate::EveryVisit(_)) =>
+            {
+                let probing = old.is_some_and(|o| counted(o, initial, min, max) == Counted::Probe);
+                if probing || probe_room {
+                    interval = min;
+                }
+            }
+            _ => {}
         }
         // The page moves to its new place in the counts, as it is now scheduled.
         let scheduled = PageHistory {
@@ -334,14 +427,18 @@ impl HostBudgets {
         };
         let h = self.hosts.get_mut(host)?;
         if let Some(old) = old {
-            match old.new_urls {
-                0 => h.pages.remove(counted_rate(old, initial, max)),
-                _ => h.hubs.remove(hub_rate(old)),
+            match counted(old, initial, min, max) {
+                Counted::Page(rate) => h.pages.remove(rate),
+                Counted::Unchanging(rate) => h.unchanging.remove(rate),
+                Counted::Hub(rate) => h.hubs.remove(rate),
+                Counted::Probe => h.probes = h.probes.saturating_sub(1),
             }
         }
-        match new.new_urls {
-            0 => h.pages.add(counted_rate(&scheduled, initial, max)),
-            _ => h.hubs.add(hub_rate(new)),
+        match counted(&scheduled, initial, min, max) {
+            Counted::Page(rate) => h.pages.add(rate),
+            Counted::Unchanging(rate) => h.unchanging.add(rate),
+            Counted::Hub(rate) => h.hubs.add(rate),
+            Counted::Probe => h.probes = h.probes.saturating_add(1),
         }
         if h.solved_at
             .is_none_or(|t| at >= t.saturating_add(SOLVE_EVERY_SECS))
@@ -349,8 +446,10 @@ impl HostBudgets {
             h.solve(min, max);
             h.solved_at = Some(at);
         }
-        let freshness = match class {
-            ValueClass::Discovery => 1.0,
+        let freshness = match (class, judged) {
+            (ValueClass::Discovery, _) => 1.0,
+            // Its lower bound: fresh at most this much.
+            (_, Judged::TooFast) => expected_freshness(change_rate(new).unwrap_or(0.0), interval),
             _ => expected_freshness(rate, interval),
         };
         Some(Priced {
@@ -372,12 +471,20 @@ impl HostBudget {
         // The new URLs the hubs are expected to bring, each a first fetch.
         let discovery: f64 = self.hubs.occupied().map(|(n, rate)| n * rate).sum();
         let budget = (capacity - discovery).max(capacity * MIN_REVISIT_SHARE);
-        let all = self.pages.total() + self.hubs.total();
+        let unchanging = self.unchanging.total();
+        let probes = f64::from(self.probes);
+        self.probe_room = (PROBE_SHARE * budget * min).max(1.0);
+        // Pages at `--revisit-min` are a demand the price does not move until they are
+        // fetched again (soon): at most the probes' share, so that many pages there at
+        // the start (when the price is still low) do not drive it up.
+        let probing = (probes / min).min(PROBE_SHARE * budget);
+        let all = self.pages.total() + self.hubs.total() + unchanging + probes;
         if all <= 0.0 {
             return;
         }
         self.floor = (1.0 / max).min(FLOOR_SHARE * budget / all);
-        let (floor, most) = (self.floor, 1.0 / min);
+        self.unchanging_cap = (UNCHANGING_SHARE * budget / unchanging.max(1.0)).max(self.floor);
+        let (floor, most, cap) = (self.floor, 1.0 / min, self.unchanging_cap);
         let demand = |mu: f64| -> f64 {
             let pages: f64 = self
                 .pages
@@ -389,7 +496,16 @@ impl HostBudget {
                 .occupied()
                 .map(|(n, rate)| n * hub_frequency(rate, mu).clamp(floor, most))
                 .sum();
-            pages + hubs + f64::from(self.pages.zero + self.hubs.zero) * floor
+            let unchanging: f64 = self
+                .unchanging
+                .occupied()
+                .map(|(n, rate)| n * optimal_frequency(rate, mu).min(cap).clamp(floor, most))
+                .sum();
+            pages
+                + hubs
+                + unchanging
+                + probing
+                + f64::from(self.pages.zero + self.hubs.zero) * floor
         };
         if demand(MU_MIN) <= budget {
             // Politeness leaves more than every page can use: each at its most.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::crawl::recent_visits::RECENT_VISITS;
 
 const T0: u64 = 1_800_000_000;
 
@@ -33,7 +34,7 @@ fn hub(visits: u32, new_urls: u32, every: u64) -> PageHistory {
 /// multiplier their counts give), and returns the verdicts of the last round.
 fn price_all(b: &mut HostBudgets, pages: &[PageHistory], period: f64) -> Vec<Priced> {
     for p in pages {
-        b.price("h.test", None, p, Some(100), period, T0);
+        b.price("h.test", None, p, period, T0);
     }
     // Each page is priced with the multiplier found before it: the second round's all are.
     let mut priced = Vec::new();
@@ -41,10 +42,7 @@ fn price_all(b: &mut HostBudgets, pages: &[PageHistory], period: f64) -> Vec<Pri
         let at = T0 + round * SOLVE_EVERY_SECS;
         priced = pages
             .iter()
-            .map(|p| {
-                b.price("h.test", Some(p), p, Some(100), period, at)
-                    .expect("a budget")
-            })
+            .map(|p| b.price("h.test", Some(p), p, period, at).expect("a budget"))
             .collect();
     }
     priced
@@ -70,9 +68,21 @@ fn the_multiplier_spends_what_politeness_allows() {
     assert!(more[0].interval < fast && more[399].interval < slow);
 }
 
+/// A page changed at each of 32 visits 100 s apart, then at each of 12 probes 10 s apart.
+fn too_fast() -> PageHistory {
+    let mut h = seen(32, 32, 100);
+    for _ in 0..RECENT_VISITS {
+        h.visits += 1;
+        h.changes += 1;
+        h.observed_secs += 10;
+        h.recent.push(10, true);
+    }
+    h
+}
+
 #[test]
 fn pages_too_fast_to_keep_fresh_and_unchanging_ones_get_the_floor() {
-    let mut pages = vec![seen(32, 32, 100); 100]; // changed at every visit
+    let mut pages = vec![too_fast(); 100]; // changed at every visit, probes too
     pages.extend(vec![seen(32, 10, 100); 100]);
     pages.extend(vec![seen(32, 0, 100); 100]); // never seen changing
     let mut b = HostBudgets::new(&schedule());
@@ -81,7 +91,10 @@ fn pages_too_fast_to_keep_fresh_and_unchanging_ones_get_the_floor() {
     assert_eq!(fast.class, ValueClass::Floor, "{fast:?}");
     assert_eq!(still.class, ValueClass::Floor, "{still:?}");
     assert_eq!(medium.class, ValueClass::Freshness, "{medium:?}");
-    assert_eq!(still.interval, 86_400, "at --revisit-max at once");
+    // The 100 unchanging pages take at most their share of the budget (half a fetch a
+    // second), priced as changing half a time over the 3,200 s they were seen unchanged.
+    let spent = 100.0 / still.interval as f64;
+    assert!(spent <= UNCHANGING_SHARE * 0.5 * 1.01, "{still:?}");
     assert!(fast.interval > 50 * medium.interval, "{fast:?} {medium:?}");
     assert!(fast.freshness < 0.05 && still.freshness == 1.0);
 }
@@ -129,7 +142,7 @@ fn a_hub_is_visited_by_its_yield_and_its_new_urls_are_set_aside() {
 fn a_page_not_yet_revisited_is_learning_and_a_host_past_the_bound_is_unpriced() {
     let mut b = HostBudgets::new(&schedule());
     let first = b
-        .price("h.test", None, &PageHistory::default(), None, 1.0, T0)
+        .price("h.test", None, &PageHistory::default(), 1.0, T0)
         .expect("a budget");
     assert_eq!(first.class, ValueClass::Learning);
     // Alone on its host, with a fetch a second: as often as --revisit-min allows.
@@ -139,22 +152,14 @@ fn a_page_not_yet_revisited_is_learning_and_a_host_past_the_bound_is_unpriced() 
             &format!("h{i}.test"),
             None,
             &PageHistory::default(),
-            None,
             1.0,
             T0,
         );
     }
     assert_eq!(b.hosts(), MAX_HOSTS);
-    let past = b.price(
-        "one-more.test",
-        None,
-        &PageHistory::default(),
-        None,
-        1.0,
-        T0,
-    );
+    let past = b.price("one-more.test", None, &PageHistory::default(), 1.0, T0);
     assert!(past.is_none());
     assert!(b
-        .price("h.test", None, &PageHistory::default(), None, 1.0, T0)
+        .price("h.test", None, &PageHistory::default(), 1.0, T0)
         .is_some());
 }

@@ -70,6 +70,7 @@ mod page_shapes;
 pub use page_shapes::PageShapes;
 mod partitioned;
 pub use partitioned::partition_key;
+pub mod recent_visits;
 pub mod revisit;
 mod revisit_budget;
 pub mod schedule;

@@ -11,6 +11,7 @@ use crate::codec::{get_bytes, get_varint, put_bytes, put_varint};
 use crate::fetcher::{FetchDone, PayloadDigest};
 use crate::http::Validators;
 
+use super::recent_visits::RecentVisits;
 use super::schedule::{Observation, PageHistory};
 
 /// Where the payload a URL last had is archived: the response record that holds it, which a
@@ -128,11 +129,16 @@ const HAS_COPY: u8 = 8;
 const HAS_LAST_CHANGE: u8 = 16;
 const HAS_COPY_URI: u8 = 32;
 const HAS_RECORD_ID: u8 = 64;
-/// The history's count of new URLs found (a hub's yield), after the due time: added with
-/// continuous crawls' budget, so a record written before it decodes as a page that found
-/// none. Every bit of the flags byte is now taken: a later field needs a second flags byte
-/// behind a bit of this one.
-const HAS_NEW_URLS: u8 = 128;
+/// More of the history follows the due time, as a varint: a non-zero one is the count of new
+/// URLs found (a hub's yield; the only form before the recent visits were kept, still
+/// written when it is all there is); zero introduces a second flags byte (`MORE_*`) naming
+/// the fields after it. A record written before either decodes as a page that found none
+/// and has no recent visits. Every bit of the first flags byte is taken.
+const HAS_MORE: u8 = 128;
+/// The second flags byte: the new-URL count follows (a varint)...
+const MORE_NEW_URLS: u8 = 1;
+/// ...then the recent visits (`RecentVisits`' byte form).
+const MORE_RECENT: u8 = 2;
 
 impl LastFetch {
     /// Appends the byte form: a flags byte naming the optional fields present, then the
@@ -149,7 +155,10 @@ impl LastFetch {
             | flag(self.history.last_change.is_some(), HAS_LAST_CHANGE)
             | flag(copy.is_some_and(|c| c.uri.is_some()), HAS_COPY_URI)
             | flag(copy.is_some_and(|c| c.record_id.is_some()), HAS_RECORD_ID)
-            | flag(self.history.new_urls > 0, HAS_NEW_URLS);
+            | flag(
+                self.history.new_urls > 0 || !self.history.recent.is_empty(),
+                HAS_MORE,
+            );
         out.push(flags);
         put_varint(out, self.fetched_at);
         put_varint(out, u64::from(self.status));
@@ -180,8 +189,17 @@ impl LastFetch {
         }
         put_varint(out, h.interval);
         put_varint(out, self.due);
-        if h.new_urls > 0 {
-            put_varint(out, u64::from(h.new_urls));
+        if h.recent.is_empty() {
+            if h.new_urls > 0 {
+                put_varint(out, u64::from(h.new_urls));
+            }
+        } else {
+            put_varint(out, 0);
+            out.push(MORE_RECENT | flag(h.new_urls > 0, MORE_NEW_URLS));
+            if h.new_urls > 0 {
+                put_varint(out, u64::from(h.new_urls));
+            }
+            h.recent.encode(out);
         }
     }
 
@@ -248,10 +266,25 @@ impl LastFetch {
         };
         let interval = get_varint(input)?;
         let due = get_varint(input)?;
-        let new_urls = match has(HAS_NEW_URLS) {
-            true => small(get_varint(input)?).filter(|&n| n > 0)?,
-            false => 0,
-        };
+        let (mut new_urls, mut recent) = (0, RecentVisits::default());
+        if has(HAS_MORE) {
+            match small(get_varint(input)?)? {
+                0 => {
+                    let (&more, rest) = input.split_first()?;
+                    *input = rest;
+                    if more & !(MORE_NEW_URLS | MORE_RECENT) != 0 {
+                        return None;
+                    }
+                    if more & MORE_NEW_URLS != 0 {
+                        new_urls = small(get_varint(input)?).filter(|&n| n > 0)?;
+                    }
+                    if more & MORE_RECENT != 0 {
+                        recent = RecentVisits::decode(input)?;
+                    }
+                }
+                n => new_urls = n,
+            }
+        }
         Some(LastFetch {
             fetched_at,
             status,
@@ -266,6 +299,7 @@ impl LastFetch {
                 last_change,
                 interval,
                 new_urls,
+                recent,
             },
             due,
         })
@@ -304,6 +338,7 @@ mod tests {
                 proptest::option::of(any::<[u8; 16]>()), text(), any::<u64>())),
             h in (any::<u32>(), any::<u32>(), any::<u64>(), proptest::option::of(any::<u64>()),
                 any::<u64>(), any::<u32>()),
+            recent in proptest::collection::vec((any::<u64>(), any::<bool>()), 0..20),
             due in any::<u64>(),
         ) -> LastFetch {
             LastFetch {
@@ -319,6 +354,13 @@ mod tests {
                 history: PageHistory {
                     visits: h.0, changes: h.1, observed_secs: h.2, last_change: h.3,
                     interval: h.4, new_urls: h.5,
+                    recent: {
+                        let mut r = RecentVisits::default();
+                        for (secs, changed) in recent {
+                            r.push(secs, changed);
+                        }
+                        r
+                    },
                 },
                 due,
             }
@@ -341,6 +383,41 @@ mod tests {
             let mut input = bytes.as_slice();
             let _ = LastFetch::decode(&mut input);
         }
+    }
+
+    #[test]
+    fn recent_visits_are_kept_behind_the_second_flags_byte_and_old_records_still_load() {
+        let mut last = LastFetch {
+            fetched_at: 1_700_000_000,
+            history: PageHistory {
+                visits: 3,
+                changes: 1,
+                new_urls: 5,
+                ..PageHistory::default()
+            },
+            ..LastFetch::default()
+        };
+        // Without recent visits, the form written before them: the count of new URLs last.
+        let mut bytes = Vec::new();
+        last.encode(&mut bytes);
+        assert_eq!(bytes[0] & HAS_MORE, HAS_MORE);
+        assert_eq!(bytes.last(), Some(&5));
+        let before = bytes.clone();
+        assert_eq!(
+            LastFetch::decode(&mut before.as_slice()),
+            Some(last.clone())
+        );
+        // With them: a zero, the second flags byte, the count, the visits.
+        last.history.recent.push(60, true);
+        last.history.recent.push(10, false);
+        bytes.clear();
+        last.encode(&mut bytes);
+        assert_eq!(bytes.len(), before.len() + 1 + 1 + 1 + 2);
+        assert_eq!(LastFetch::decode(&mut bytes.as_slice()), Some(last.clone()));
+        // A second flags byte with an unknown bit is refused, not misread.
+        let at = before.len() - 1;
+        bytes[at + 1] |= 0x40;
+        assert_eq!(LastFetch::decode(&mut bytes.as_slice()), None);
     }
 
     #[test]

@@ -32,6 +32,8 @@
 //! store keeps the facts (`store::state::crawl_db` persists `PageHistory` and the due time); whether
 //! a page changed (304, validators, payload digest) is decided by the crawl from the fetch.
 
+use super::recent_visits::{self, Counts, Estimate, RecentVisits};
+
 /// Counts are halved when a page has this many compared visits: the estimate then reflects
 /// roughly the last 32–64 visits, enough for a ±15 % rate estimate at the fixed point, and
 /// a page that starts or stops changing is re-learned in about as many visits.
@@ -120,6 +122,9 @@ pub struct PageHistory {
     /// Of those visits' finds, the links that were new to the crawl: a hub's or feed's
     /// yield, `new_urls / observed_secs` new URLs a second.
     pub new_urls: u32,
+    /// The last few compared visits one by one: the per-visit evidence the continuous
+    /// crawl's budget estimates rates from (`recent_visits`).
+    pub recent: RecentVisits,
 }
 
 impl ScheduleConfig {
@@ -237,12 +242,23 @@ impl ScheduleConfig {
 }
 
 impl PageHistory {
+    /// The change rate its kept visits and counts give (`recent_visits::estimate`).
+    pub fn estimate(&self) -> Estimate {
+        let counts = Counts {
+            visits: self.visits,
+            changes: self.changes,
+            observed_secs: self.observed_secs,
+        };
+        recent_visits::estimate(&self.recent, counts)
+    }
+
     /// Counts one compared visit, halving the counts at `MAX_HISTORY_VISITS`.
     fn record(&mut self, elapsed: u64, changed: bool, new_urls: u32) {
         self.visits = self.visits.saturating_add(1);
         self.changes = self.changes.saturating_add(u32::from(changed));
         self.observed_secs = self.observed_secs.saturating_add(elapsed);
         self.new_urls = self.new_urls.saturating_add(new_urls);
+        self.recent.push(elapsed, changed);
         if self.visits >= MAX_HISTORY_VISITS {
             self.visits /= 2;
             self.changes /= 2;

@@ -158,6 +158,7 @@ fn the_estimator_is_its_closed_form() {
         last_change: None,
         interval: 7200,
         new_urls: 0,
+        ..PageHistory::default()
     };
     assert!(close(
         change_rate(&h).unwrap(),
@@ -214,6 +215,7 @@ fn an_unknown_visit_leaves_the_history_alone() {
         last_change: Some(5),
         interval: DAY,
         new_urls: 0,
+        ..PageHistory::default()
     };
     let before = h;
     let visit = Visit {

@@ -36,6 +36,7 @@ fn record(url: &str, due: u64) -> UrlRecord {
                 last_change: Some(1_699_000_000),
                 interval: 86_400,
                 new_urls: 0,
+                ..PageHistory::default()
             },
             due,
         },
@@ -90,7 +91,7 @@ prop_compose! {
                 copy: copy.map(|(uri, date, record_id, file, offset)| StoredCopy {
                     uri, date, record_id, file, offset,
                 }),
-                history: PageHistory { visits, changes, observed_secs, last_change, interval, new_urls: 0 },
+                history: PageHistory { visits, changes, observed_secs, last_change, interval, new_urls: 0, recent: Default::default() },
                 due,
             },
         }
