@@ -90,8 +90,18 @@ pub(super) struct PageWorker {
 /// The bytes queued pages hold, and a wait for room ([`PAGE_QUEUE_BYTES`]).
 #[derive(Default)]
 struct ByteBudget {
-    held: Mutex<usize>,
+    held: Mutex<Held>,
     freed: Condvar,
+}
+
+/// [`ByteBudget`]'s state under its lock.
+#[derive(Default)]
+struct Held {
+    bytes: usize,
+    /// Whether the loop waits for room: only then does a page done wake it (a condvar's
+    /// notify is a system call even with nobody waiting, and the worker gives bytes back
+    /// for every page).
+    waiting: bool,
 }
 
 impl ByteBudget {
@@ -100,24 +110,29 @@ impl ByteBudget {
     /// cannot hang the loop).
     fn take(&self, n: usize, alive: impl Fn() -> bool) -> bool {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        while *held > 0 && *held + n > PAGE_QUEUE_BYTES {
+        while held.bytes > 0 && held.bytes + n > PAGE_QUEUE_BYTES {
             if !alive() {
+                held.waiting = false;
                 return false;
             }
+            held.waiting = true;
             held = self
                 .freed
                 .wait_timeout(held, std::time::Duration::from_millis(100))
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
-        *held += n;
+        held.waiting = false;
+        held.bytes += n;
         true
     }
 
     fn give_back(&self, n: usize) {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-        *held = held.saturating_sub(n);
-        self.freed.notify_all();
+        held.bytes = held.bytes.saturating_sub(n);
+        if held.waiting {
+            self.freed.notify_all();
+        }
     }
 }
 
@@ -410,7 +425,7 @@ mod tests {
         assert!(budget.take(10, || true), "fits exactly");
         // Full: with the worker gone the wait ends, holding nothing more.
         assert!(!budget.take(1, || false));
-        assert_eq!(*budget.held.lock().unwrap(), PAGE_QUEUE_BYTES);
+        assert_eq!(budget.held.lock().unwrap().bytes, PAGE_QUEUE_BYTES);
         budget.give_back(PAGE_QUEUE_BYTES);
         assert!(
             budget.take(3 * PAGE_QUEUE_BYTES, || true),
