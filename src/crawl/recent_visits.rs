@@ -11,7 +11,7 @@
 //! irregular intervals ("Estimating frequency of change", ACM TOIT 2003, §5): the rate
 //! `λ` solving `Σ_changed Iᵢ/(e^(λIᵢ) − 1) = Σ_unchanged Iⱼ`. A page changed at every
 //! visit has no finite estimate: [`Estimate::EveryVisit`] keeps the visits, so the budget
-//! can ask how likely that was at a given rate ([`Estimate::chance_all_changed`]).
+//! can ask how likely that was at a given rate ([`Evidence::chance_all_changed`]).
 //!
 //! Persisted by the crawl database inside `LastFetch` (13 bytes at most), sans-IO, no
 //! allocation. `PageHistory` (`schedule`) holds a page's [`RecentVisits`] and [`Counts`].
@@ -176,7 +176,7 @@ impl Evidence {
 
     /// The slowest rate the visits do not rule out: below the maximum-likelihood `rate`
     /// (`None`: every visit changed, the likelihood's best is 1 at an infinite rate), where
-    /// the visits become [`RULED_OUT`] times less likely than at the best. A page is taken
+    /// the visits become `RULED_OUT` (5) times less likely than at the best. A page is taken
     /// for changing faster than some rate only when this bound is past it.
     pub fn lower_bound(&self, rate: Option<f64>) -> f64 {
         let best = rate.map_or(0.0, |r| self.log_likelihood(r));

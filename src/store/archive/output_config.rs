@@ -35,7 +35,7 @@ pub struct OutputConfig {
     pub warc_max_size: u64,
     pub gzip_level: u32,
     /// Give response records a `WARC-Block-Digest` (see
-    /// [`WriterOptions::response_block_digest`]).
+    /// [`super::warc::WriterOptions::response_block_digest`]).
     pub response_block_digest: bool,
     pub software: String,
     /// Write `NAME.cdxj` (pywb's index) beside each WARC file.
