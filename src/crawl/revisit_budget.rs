@@ -219,6 +219,7 @@ fn count_revisit(r: &mut RevisitCounters, last: &LastFetch, seen: Seen, at: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crawl::sim::ok_head;
     use crate::crawl::sink::Hop;
 
     const T0: u64 = 1_800_000_000;
@@ -241,14 +242,6 @@ mod tests {
         }
     }
 
-    fn head() -> ResponseHead {
-        let mut d = crate::http::ResponseDecoder::new(crate::http::Limits::default());
-        d.reset(false);
-        d.process(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-            .expect("decodes");
-        d.head().expect("a head").clone()
-    }
-
     #[test]
     fn a_first_fetch_is_no_revisit_and_is_due_after_the_initial_interval() {
         let mut b = RevisitBudget::new(schedule(), false, Instant::now());
@@ -256,7 +249,7 @@ mod tests {
         let d = b.decide(
             None,
             Seen::Unknown,
-            Some(&head()),
+            Some(&ok_head()),
             T0,
             ended(1.0, 0),
             &mut counted,
@@ -268,7 +261,7 @@ mod tests {
         b.decide(
             Some(&prior),
             Seen::Unknown,
-            Some(&head()),
+            Some(&ok_head()),
             T0,
             ended(1.0, 0),
             &mut counted,
@@ -284,7 +277,7 @@ mod tests {
             payload_len: 100,
             ..last(T0 - 3_600, T0)
         };
-        let h = head();
+        let h = ok_head();
         for seen in [Seen::NotModified, Seen::Unchanged, Seen::Changed] {
             b.decide(Some(&l), seen, Some(&h), T0, ended(1.0, 0), &mut counted);
         }
@@ -319,7 +312,7 @@ mod tests {
 
     #[test]
     fn a_continuous_crawl_prices_revisits_by_class_and_counts_discovery() {
-        let h = head();
+        let h = ok_head();
         let mut b = RevisitBudget::new(schedule(), true, Instant::now());
         let mut counted = RevisitCounters::default();
         // The revisit of `d`, fetched at `at`, seeing `seen` and finding `new_urls` links.
@@ -335,7 +328,7 @@ mod tests {
         let first = RevisitBudget::new(schedule(), true, Instant::now()).decide(
             None,
             Seen::Unknown,
-            Some(&head()),
+            Some(&ok_head()),
             T0,
             ended(1.0, 0),
             &mut counted,
@@ -364,7 +357,7 @@ mod tests {
 
     #[test]
     fn without_continuous_the_schedule_is_unpriced() {
-        let h = head();
+        let h = ok_head();
         let mut b = RevisitBudget::new(schedule(), false, Instant::now());
         let mut counted = RevisitCounters::default();
         let l = last(T0 - 3_600, T0);

@@ -42,6 +42,15 @@ pub enum Reply {
     Fail(ReturnCode),
 }
 
+/// The head of an empty `200 OK`, for schedules that need a response head and no body.
+pub fn ok_head() -> crate::http::ResponseHead {
+    let mut d = crate::http::ResponseDecoder::new(crate::http::Limits::default());
+    d.reset(false);
+    d.process(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        .expect("decodes");
+    d.head().expect("a head").clone()
+}
+
 /// A raw HTTP/1.1 response with a Content-Length.
 pub fn response(status: u16, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
     let mut r = format!("HTTP/1.1 {status} Status\r\n");

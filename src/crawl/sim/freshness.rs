@@ -17,11 +17,11 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Instant;
 
+use super::ok_head;
 use crate::crawl::counters::RevisitCounters;
 use crate::crawl::revisit::{LastFetch, Seen};
 use crate::crawl::revisit_budget::{Ended, RevisitBudget};
 use crate::crawl::schedule::{expected_freshness, visits_per_change, ScheduleConfig};
-use crate::http::ResponseHead;
 use crate::test_rng::Rng;
 
 /// The simulated wall clock's start, unix seconds.
@@ -105,14 +105,6 @@ fn exp_wait(rng: &mut Rng, rate: f64) -> f64 {
     -rng.unit().ln() / rate
 }
 
-fn head() -> ResponseHead {
-    let mut d = crate::http::ResponseDecoder::new(crate::http::Limits::default());
-    d.reset(false);
-    d.process(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-        .expect("decodes");
-    d.head().expect("a head").clone()
-}
-
 /// The fresh part of `[from, to]` for a copy fresh until `stale_at`, within `[w0, w1]`.
 fn fresh_within(from: f64, to: f64, stale_at: f64, w0: f64, w1: f64) -> f64 {
     let (a, b) = (from.max(w0), to.min(stale_at).min(w1));
@@ -159,7 +151,7 @@ pub fn run(mix: &Mix) -> Figures {
     let mut due: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
     let mut budget = RevisitBudget::new(mix.schedule, true, Instant::now());
     let mut counted = RevisitCounters::default();
-    let head = head();
+    let head = ok_head();
     let (w0, w1) = (mix.warm_up, mix.secs);
     let mut f = Figures::default();
     let (mut t, mut idle, mut page_revisits) = (0.0f64, 0.0f64, 0u64);
