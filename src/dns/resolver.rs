@@ -13,10 +13,12 @@
 //! uses a fresh random ID and the next server, after a delay that doubles per attempt. The
 //! name's result carries the IPv4 addresses, then the IPv6 ones; once A has addresses, AAAA
 //! gets `AAAA_GRACE` more (a server dropping AAAA queries must not hold every name for the
-//! whole timeout; the other way round A keeps its time, as IPv4 is what the loop prefers). Message building and checking live in
+//! whole timeout; the other way round A keeps its time, as IPv4 is what the loop prefers).
+//! At most `max_names_in_flight` names per server are being resolved at once; the rest wait,
+//! first asked first sent, within their own timeout (`waiting`). Message building and checking live in
 //! `dns::message`, the TCP framing in `dns::tcp`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
@@ -24,6 +26,11 @@ use slab::Slab;
 
 use super::message::{build_query, normalize_name, parse_response, Answer, Edns};
 use super::{tcp, DnsError, QueryType};
+use cache::Cache;
+use waiting::Waiting;
+
+mod cache;
+mod waiting;
 
 /// Attempts per query are capped so the backoff shift cannot overflow.
 pub const MAX_ATTEMPTS: u32 = 16;
@@ -61,10 +68,18 @@ pub struct ResolverConfig {
     pub negative_ttl: Duration,
     /// Upper bound on the TTL of a cached answer.
     pub max_ttl: Duration,
+    /// Names resolved at once per server (at least 1); more wait their turn (`waiting`).
+    pub max_names_in_flight: usize,
 }
 
 /// Default [`ResolverConfig::total_timeout`].
 pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`ResolverConfig::max_names_in_flight`]: two queries a name, so at most 128
+/// datagrams are on the wire to a server and its answers on the wire back, which the
+/// default socket receive buffer (~190 small datagrams) holds with room to spare. At a
+/// recursive server's 20–50 ms for a name it has not cached, that is still 1,000–3,000
+/// new names a second per server.
+pub const DEFAULT_MAX_NAMES_IN_FLIGHT: usize = 64;
 
 impl Default for ResolverConfig {
     fn default() -> Self {
@@ -77,6 +92,7 @@ impl Default for ResolverConfig {
             cache_capacity: 100_000,
             negative_ttl: Duration::from_secs(60),
             max_ttl: Duration::from_secs(86_400),
+            max_names_in_flight: DEFAULT_MAX_NAMES_IN_FLIGHT,
         }
     }
 }
@@ -94,7 +110,8 @@ pub struct Resolved {
 pub enum Resolve {
     /// Answered from the hosts table or the cache, or refused without sending anything.
     Done(Result<Resolved, DnsError>),
-    /// A query is under way; the result comes from `poll_event` under the normalized name.
+    /// A query is under way (or waits for one of the names on the wire to end); the result
+    /// comes from `poll_event` under the normalized name.
     Pending,
 }
 
@@ -179,6 +196,8 @@ type LookupResult = Result<(Vec<IpAddr>, u32), DnsError>;
 /// One family's part of a name being resolved.
 #[derive(Debug)]
 enum Family {
+    /// The name waits its turn (`waiting`); no lookup exists yet.
+    Waiting,
     /// A lookup is under way (its key in `lookups`).
     Running(usize),
     Done(LookupResult),
@@ -208,6 +227,10 @@ pub struct Resolver {
     /// (server, id) of lookups gone over to TCP, until the loop takes them.
     tcp_queries: VecDeque<(usize, u16)>,
     events: VecDeque<(String, Result<Resolved, DnsError>)>,
+    /// Names asked for while `running_names` was at its cap.
+    waiting: Waiting,
+    /// Names with lookups under way (in `by_name`, not waiting).
+    running_names: usize,
     cache: Cache,
     stats: DnsStats,
     due: Vec<usize>,
@@ -236,6 +259,8 @@ impl Resolver {
             transmits: VecDeque::new(),
             tcp_queries: VecDeque::new(),
             events: VecDeque::new(),
+            waiting: Waiting::default(),
+            running_names: 0,
             cache,
             stats: DnsStats::default(),
             due: Vec::new(),
@@ -271,6 +296,19 @@ impl Resolver {
             return Resolve::Done(Err(DnsError::NoServer));
         }
         let deadline = now + self.config.total_timeout;
+        if self.running_names >= self.max_running() {
+            self.by_name
+                .insert(name.clone(), [Family::Waiting, Family::Waiting]);
+            self.waiting.push(name, deadline);
+            return Resolve::Pending;
+        }
+        self.start(name, deadline, now);
+        Resolve::Pending
+    }
+
+    /// Sends the A and AAAA queries for `name`, to be answered by `deadline`.
+    fn start(&mut self, name: String, deadline: Instant, now: Instant) {
+        self.running_names += 1;
         let mut keys = [0; 2];
         for (key, qtype) in keys.iter_mut().zip([QueryType::A, QueryType::Aaaa]) {
             *key = self.lookups.insert(Lookup {
@@ -299,7 +337,36 @@ impl Resolver {
                 self.send(key, server, 0, now);
             }
         }
-        Resolve::Pending
+    }
+
+    /// Names resolved at once, over all servers.
+    fn max_running(&self) -> usize {
+        self.config.max_names_in_flight.max(1) * self.config.servers.len()
+    }
+
+    /// Starts waiting names while there is room, failing those whose deadline has passed.
+    /// Called when a public entry point is done with its own lookups, so a name started here
+    /// never takes the slot of a lookup that entry point is still walking over.
+    fn start_waiting(&mut self, now: Instant) {
+        // Bounded: each turn takes one name off the queue.
+        while self.running_names < self.max_running() {
+            let Some((name, deadline)) = self.waiting.pop() else {
+                return;
+            };
+            // Less than a timer's least step left: no answer could be waited for.
+            if deadline <= now + MIN_DELAY {
+                self.waited_out(name);
+            } else {
+                self.start(name, deadline, now);
+            }
+        }
+    }
+
+    /// A waiting name's time ran out before it was sent.
+    fn waited_out(&mut self, name: String) {
+        self.by_name.remove(&name);
+        self.stats.timeouts += 1;
+        self.events.push_back((name, Err(DnsError::Timeout)));
     }
 
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
@@ -351,6 +418,7 @@ impl Resolver {
             Err(DnsError::Mismatch) => self.stats.dropped_mismatch += 1,
             result => self.on_answer(key, result, now),
         }
+        self.start_waiting(now);
     }
 
     /// The message read from the TCP connection made for [`TcpQuery`] `(server, id)`. It is
@@ -369,6 +437,7 @@ impl Resolver {
             }
             result => self.on_answer(key, result, now),
         }
+        self.start_waiting(now);
     }
 
     /// The TCP connection for [`TcpQuery`] `(server, id)` ended without a whole answer (refused,
@@ -377,10 +446,14 @@ impl Resolver {
         if let Some(key) = self.tcp_key(server, id) {
             self.finish_lookup(key, Err(DnsError::TcpFailed), now);
         }
+        self.start_waiting(now);
     }
 
     /// Fires every timer due at `now`: retries and final timeouts.
     pub fn handle_timeout(&mut self, now: Instant) {
+        while let Some(name) = self.waiting.pop_expired(now) {
+            self.waited_out(name);
+        }
         self.due.clear();
         self.due
             .extend(self.timers.range(..=(now, usize::MAX)).map(|&(_, key)| key));
@@ -404,10 +477,15 @@ impl Resolver {
                 self.retry(key, now);
             }
         }
+        self.start_waiting(now);
     }
 
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.first().map(|&(t, _)| t)
+        let timer = self.timers.first().map(|&(t, _)| t);
+        match (timer, self.waiting.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// A finished name (normalized) and its result; one event per name, however many callers
@@ -644,6 +722,7 @@ impl Resolver {
         let Some([a, aaaa]) = self.by_name.remove(&name) else {
             return;
         };
+        self.running_names -= 1;
         let (Family::Done(a), Family::Done(aaaa)) = (a, aaaa) else {
             return;
         };
@@ -666,89 +745,6 @@ impl Resolver {
         }
         self.events
             .push_back((name, result.map(|addrs| Resolved { addrs })));
-    }
-}
-
-struct CacheEntry {
-    result: Result<Vec<IpAddr>, DnsError>,
-    expires: Instant,
-    seq: u64,
-}
-
-/// A TTL cache bounded by capacity: when full, an expired entry goes first, else the oldest.
-struct Cache {
-    capacity: usize,
-    map: HashMap<String, CacheEntry>,
-    by_expiry: BTreeSet<(Instant, u64)>,
-    /// Insertion order: seq → name.
-    by_age: BTreeMap<u64, String>,
-    next_seq: u64,
-}
-
-impl Cache {
-    fn new(capacity: usize) -> Self {
-        Cache {
-            capacity,
-            map: HashMap::new(),
-            by_expiry: BTreeSet::new(),
-            by_age: BTreeMap::new(),
-            next_seq: 0,
-        }
-    }
-
-    fn get(&mut self, name: &str, now: Instant) -> Option<Result<Vec<IpAddr>, DnsError>> {
-        let entry = self.map.get(name)?;
-        if now >= entry.expires {
-            self.remove(name);
-            return None;
-        }
-        Some(entry.result.clone())
-    }
-
-    fn remove(&mut self, name: &str) {
-        if let Some(e) = self.map.remove(name) {
-            self.by_expiry.remove(&(e.expires, e.seq));
-            self.by_age.remove(&e.seq);
-        }
-    }
-
-    fn insert(
-        &mut self,
-        name: String,
-        result: Result<Vec<IpAddr>, DnsError>,
-        expires: Instant,
-        now: Instant,
-    ) {
-        if self.capacity == 0 || expires <= now {
-            return;
-        }
-        self.remove(&name);
-        // Bounded: each turn removes one entry, and the map holds at most `capacity`.
-        while self.map.len() >= self.capacity {
-            let victim = match self.by_expiry.first() {
-                Some(&(t, seq)) if t <= now => seq,
-                _ => match self.by_age.first_key_value() {
-                    Some((&seq, _)) => seq,
-                    None => break,
-                },
-            };
-            let Some(victim) = self.by_age.get(&victim).cloned() else {
-                break;
-            };
-            self.remove(&victim);
-        }
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.by_expiry.insert((expires, seq));
-        self.by_age.insert(seq, name.clone());
-        self.map.insert(
-            name,
-            CacheEntry {
-                result,
-                expires,
-                seq,
-            },
-        );
     }
 }
 

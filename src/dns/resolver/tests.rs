@@ -771,3 +771,87 @@ fn formerr_to_edns_is_asked_once_more_without_it() {
     assert_eq!(s.only_event().1, Err(DnsError::FormErr));
     assert_eq!(s.seen.len(), 4);
 }
+
+/// A crawl starting from many seeds asks for many names at once: past the cap, names wait
+/// and go out as earlier ones end, so the server never has more than the cap's queries to
+/// answer, and every name still resolves once.
+#[test]
+fn names_past_the_cap_wait_and_go_out_as_earlier_ones_end() {
+    let mut s = Sim::new(1, |c| c.max_names_in_flight = 2);
+    let names: Vec<String> = (0..5).map(|i| format!("n{i}.a.test")).collect();
+    for n in &names {
+        assert_eq!(s.resolve(n), Resolve::Pending);
+    }
+    assert_eq!(s.r.pending(), 5);
+    let mut first = Vec::new();
+    while let Some(t) = s.r.poll_transmit() {
+        first.push(s.see(&t.payload, t.server, false));
+    }
+    let asked: Vec<&str> = first.iter().map(|q| q.name.as_str()).collect();
+    assert_eq!(asked, ["n0.a.test", "n0.a.test", "n1.a.test", "n1.a.test"]);
+    assert_eq!(s.r.queue_len(0), 4);
+    // The first name's answers end it, and the third name goes out in its place.
+    for q in first.iter().filter(|q| q.name == "n0.a.test") {
+        let reply = zone(q).unwrap();
+        s.r.handle_datagram(0, s.servers[0], &reply, s.now);
+    }
+    assert_eq!(s.r.queue_len(0), 4);
+    let next =
+        s.r.poll_transmit()
+            .map(|t| s.see(&t.payload, t.server, false));
+    assert_eq!(next.map(|q| q.name), Some("n2.a.test".into()));
+    // The rest, answered as they come.
+    for q in first.iter().filter(|q| q.name == "n1.a.test") {
+        let reply = zone(q).unwrap();
+        s.r.handle_datagram(0, s.servers[0], &reply, s.now);
+    }
+    let pending: Vec<Seen> = s.seen.iter().skip(4).cloned().collect();
+    for q in &pending {
+        let reply = zone(q).unwrap();
+        s.r.handle_datagram(0, s.servers[0], &reply, s.now);
+    }
+    s.run(&mut zone);
+    let mut done: Vec<String> = s.events.iter().map(|(n, _)| n.clone()).collect();
+    done.sort();
+    assert_eq!(done, names);
+    assert!(s.events.iter().all(|(_, r)| *r == ok(&["192.0.2.1"])));
+    assert_eq!(s.r.stats().queries_sent, 10, "one A and one AAAA per name");
+    assert_eq!((s.r.pending(), s.r.poll_timeout()), (0, None));
+}
+
+/// A name that waits for its turn gets no more time than one sent at once: behind a server
+/// that never answers, it fails at its own deadline without a query of its own, and a
+/// second caller of it gets the same one result.
+#[test]
+fn a_waiting_name_fails_at_its_deadline_and_is_shared() {
+    let timeout = Duration::from_secs(10);
+    let mut s = Sim::new(1, |c| {
+        c.max_names_in_flight = 1;
+        c.total_timeout = timeout;
+    });
+    let t0 = s.now;
+    assert_eq!(s.resolve("first.test"), Resolve::Pending);
+    assert_eq!(s.resolve("second.test"), Resolve::Pending);
+    assert_eq!(s.resolve("SECOND.test."), Resolve::Pending);
+    s.run(&mut |_| None);
+    // Within a timer's least step of the deadline (the backoff's sum rounds).
+    assert!(s.now + MIN_DELAY >= t0 + timeout && s.now <= t0 + timeout + MIN_DELAY);
+    assert!(
+        s.seen.iter().all(|q| q.name == "first.test"),
+        "{:?}",
+        s.seen
+    );
+    let mut ended = s.events.clone();
+    ended.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        ended,
+        [
+            ("first.test".into(), Err(DnsError::Timeout)),
+            ("second.test".into(), Err(DnsError::Timeout))
+        ]
+    );
+    assert_eq!((s.r.pending(), s.r.poll_timeout()), (0, None));
+    // Nothing is left waiting: a new name goes out at once.
+    assert_eq!(s.resolve("third.test"), Resolve::Pending);
+    assert!(s.r.poll_transmit().is_some());
+}
