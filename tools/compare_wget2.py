@@ -310,6 +310,9 @@ def main():
                     help="another spinneret binary (say, the build before a change) crawled in "
                          "the same rounds with the same flags, for before/after figures from "
                          "one run")
+    ap.add_argument("--spinneret-args", default="", metavar="ARGS",
+                    help="extra flags for spinneret (this binary only, not --baseline), to "
+                         "measure a flag against the defaults, e.g. \"--text --markdown\"")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (site, nginx log, last outputs)")
     ap.add_argument("--work-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
@@ -390,7 +393,7 @@ def main():
               f"({args.nginx_workers} worker{'s' if args.nginx_workers > 1 else ''}"
               f"{', TLS + HTTP/2' if args.https else ''}), {args.rounds} round(s)")
         print(f"  spinneret: {' '.join(os.path.basename(a) if a == exe else a for a in spin[:2])} "
-              f"{' '.join(spin[2:]).replace(work, 'WORK')} -o WORK/out")
+              f"{' '.join(spin[2:] + args.spinneret_args.split()).replace(work, 'WORK')} -o WORK/out")
         print(f"  wget2:     {' '.join(wget).replace(work, 'WORK')} -P WORK/out")
         header = (f"{'round':>5} {'crawler':<10} {'pages':>6} {'requests':>8} {'seconds':>8} "
                   f"{'pages/s':>8} {'CPU ms/page':>11} {'conns/host':>10} {'TLS full/resumed':>16} "
@@ -411,7 +414,7 @@ def main():
                 elif name == "baseline":
                     cmd = [os.path.abspath(args.baseline)] + spin[1:] + ["-o", out]
                 else:
-                    cmd = spin + ["-o", out]
+                    cmd = spin + args.spinneret_args.split() + ["-o", out]
                 row = measure(name, prefix + cmd, nginx, work, env, args.timeout, scheme, port)
                 pages, wall, cpu, per_host = row["pages"], row["wall"], row["cpu"], row["per_host"]
                 n = max(len(pages), 1)
