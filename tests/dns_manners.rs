@@ -1,6 +1,7 @@
 //! The real web's DNS manners, end to end over loopback: a name with 40 A records (asked again
 //! over TCP after a truncated answer, or answered in one datagram when the server honours
-//! EDNS), a server refusing TCP, and a host with only an AAAA record fetched over IPv6.
+//! EDNS), a server refusing TCP, a host with only an AAAA record fetched over IPv6, and 600
+//! names asked for at once.
 
 use crate::common;
 
@@ -322,4 +323,51 @@ fn an_ipv6_connect_refused_at_once_falls_back_to_ipv4() {
         return;
     }
     fetched_over_ipv4_after(unscoped, &http);
+}
+
+/// A crawl from many seeds meets many names at once. The resolver keeps no more of them on
+/// the wire than a UDP receive buffer holds, so a healthy server loses none of its queries
+/// and no name waits for a retry: one A and one AAAA query per name, and every page fetched.
+#[test]
+fn six_hundred_names_at_once_resolve_without_a_retry() {
+    let names: Vec<String> = (0..600).map(|i| format!("h{i}.many.test")).collect();
+    let records = names
+        .iter()
+        .map(|n| (n.clone(), vec![Record::A(Ipv4Addr::LOCALHOST)]))
+        .collect();
+    let dns = DnsServer::start(DnsServerConfig {
+        records,
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    let mut routes = Routes::new();
+    for n in &names {
+        routes.add(n, "/", Script::Respond(Response::ok("hi", "text/plain")));
+    }
+    let http = HttpServer::start(HttpServerConfig {
+        routes,
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let urls: Vec<String> = names
+        .iter()
+        .map(|n| format!("http://{n}:{}/", http.port()))
+        .collect();
+    let mut c = config(Some(dns.addr()));
+    c.resolver.total_timeout = Duration::from_secs(10);
+    // As a crawl with the default 128 connections: all 600 names asked for at once.
+    c.max_live = names.len();
+    let done = common::run_with(c, &urls, Duration::from_secs(60));
+    let fetched = done
+        .iter()
+        .filter(|d| (d.outcome, d.status) == (ReturnCode::Success, 200))
+        .count();
+    assert_eq!(fetched, names.len());
+    assert_eq!(
+        dns.queries().len(),
+        2 * names.len(),
+        "an A and an AAAA query per name, none sent again"
+    );
 }
