@@ -16,6 +16,8 @@ use spinneret::dns::{
 /// The seeds in corpus/dns_response are answers to this query.
 const ID: u16 = 0x1234;
 const NAME: &str = "www.example.com";
+/// Asked right after `NAME`, it waits for it (one name on the wire at a time).
+const WAITING: &str = "waiting.example.com";
 const HEADER_LEN: usize = 12;
 const FLAG_QR: u16 = 0x8000;
 const OPCODE_MASK: u16 = 0x7800;
@@ -69,15 +71,20 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let server = SocketAddr::from((Ipv4Addr::LOCALHOST, 53));
+    // One name on the wire at a time: a second name waits, and must start once the first
+    // ends however it ends, and end itself by its deadline.
     let config = ResolverConfig {
         servers: vec![server],
+        max_names_in_flight: 1,
         ..ResolverConfig::default()
     };
     let deadline = config.total_timeout;
     let mut resolver = Resolver::new(config, Box::new(|| ID));
     let now = Instant::now();
     assert_eq!(resolver.resolve(NAME, now), Resolve::Pending);
+    assert_eq!(resolver.resolve(WAITING, now), Resolve::Pending);
     let mut events = 0;
+    let mut waiting_events = 0;
     for datagram in std::iter::once(data).chain(patched.iter().map(Vec::as_slice)) {
         // Bound: one transmit per answer (retry, CNAME target, plain retry) at most.
         while resolver.poll_transmit().is_some() {}
@@ -95,16 +102,24 @@ fuzz_target!(|data: &[u8]| {
             }
             resolver.handle_tcp_answer(q.server, q.id, &answer, now);
         }
-        while resolver.poll_event().is_some() {
-            events += 1;
+        while let Some((name, _)) = resolver.poll_event() {
+            match name.as_str() {
+                WAITING => waiting_events += 1,
+                _ => events += 1,
+            }
         }
         assert!(events <= 1, "more than one event for one name");
     }
     // Past the whole-resolution deadline every query has finished, with exactly one event.
+    // The waiting name's deadline runs from when it was asked, as the first's does: both
+    // have ended by then, whenever the first ended and the second was sent.
     resolver.handle_timeout(now + deadline + Duration::from_secs(1));
-    while resolver.poll_event().is_some() {
-        events += 1;
+    while let Some((name, _)) = resolver.poll_event() {
+        match name.as_str() {
+            WAITING => waiting_events += 1,
+            _ => events += 1,
+        }
     }
-    assert_eq!(events, 1);
+    assert_eq!((events, waiting_events), (1, 1));
     assert_eq!(resolver.pending(), 0);
 });
