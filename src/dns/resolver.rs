@@ -15,8 +15,9 @@
 //! gets `AAAA_GRACE` more (a server dropping AAAA queries must not hold every name for the
 //! whole timeout; the other way round A keeps its time, as IPv4 is what the loop prefers).
 //! At most `max_names_in_flight` names per server are being resolved at once; the rest wait,
-//! first asked first sent, within their own timeout (`waiting`). Message building and checking live in
-//! `dns::message`, the TCP framing in `dns::tcp`.
+//! first asked first sent, within their own timeout (`waiting`). Message building and
+//! checking live in `dns::message`, the TCP framing in `dns::tcp`, the answer cache in
+//! `cache`.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
