@@ -304,6 +304,8 @@ impl Resolver {
             return Resolve::Pending;
         }
         self.start(name, deadline, now);
+        // A name that ended as it started (no free query ID) leaves room for a waiting one.
+        self.start_waiting(now);
         Resolve::Pending
     }
 
