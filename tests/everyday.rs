@@ -273,6 +273,17 @@ fn exit_2_for_bad_input_and_nothing_starts() {
         ),
         (&["crawl", "http://a.test/", "-o", o, "-q", "-v"], "--quiet"),
         (&["crawl", "-o", o], "no usable seed"),
+        (
+            &[
+                "crawl",
+                "http://a.test/",
+                "-o",
+                o,
+                "--dns-names-in-flight",
+                "0",
+            ],
+            "--dns-names-in-flight",
+        ),
     ];
     for (args, says) in cases {
         let r = run(args);

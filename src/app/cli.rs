@@ -569,6 +569,11 @@ pub struct CommonArgs {
     /// Total time to resolve one host name, all retries included.
     #[arg(long, value_name = "MS", default_value_t = ms(crate::dns::DEFAULT_TOTAL_TIMEOUT))]
     pub dns_timeout_ms: u64,
+    /// Host names resolved at once per DNS server; more wait their turn. Past what a UDP
+    /// receive buffer holds (two queries a name) a burst of answers is dropped and waits for
+    /// retries: raise it only for a server far enough away, or fast enough, to take more.
+    #[arg(long, value_name = "N", default_value_t = crate::dns::DEFAULT_MAX_NAMES_IN_FLIGHT)]
+    pub dns_names_in_flight: usize,
     /// Overall time for one HTTP fetch (connect + request + whole response).
     #[arg(long, value_name = "MS", default_value_t = ms(DEFAULT_HTTP_TIMEOUT))]
     pub http_timeout_ms: u64,

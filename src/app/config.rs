@@ -75,6 +75,11 @@ impl CommonArgs {
         if self.max_sockets == Some(0) {
             return Err(UsageError("--max-sockets must be at least 1".into()));
         }
+        if self.dns_names_in_flight == 0 {
+            return Err(UsageError(
+                "--dns-names-in-flight must be at least 1".into(),
+            ));
+        }
         for (flag, ms) in [
             ("--dns-timeout-ms", self.dns_timeout_ms),
             ("--http-timeout-ms", self.http_timeout_ms),
@@ -130,6 +135,7 @@ impl CommonArgs {
             servers,
             hosts,
             total_timeout: Duration::from_millis(self.dns_timeout_ms.max(1)),
+            max_names_in_flight: self.dns_names_in_flight,
             ..ResolverConfig::default()
         };
         let limits = Limits {
@@ -242,6 +248,10 @@ impl CommonArgs {
                 self.connect_timeout_ms.to_string(),
             ),
             ("dns-timeout-ms".into(), self.dns_timeout_ms.to_string()),
+            (
+                "dns-names-in-flight".into(),
+                self.dns_names_in_flight.to_string(),
+            ),
             ("allow-private".into(), self.allow_private.to_string()),
             ("cookies".into(), (!self.no_cookies).to_string()),
             (

@@ -27,7 +27,7 @@ pub use message::{
 };
 pub use resolver::{
     DnsStats, Resolve, Resolved, Resolver, ResolverConfig, TcpQuery, Transmit,
-    DEFAULT_TOTAL_TIMEOUT,
+    DEFAULT_MAX_NAMES_IN_FLIGHT, DEFAULT_TOTAL_TIMEOUT,
 };
 pub use system::{parse_hosts, parse_resolv_conf};
 
