@@ -359,7 +359,7 @@ fn six_hundred_names_at_once_resolve_without_a_retry() {
     c.resolver.total_timeout = Duration::from_secs(10);
     // As a crawl with the default 128 connections: all 600 names asked for at once.
     c.max_live = names.len();
-    let done = common::run_with(c, &urls, Duration::from_secs(60));
+    let (done, stats) = common::run_with_stats(c, &urls, Duration::from_secs(60));
     let fetched = done
         .iter()
         .filter(|d| (d.outcome, d.status) == (ReturnCode::Success, 200))
@@ -370,4 +370,7 @@ fn six_hundred_names_at_once_resolve_without_a_retry() {
         2 * names.len(),
         "an A and an AAAA query per name, none sent again"
     );
+    // All but the first 64 were asked for before any answer came back.
+    let waited = stats.dns_names_waited;
+    assert!((1..=600 - 64).contains(&waited), "{waited} names waited");
 }

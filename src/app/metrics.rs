@@ -235,6 +235,12 @@ const LOOP_FAMILIES: &[LoopFamily] = &[
         m.stats.dns_queries_sent as f64
     }),
     (
+        "spinneret_dns_names_waited",
+        "Host names that waited for a place among those being resolved (--dns-names-in-flight).",
+        true,
+        |m| m.stats.dns_names_waited as f64,
+    ),
+    (
         "spinneret_dns_failures",
         "Fetches that ended on a DNS failure.",
         true,

@@ -532,6 +532,7 @@ impl Summary<'_> {
             .uint("peak_live_fetches", self.stats.peak_live as u64)
             .uint("dns_queries_sent", self.stats.dns_queries_sent)
             .uint("dns_cache_hits", self.stats.dns_cache_hits)
+            .uint("dns_names_waited", self.stats.dns_names_waited)
             .uint("connections_opened", self.stats.conns_opened)
             .uint("connections_reused", self.stats.conns_reused)
             .uint("stale_connection_retries", self.stats.stale_retries)

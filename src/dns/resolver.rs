@@ -148,6 +148,8 @@ pub struct DnsStats {
     pub retries: u64,
     /// Lookups (one question type of one name) that got no answer in time.
     pub timeouts: u64,
+    /// Names that waited for a place among those on the wire (`max_names_in_flight`).
+    pub names_waited: u64,
 }
 
 /// How the packet in flight travels.
@@ -301,6 +303,7 @@ impl Resolver {
             self.by_name
                 .insert(name.clone(), [Family::Waiting, Family::Waiting]);
             self.waiting.push(name, deadline);
+            self.stats.names_waited += 1;
             return Resolve::Pending;
         }
         self.start(name, deadline, now);

@@ -54,6 +54,7 @@ impl LoopStats {
             (&mut self.proxy_tunnels, o.proxy_tunnels),
             (&mut self.dns_queries_sent, o.dns_queries_sent),
             (&mut self.dns_cache_hits, o.dns_cache_hits),
+            (&mut self.dns_names_waited, o.dns_names_waited),
             (&mut self.spooled_bytes, o.spooled_bytes),
             (&mut self.spilled_responses, o.spilled_responses),
             (&mut self.socket.reads, o.socket.reads),
@@ -147,6 +148,8 @@ pub struct LoopStats {
     pub proxy_tunnels: u64,
     pub dns_queries_sent: u64,
     pub dns_cache_hits: u64,
+    /// Names that waited for a place among those being resolved (`--dns-names-in-flight`).
+    pub dns_names_waited: u64,
     /// Response bytes held in memory now (live fetches and undelivered completions).
     pub buffered_bytes: usize,
     pub peak_buffered_bytes: usize,

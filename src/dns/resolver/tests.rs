@@ -816,6 +816,7 @@ fn names_past_the_cap_wait_and_go_out_as_earlier_ones_end() {
     assert_eq!(done, names);
     assert!(s.events.iter().all(|(_, r)| *r == ok(&["192.0.2.1"])));
     assert_eq!(s.r.stats().queries_sent, 10, "one A and one AAAA per name");
+    assert_eq!(s.r.stats().names_waited, 3);
     assert_eq!((s.r.pending(), s.r.poll_timeout()), (0, None));
 }
 

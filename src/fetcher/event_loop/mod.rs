@@ -397,6 +397,7 @@ impl Crawler {
         let d = self.resolver.stats();
         s.dns_queries_sent = d.queries_sent;
         s.dns_cache_hits = d.cache_hits;
+        s.dns_names_waited = d.names_waited;
         s
     }
 
