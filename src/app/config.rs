@@ -871,6 +871,7 @@ mod tests {
         assert_eq!(pages, [4, 3, 3], "every page of --max-pages is someone's");
         for (f, c) in &shares {
             assert_eq!(f.max_conns, 42);
+            assert_eq!(f.resolver.max_names_in_flight, 64 / 3);
             assert_eq!(c.back_queues, 4096 / 3);
             assert_eq!(c.frontier_ram, crawl.frontier_ram / 3);
         }

@@ -199,11 +199,15 @@ impl CrawlerConfig {
 
 impl CrawlerConfig {
     /// This configuration for one of `parts` event loops sharing the machine: the
-    /// connections, live fetches and body memory divided among them.
+    /// connections, live fetches, body memory and names resolved at once (each loop asks
+    /// the same DNS servers) divided among them.
     pub fn share(&self, parts: usize) -> CrawlerConfig {
         let parts = parts.max(1);
         let max_conns = (self.max_conns / parts).max(1);
+        let mut resolver = self.resolver.clone();
+        resolver.max_names_in_flight = (resolver.max_names_in_flight / parts).max(1);
         CrawlerConfig {
+            resolver,
             max_conns,
             max_sockets: (self.max_sockets / parts).max(max_conns),
             max_live: (self.max_live / parts).max(MIN_LIVE),
