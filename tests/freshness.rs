@@ -146,10 +146,19 @@ fn a_recrawl_with_previous_stores_304s_as_revisits_of_the_old_records() {
         let mut warcs = warc_files(&old);
         warcs.extend(warc_files(&new));
         let pywb = common::pywb::Pywb::start(&root.join("pywb"), &warcs);
+        // A page whose old record is its own: a 304 of a page whose payload was first stored
+        // under another URL keeps the 304's head (where that record lies is not known yet:
+        // README, "Keeping a collection fresh"), so it would replay as a 304. Which page comes
+        // first in the log varies with timing; this choice does not.
+        let own: BTreeSet<&str> = snm
+            .iter()
+            .filter(|r| r.0 == r.2 && r.3)
+            .map(|r| r.0.as_str())
+            .collect();
         let page = pages
             .iter()
-            .find(|l| l.status == 304 && !l.url.ends_with('/'))
-            .expect("a 304 page");
+            .find(|l| l.status == 304 && !l.url.ends_with('/') && own.contains(l.url.as_str()))
+            .expect("a 304 page whose old record is its own");
         let stamp = spinneret::datetime::rfc3339(page.time)
             .replace(['-', ':', 'T', 'Z'], "")
             .chars()
