@@ -166,9 +166,11 @@ fn load_previous(old: &std::path::Path, crawls: &mut [Crawl<Output>]) -> Result<
                 c.add_scope_seed(&url);
             }
         }
+        let mut last = record.last;
+        db.locate_copy(&mut last).map_err(bad)?;
         if let Some(first) = crawls.first_mut() {
             // Partition 0 forwards what it does not own, as with seeds.
-            first.add_previous(url, record.depth, record.hop, record.last);
+            first.add_previous(url, record.depth, record.hop, last);
         }
         n += 1;
     }

@@ -41,11 +41,13 @@ impl DueUrls for DueCursor {
             let record = record.map_err(io::Error::other)?;
             due_key(record.due(), &record.url, &mut key);
             moved = true;
+            let mut last = record.last;
+            self.db.locate_copy(&mut last).map_err(io::Error::other)?;
             out.push(DueUrl {
                 url: record.url,
                 depth: record.depth,
                 hop: record.hop,
-                last: record.last,
+                last,
             });
         }
         self.after = (moved || !key.is_empty()).then_some(key);

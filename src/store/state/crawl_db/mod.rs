@@ -34,6 +34,7 @@ mod record;
 pub use due_cursor::DueCursor;
 pub use record::{Corrupt, UrlRecord, MAX_RECORD_BYTES};
 
+use crate::crawl::revisit::LastFetch;
 use record::{due_key, split_due_key, value_due};
 use redb::{ReadableTableMetadata, TableDefinition};
 use std::path::Path;
@@ -157,6 +158,29 @@ impl CrawlDb {
             return Ok(None);
         };
         Ok(Some(UrlRecord::decode(url, value.value())?))
+    }
+
+    /// Where a payload first stored under another URL lies. Such a URL's record (its fetch
+    /// was stored as an identical-payload revisit) knows the response only by that URL and
+    /// date; that URL's own record says where it is, which a 304's revisit needs to carry the
+    /// stored head (`archive::freshen`) and the record's ID. Only the very record named is
+    /// taken (same URL, same date): the other URL may have been fetched again since.
+    pub fn locate_copy(&self, last: &mut LastFetch) -> Result<(), DbError> {
+        let Some(copy) = last.copy.as_mut().filter(|c| c.file.is_empty()) else {
+            return Ok(());
+        };
+        let Some(other) = copy.uri.as_deref() else {
+            return Ok(());
+        };
+        let own = self.get(other)?.and_then(|r| r.last.copy);
+        if let Some(own) =
+            own.filter(|o| o.uri.is_none() && o.date == copy.date && !o.file.is_empty())
+        {
+            copy.record_id = own.record_id;
+            copy.file = own.file;
+            copy.offset = own.offset;
+        }
+        Ok(())
     }
 
     /// The records due at or before `before` (unix seconds), earliest first, at most

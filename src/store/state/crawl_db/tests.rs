@@ -374,3 +374,43 @@ fn a_kill_leaves_every_committed_batch() {
         assert!(db.get(&format!("http://k.test/{b}/0")).unwrap().is_some());
     }
 }
+
+/// A payload first stored under another URL is found where that URL's record says, and only
+/// when that record is the very one named (same date): a later fetch of the other URL has
+/// moved its own copy on.
+#[test]
+fn a_copy_under_another_url_is_located_by_that_urls_record() {
+    let dir = TempDir::new("crawl_db", "locate");
+    let db = open(&dir);
+    let mut b = db.write();
+    b.put(&record("http://a.test/first", 10)).unwrap();
+    b.commit().unwrap();
+    let under_a = |date| LastFetch {
+        copy: Some(StoredCopy {
+            uri: Some("http://a.test/first".into()),
+            date,
+            record_id: None,
+            file: String::new(),
+            offset: 0,
+        }),
+        ..LastFetch::default()
+    };
+    let mut last = under_a(1_700_000_000);
+    db.locate_copy(&mut last).unwrap();
+    let copy = last.copy.unwrap();
+    assert_eq!(copy.uri.as_deref(), Some("http://a.test/first"));
+    assert_eq!(
+        (copy.file.as_str(), copy.offset, copy.record_id),
+        ("crawl-00001.warc.gz", 123_456, Some([3; 16]))
+    );
+    // Another date: not that record; and a URL the database does not hold.
+    for mut last in [under_a(1_600_000_000), {
+        let mut l = under_a(1_700_000_000);
+        l.copy.as_mut().unwrap().uri = Some("http://b.test/".into());
+        l
+    }] {
+        let before = last.clone();
+        db.locate_copy(&mut last).unwrap();
+        assert_eq!(last, before);
+    }
+}
