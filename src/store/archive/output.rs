@@ -368,9 +368,9 @@ impl Output {
                 None => self.refers_to(done, digest, date),
             };
             let head_len = done.response.len() - done.payload.len();
-            let (pending, on_worker) = self.page_work(done, scheduled, refers_to.is_none())?;
+            let pending = self.page_work(done, scheduled, refers_to.is_none())?;
+            // Only without a page worker (see DEFLATE_AHEAD_BACKLOG).
             let deflated = if refers_to.is_none()
-                && !on_worker
                 && done.spooled.is_none()
                 && self.worker.is_none()
                 && self.warc.backlog() >= DEFLATE_AHEAD_BACKLOG
@@ -453,19 +453,19 @@ impl Output {
     /// Hands a page's fingerprint (when the crawl asks for it), its text (an HTML response
     /// when the files beside the WARC file want it: `text_sides`) and its deflate (a full
     /// response held in memory, `full`) to the partition's page worker. Returns where the
-    /// writer takes the result, and whether the response is deflated there. Deflate goes to
-    /// the worker while it keeps up ([`WORKER_DEFLATE_BACKLOG`]), else it stays the
-    /// writer's, so the two threads beside the loop share the work whichever of them a
-    /// page's kind makes the slower. (The writer's own backlog says nothing here: it waits
-    /// for the worker's results in order.)
+    /// writer takes the result, with the deflated block when the worker had the deflate.
+    /// Deflate goes to the worker while it keeps up ([`WORKER_DEFLATE_BACKLOG`]), else it
+    /// stays the writer's, so the two threads beside the loop share the work whichever of
+    /// them a page's kind makes the slower. (The writer's own backlog says nothing here: it
+    /// waits for the worker's results in order.)
     fn page_work(
         &mut self,
         done: &FetchDone<'_>,
         scheduled: Option<&Scheduled<'_>>,
         full: bool,
-    ) -> io::Result<(Option<page_work::PageResult>, bool)> {
+    ) -> io::Result<Option<page_work::PageResult>> {
         let Some(worker) = &self.worker else {
-            return Ok((None, false));
+            return Ok(None);
         };
         let shared = done.shared_response.filter(|_| done.spooled.is_none());
         let deflate = full && shared.is_some() && worker.backlog() < WORKER_DEFLATE_BACKLOG;
@@ -495,7 +495,7 @@ impl Output {
             text,
         });
         if !deflate && content.is_none() {
-            return Ok((None, false));
+            return Ok(None);
         }
         let needs_response = deflate || content.is_some() && in_response.is_some();
         let job = PageJob {
@@ -503,7 +503,7 @@ impl Output {
             deflate: deflate.then(|| self.warc.empty_buffer()),
             content,
         };
-        Ok((Some(worker.submit(job)?), deflate))
+        Ok(Some(worker.submit(job)?))
     }
 
     /// The journal records due with the next message: the URLs admitted since the last one,
