@@ -857,6 +857,30 @@ mod tests {
     }
 
     #[test]
+    fn dns_names_in_flight_reaches_the_resolver() {
+        use clap::Parser;
+        let argv = [
+            "spinneret",
+            "crawl",
+            "http://a.test/",
+            "-o",
+            "unused",
+            "--dns-server",
+            "127.0.0.1",
+            "--hosts-file",
+            "none",
+            "--dns-names-in-flight",
+            "7",
+        ];
+        let cli = crate::app::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::app::cli::Command::Crawl(args) = cli.command else {
+            panic!("not crawl");
+        };
+        let setup = args.common.setup().unwrap();
+        assert_eq!(setup.crawler.resolver.max_names_in_flight, 7);
+    }
+
+    #[test]
     fn budgets_are_divided_among_event_loops_in_one_place() {
         let tls = crate::fetcher::tls::client_config(None).unwrap();
         let crawler = CrawlerConfig::new(128, ResolverConfig::default(), tls);
