@@ -54,14 +54,23 @@ impl<S: Sink> Crawl<S> {
                     origin,
                     queue,
                     hops: hops + 1,
+                    held: None,
                 };
+                let host = target.host_str().unwrap_or_default().to_string();
                 let tag = self.inflight.insert(job) as u64;
-                self.ready.push_back(FetchRequest {
+                let req = FetchRequest {
                     cookie,
                     authorization: attach.authorization,
                     origin_headers: attach.origin_headers,
                     ..FetchRequest::new(target, tag)
-                });
+                };
+                if self.frontier.host(queue) == Some(host.as_str()) {
+                    // Its own host, which the job keeps busy: at once.
+                    self.ready.push_back(req);
+                } else {
+                    // Another host's request: in that host's turn (`robots_hops`).
+                    self.hops.push(req, host, now);
+                }
             }
             RobotsDone::Done { gap, sitemaps } => {
                 if let Some(body) = host_gate::rules(done).filter(|_| sitemaps) {

@@ -19,7 +19,9 @@
 //! layer), so one host never has two fetches in flight and consecutive requests to it are
 //! spaced. When a back queue empties it is reassigned to the next host drawn from the front
 //! queues; the host's next-contact time is remembered, so a host that comes back later is
-//! still spaced. This is sans-IO: time comes in as `now`.
+//! still spaced. A host can also be *held* for one request made outside its queue (a
+//! robots.txt redirect hop from another host: [`Frontier::hold`]), with the same effect.
+//! This is sans-IO: time comes in as `now`.
 //!
 //! Every queue is a [`SpillQueue`]: past `ram_items` URLs in memory, the middle of the queues
 //! moves in batches to a [`SpillStore`] (the store's segment files), so the frontier's RAM is
@@ -27,7 +29,7 @@
 //! work ([`Frontier::take_error`]).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -70,6 +72,17 @@ pub enum Pop<T> {
     Busy,
     /// No URLs at all.
     Empty,
+}
+
+/// Whether a host can be held outside its back queue ([`Frontier::hold`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Hold {
+    /// Held: none of its URLs is popped until [`Frontier::release`].
+    Held,
+    /// It may not be contacted before this instant.
+    Wait(Instant),
+    /// It is being fetched, or held already: ask again after a `done`.
+    Busy,
 }
 
 struct Queued<T> {
@@ -170,6 +183,9 @@ pub struct Frontier<T> {
     heap: BinaryHeap<Reverse<(Instant, usize)>>,
     /// Earliest next contact of hosts that currently have no back queue.
     host_next: HashMap<String, Instant>,
+    /// Hosts held outside their back queues ([`Frontier::hold`]): an active queue of theirs
+    /// stays out of the heap until they are released.
+    held: HashSet<String>,
     /// Deterministic biased selection: position in a cycle where priority p gets 2^(F-1-p) turns.
     bias_tick: u64,
     len: usize,
@@ -213,6 +229,7 @@ impl<T: Spillable> Frontier<T> {
             host_table: HashMap::new(),
             heap: BinaryHeap::new(),
             host_next: HashMap::new(),
+            held: HashSet::new(),
             bias_tick: 0,
             len: 0,
             spilled: 0,
@@ -454,6 +471,63 @@ impl<T: Spillable> Frontier<T> {
         *at = (*at).max(t);
     }
 
+    /// Holds `host` for one fetch made outside its back queue (a robots.txt redirect hop
+    /// from another host): [`Hold::Held`] when it may be contacted at `now` and is not being
+    /// fetched; then none of its URLs is popped until [`Frontier::release`], so the two never
+    /// overlap and its spacing holds across both. Needs no back queue of its own: a host
+    /// without one is held by name, and a queue it gets meanwhile waits out of the heap.
+    pub fn hold(&mut self, host: &str, now: Instant) -> Hold {
+        if self.held.contains(host) {
+            return Hold::Busy;
+        }
+        let next = match self.host_table.get(host) {
+            Some(&q) => match self.heap.iter().find(|Reverse((_, x))| *x == q) {
+                Some(&Reverse((t, _))) => Some((t, Some(q))),
+                None if self.is_parked(q) => self.host_next.get(host).map(|&t| (t, None)),
+                // Active and out of the heap: being fetched.
+                None => return Hold::Busy,
+            },
+            None => self.host_next.get(host).map(|&t| (t, None)),
+        };
+        if let Some((t, in_heap)) = next {
+            if t > now {
+                return Hold::Wait(t);
+            }
+            if let Some(q) = in_heap {
+                // Bound: the heap holds at most one entry per active queue.
+                self.heap.retain(|Reverse((_, x))| *x != q);
+            }
+        }
+        self.held.insert(host.to_string());
+        Hold::Held
+    }
+
+    /// Ends [`Frontier::hold`] of `host`, whose fetch ended at `now`: it may be contacted
+    /// again after `gap`.
+    pub fn release(&mut self, host: &str, now: Instant, gap: Duration) {
+        if !self.held.remove(host) {
+            return;
+        }
+        let next = now + gap;
+        match self.host_table.get(host) {
+            // An active queue (it was in the heap, or got its place meanwhile) goes back in.
+            Some(&q) if !self.is_parked(q) => self.heap.push(Reverse((next, q))),
+            _ => {
+                let at = self.host_next.entry(host.to_string()).or_insert(next);
+                *at = (*at).max(next);
+            }
+        }
+    }
+
+    fn is_parked(&self, q: usize) -> bool {
+        self.parked.iter().any(|&(p, _)| p == q)
+    }
+
+    /// The host whose URLs `queue` serves.
+    pub fn host(&self, queue: BackQueueId) -> Option<&str> {
+        self.back[queue.0].host.as_deref()
+    }
+
     /// Mercator's back-queue refill. URLs are drawn from the front queues in order: one whose
     /// host has a queue (active or parked) joins it; the first other one claims a new queue
     /// if there is room among the active ones, else it goes back to the head of its front
@@ -528,7 +602,14 @@ impl<T: Spillable> Frontier<T> {
         self.back[q].turn = 0;
         self.active += 1;
         self.activations += 1;
-        self.heap.push(Reverse((t, q)));
+        // A held host's queue enters the heap when it is released.
+        if !self.back[q]
+            .host
+            .as_ref()
+            .is_some_and(|h| self.held.contains(h))
+        {
+            self.heap.push(Reverse((t, q)));
+        }
     }
 
     /// The next URL for a back queue, with its priority (`None`: a revisit): by the biased
@@ -672,6 +753,67 @@ mod tests {
         assert_eq!(of("a"), [1, 2, 100, 101]);
         assert_eq!(of("b"), [200]);
         assert_eq!((f.len(), f.later_len()), (0, 0));
+    }
+
+    /// A host held outside its queue (a robots.txt hop from another host) is not popped
+    /// until released, and then only after the released gap; it cannot be held while it
+    /// waits out its gap or is being fetched.
+    #[test]
+    fn a_held_host_is_not_popped_until_released_and_then_spaced() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut f: Frontier<i32> = Frontier::new(&cfg(4));
+        f.push("a", 0, 9);
+        f.push("a", 0, 10);
+        f.push("b", 0, 1);
+        f.push("b", 0, 2);
+        let Pop::Ready { item: 9, queue, .. } = f.pop(t0) else {
+            panic!("a comes first");
+        };
+        f.done(queue, t0, ms(5000));
+        // b's queue is in the heap and due: held, so only a, waiting, is left to pop.
+        assert_eq!(f.hold("b", t0), Hold::Held);
+        assert!(matches!(f.pop(t0), Pop::Wait(t) if t == t0 + ms(5000)));
+        assert_eq!(f.hold("b", t0), Hold::Busy, "held already");
+        f.release("b", t0 + ms(100), ms(1000));
+        assert!(matches!(f.pop(t0 + ms(500)), Pop::Wait(t) if t == t0 + ms(1100)));
+        let Pop::Ready { queue, item, .. } = f.pop(t0 + ms(1100)) else {
+            panic!("b is due");
+        };
+        assert_eq!(item, 1);
+        // Being fetched: busy; then waiting out its gap: wait.
+        assert_eq!(f.hold("b", t0 + ms(1100)), Hold::Busy);
+        f.done(queue, t0 + ms(1200), ms(1000));
+        assert_eq!(f.hold("b", t0 + ms(1500)), Hold::Wait(t0 + ms(2200)));
+        assert_eq!(f.hold("b", t0 + ms(2200)), Hold::Held);
+        f.release("b", t0 + ms(2300), ms(1000));
+        assert!(matches!(f.pop(t0 + ms(2300)), Pop::Wait(t) if t == t0 + ms(3300)));
+    }
+
+    /// A host held without a back queue keeps the URLs that come meanwhile out of the heap,
+    /// and its released gap holds for them; a host that left the frontier is held only after
+    /// its remembered gap.
+    #[test]
+    fn a_host_held_without_a_queue_keeps_its_new_urls_until_released() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut f: Frontier<i32> = Frontier::new(&cfg(4));
+        assert_eq!(f.hold("c", t0), Hold::Held);
+        f.push("c", 0, 7);
+        f.push("d", 0, 8);
+        let Pop::Ready { item: 8, queue, .. } = f.pop(t0) else {
+            panic!("d is due, c held");
+        };
+        f.done(queue, t0, ms(1000));
+        assert!(matches!(f.pop(t0), Pop::Busy));
+        f.release("c", t0 + ms(50), ms(1000));
+        assert!(matches!(f.pop(t0 + ms(60)), Pop::Wait(t) if t == t0 + ms(1050)));
+        assert!(matches!(f.pop(t0 + ms(1050)), Pop::Ready { item: 7, .. }));
+        // d's queue emptied: its next contact is remembered, and a hold waits for it.
+        assert_eq!(f.hold("d", t0 + ms(500)), Hold::Wait(t0 + ms(1000)));
+        // Releasing a host never held changes nothing.
+        f.release("e", t0, ms(5000));
+        assert_eq!(f.hold("e", t0), Hold::Held);
     }
 
     fn drain(f: &mut Frontier<(i32, i32)>, t0: Instant) -> Vec<(i32, i32)> {

@@ -311,6 +311,19 @@ impl HostGate {
         }
     }
 
+    /// The gap before the host of a robots.txt redirect hop to another host (`robots_hops`)
+    /// may be contacted again: as after one of its pages, and at least what a 429 or 503
+    /// asked.
+    pub fn hop_gap(&self, done: &FetchDone<'_>, now: Instant) -> Duration {
+        let url = &done.request.url;
+        let asked = self
+            .manners
+            .retry_after(done, now)
+            .unwrap_or(Duration::ZERO);
+        self.gap(done, self.robots.crawl_delay(&origin_key(url)))
+            .max(asked)
+    }
+
     /// The gap before the host may be contacted again (ARCHITECTURE §8), longer for a host
     /// that answered 429 (`manners`).
     fn gap(&self, done: &FetchDone<'_>, crawl_delay: Option<Duration>) -> Duration {

@@ -73,6 +73,7 @@ pub use partitioned::partition_key;
 pub mod recent_visits;
 pub mod revisit;
 mod revisit_budget;
+mod robots_hops;
 pub mod schedule;
 pub mod sink;
 pub mod spill;
@@ -99,6 +100,7 @@ use host_gate::{Gate, HostGate};
 use page_content::PageContent;
 use revisit::{LastFetch, Seen};
 use revisit_budget::{Cost, RevisitBudget};
+use robots_hops::{HopNext, RobotsHops};
 use sink::{Hop, Scheduled, Sink, Via};
 use spill::SpillStore;
 use url_filter::Reject;
@@ -126,6 +128,8 @@ enum Job {
         origin: String,
         queue: BackQueueId,
         hops: u8,
+        /// The other host this redirect hop holds (`robots_hops`), released when it ends.
+        held: Option<String>,
     },
 }
 
@@ -148,6 +152,8 @@ pub struct Crawl<S: Sink> {
     /// Fetches to issue before anything from the frontier (robots.txt redirect hops, a
     /// page fetched again with credentials after a 401).
     ready: VecDeque<FetchRequest>,
+    /// robots.txt redirect hops to another host, waiting for that host's turn.
+    hops: RobotsHops,
     /// Reused: the links of the page being followed.
     links: Links,
     sink: S,
@@ -222,6 +228,7 @@ impl<S: Sink> Crawl<S> {
             revisits: RevisitBudget::new(config.schedule, config.continuous, now),
             inflight: Slab::new(),
             ready: VecDeque::new(),
+            hops: RobotsHops::default(),
             links: Links::new(),
             sink,
             counters: CrawlCounters::default(),
@@ -323,7 +330,14 @@ impl<S: Sink> Crawl<S> {
         }
         // Later than any host's next contact: every queued URL pops at once.
         let far = self.last_now + Duration::from_secs(100 * 365 * 24 * 3600);
-        while let Some(req) = self.ready.pop_front() {
+        let hops: Vec<FetchRequest> = self.hops.drain().collect();
+        for req in self
+            .ready
+            .drain(..)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .chain(hops)
+        {
             match self.inflight.try_remove(req.tag as usize) {
                 Some(Job::Robots { queue, .. }) => {
                     self.frontier.done(queue, far, Duration::ZERO);
@@ -645,18 +659,8 @@ impl<S: Sink> Crawl<S> {
             ..FetchRequest::new(url, tag)
         })
     }
-}
-
-impl<S: Sink> FetchSource for Crawl<S> {
-    fn next_fetch(&mut self, now: Instant) -> Next {
-        self.last_now = now;
-        self.save_hosts_if_due(now);
-        if let Some(t) = self.gate.held(now) {
-            return Next::Wait(self.until(t));
-        }
-        if let Some(req) = self.ready.pop_front() {
-            return Next::Fetch(req);
-        }
+    /// What the frontier offers at `now` (robots.txt, exclusions and spacing applied).
+    fn next_from_frontier(&mut self, now: Instant) -> Next {
         if let Some(e) = self.frontier.take_error() {
             self.io_error.get_or_insert(e);
         }
@@ -698,6 +702,7 @@ impl<S: Sink> FetchSource for Crawl<S> {
                         origin,
                         queue,
                         hops: 0,
+                        held: None,
                     };
                     return self.issue(job, url);
                 }
@@ -709,6 +714,34 @@ impl<S: Sink> FetchSource for Crawl<S> {
         }
         // Out of pops for this call with more perhaps queued: come back at once.
         Next::Wait(now)
+    }
+}
+
+impl<S: Sink> FetchSource for Crawl<S> {
+    fn next_fetch(&mut self, now: Instant) -> Next {
+        self.last_now = now;
+        self.save_hosts_if_due(now);
+        if let Some(t) = self.gate.held(now) {
+            return Next::Wait(self.until(t));
+        }
+        if let Some(req) = self.ready.pop_front() {
+            return Next::Fetch(req);
+        }
+        let hop_due = match self.hops.next(&mut self.frontier, now) {
+            HopNext::Go(req, held) => {
+                if let Some(Job::Robots { held: h, .. }) = self.inflight.get_mut(req.tag as usize) {
+                    *h = held;
+                }
+                return Next::Fetch(req);
+            }
+            HopNext::Wait(t) => t,
+        };
+        // A hop waiting for its host's turn is asked again by then at the latest.
+        match (self.next_from_frontier(now), hop_due) {
+            (Next::Wait(t), Some(h)) => Next::Wait(self.until(t.min(h))),
+            (Next::Idle, Some(h)) => Next::Wait(self.until(h)),
+            (next, _) => next,
+        }
     }
 
     fn fetch_done(&mut self, done: &FetchDone<'_>, now: Instant) {
@@ -732,7 +765,14 @@ impl<S: Sink> FetchSource for Crawl<S> {
                 origin,
                 queue,
                 hops,
-            } => self.robots_done(done, origin, queue, hops, now),
+                held,
+            } => {
+                if let Some(host) = held {
+                    let gap = self.gate.hop_gap(done, now);
+                    self.frontier.release(&host, now, gap);
+                }
+                self.robots_done(done, origin, queue, hops, now)
+            }
         }
     }
 
