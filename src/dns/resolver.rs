@@ -354,17 +354,16 @@ impl Resolver {
     /// Called when a public entry point is done with its own lookups, so a name started here
     /// never takes the slot of a lookup that entry point is still walking over.
     fn start_waiting(&mut self, now: Instant) {
-        // Bounded: each turn takes one name off the queue.
+        // Bounded: each turn takes one expired name off the queue.
+        while let Some(name) = self.waiting.pop_expired(now) {
+            self.waited_out(name);
+        }
+        // Bounded: each turn takes one name off the queue; none left has expired.
         while self.running_names < self.max_running() {
             let Some((name, deadline)) = self.waiting.pop() else {
                 return;
             };
-            // Less than a timer's least step left: no answer could be waited for.
-            if deadline <= now + MIN_DELAY {
-                self.waited_out(name);
-            } else {
-                self.start(name, deadline, now);
-            }
+            self.start(name, deadline, now);
         }
     }
 

@@ -25,11 +25,14 @@ impl Waiting {
         self.names.push_back((name, deadline));
     }
 
-    /// The oldest waiting name whose deadline has passed at `now`. Every name gets the same
-    /// timeout when asked, so deadlines are in queue order and only the front can be due.
+    /// The oldest waiting name whose time is up at `now`: less than a timer's least step
+    /// ([`super::MIN_DELAY`]) left, so no answer could be waited for. Every name gets the
+    /// same timeout when asked, so deadlines are in queue order and only the front can be due.
     pub(super) fn pop_expired(&mut self, now: Instant) -> Option<String> {
         match self.names.front() {
-            Some(&(_, deadline)) if deadline <= now => self.names.pop_front().map(|(n, _)| n),
+            Some(&(_, deadline)) if deadline <= now + super::MIN_DELAY => {
+                self.names.pop_front().map(|(n, _)| n)
+            }
             _ => None,
         }
     }
@@ -63,7 +66,11 @@ mod tests {
             Some("a.test".into())
         );
         assert_eq!(w.pop_expired(t0 + Duration::from_secs(1)), None);
+        w.push("c.test".into(), t0 + Duration::from_secs(3));
         assert_eq!(w.pop().map(|(n, _)| n), Some("b.test".into()));
+        // Less than a timer's least step left is as good as none.
+        let almost = t0 + Duration::from_secs(3) - super::super::MIN_DELAY / 2;
+        assert_eq!(w.pop_expired(almost), Some("c.test".into()));
         assert_eq!((w.pop(), w.next_deadline()), (None, None));
     }
 }
