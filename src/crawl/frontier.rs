@@ -117,6 +117,10 @@ struct BackQueue<T> {
     later: VecDeque<T>,
     /// Fetches reported done in this turn.
     turn: u32,
+    /// When its host may be contacted, while the queue is in the heap.
+    in_heap: Option<Instant>,
+    /// Parked: its turn ended with URLs left, and it waits for a place.
+    parked: bool,
 }
 
 impl<T> BackQueue<T> {
@@ -126,6 +130,8 @@ impl<T> BackQueue<T> {
             lanes: (0..lanes.max(1)).map(|_| SpillQueue::default()).collect(),
             later: VecDeque::new(),
             turn: 0,
+            in_heap: None,
+            parked: false,
         }
     }
 }
@@ -390,6 +396,7 @@ impl<T: Spillable> Frontier<T> {
         }
         // Invariant: peek() just returned Some.
         let Reverse((_, q)) = self.heap.pop().expect("heap is non-empty");
+        self.back[q].in_heap = None;
         let Some(item) = self.take_back(q) else {
             if self.error.is_some() {
                 return Pop::Empty;
@@ -420,7 +427,7 @@ impl<T: Spillable> Frontier<T> {
         self.back[q].turn = self.back[q].turn.saturating_add(1);
         if !self.back[q].is_empty() {
             if self.back[q].turn < TURN_PAGES || !self.others_wait() {
-                self.heap.push(Reverse((next, q)));
+                self.enqueue_at(q, next);
                 return;
             }
             // Turn used up while others wait: park the queue, URLs and all.
@@ -428,6 +435,7 @@ impl<T: Spillable> Frontier<T> {
                 self.host_next.insert(host.clone(), next);
             }
             self.parked.push_back((q, self.activations));
+            self.back[q].parked = true;
         } else {
             if let Some(host) = self.back[q].host.take() {
                 self.host_table.remove(&host);
@@ -481,9 +489,9 @@ impl<T: Spillable> Frontier<T> {
             return Hold::Busy;
         }
         let next = match self.host_table.get(host) {
-            Some(&q) => match self.heap.iter().find(|Reverse((_, x))| *x == q) {
-                Some(&Reverse((t, _))) => Some((t, Some(q))),
-                None if self.is_parked(q) => self.host_next.get(host).map(|&t| (t, None)),
+            Some(&q) => match self.back[q].in_heap {
+                Some(t) => Some((t, Some(q))),
+                None if self.back[q].parked => self.host_next.get(host).map(|&t| (t, None)),
                 // Active and out of the heap: being fetched.
                 None => return Hold::Busy,
             },
@@ -494,8 +502,10 @@ impl<T: Spillable> Frontier<T> {
                 return Hold::Wait(t);
             }
             if let Some(q) = in_heap {
-                // Bound: the heap holds at most one entry per active queue.
+                // Bound: the heap holds at most one entry per active queue (a hold is rare:
+                // one per robots.txt redirect to another host).
                 self.heap.retain(|Reverse((_, x))| *x != q);
+                self.back[q].in_heap = None;
             }
         }
         self.held.insert(host.to_string());
@@ -511,7 +521,7 @@ impl<T: Spillable> Frontier<T> {
         let next = now + gap;
         match self.host_table.get(host) {
             // An active queue (it was in the heap, or got its place meanwhile) goes back in.
-            Some(&q) if !self.is_parked(q) => self.heap.push(Reverse((next, q))),
+            Some(&q) if !self.back[q].parked => self.enqueue_at(q, next),
             _ => {
                 let at = self.host_next.entry(host.to_string()).or_insert(next);
                 *at = (*at).max(next);
@@ -519,8 +529,10 @@ impl<T: Spillable> Frontier<T> {
         }
     }
 
-    fn is_parked(&self, q: usize) -> bool {
-        self.parked.iter().any(|&(p, _)| p == q)
+    /// Queue `q` waits in the heap until `t`.
+    fn enqueue_at(&mut self, q: usize, t: Instant) {
+        self.back[q].in_heap = Some(t);
+        self.heap.push(Reverse((t, q)));
     }
 
     /// The host whose URLs `queue` serves.
@@ -546,6 +558,7 @@ impl<T: Spillable> Frontier<T> {
                     let none_new = self.front.iter().all(|f| f.is_empty());
                     if turned_over || (none_new && self.later_front.is_empty()) {
                         self.parked.pop_front();
+                        self.back[q].parked = false;
                         self.activate(q, now);
                         continue;
                     }
@@ -608,7 +621,7 @@ impl<T: Spillable> Frontier<T> {
             .as_ref()
             .is_some_and(|h| self.held.contains(h))
         {
-            self.heap.push(Reverse((t, q)));
+            self.enqueue_at(q, t);
         }
     }
 
@@ -814,6 +827,56 @@ mod tests {
         // Releasing a host never held changes nothing.
         f.release("e", t0, ms(5000));
         assert_eq!(f.hold("e", t0), Hold::Held);
+    }
+
+    /// A parked host held and released stays parked: it gets its place back once, in turn,
+    /// and is never in the heap twice.
+    #[test]
+    fn a_parked_host_held_and_released_comes_back_once() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut f: Frontier<i32> = Frontier::new(&cfg(1));
+        let n = TURN_PAGES as i32 + 2;
+        for i in 0..n {
+            f.push("a", 0, i);
+        }
+        f.push("b", 0, -1);
+        let mut now = t0;
+        // a's turn: TURN_PAGES fetches, then it is parked for b.
+        for _ in 0..TURN_PAGES {
+            let Pop::Ready { queue, host, .. } = f.pop(now) else {
+                panic!("a is due");
+            };
+            assert_eq!(host, "a");
+            f.done(queue, now, ms(1));
+            now += ms(1);
+        }
+        assert_eq!(f.hold("a", now), Hold::Held);
+        f.release("a", now, ms(100));
+        // b has the one place: a, parked, waits for it even past its gap.
+        let Pop::Ready { queue, host, .. } = f.pop(now) else {
+            panic!("b is due");
+        };
+        assert_eq!(host, "b");
+        assert!(matches!(f.pop(now + ms(200)), Pop::Busy));
+        f.done(queue, now, Duration::ZERO);
+        let mut hosts = vec![host];
+        // Bounded: b's one URL and a's last two.
+        for _ in 0..10 {
+            match f.pop(now) {
+                Pop::Ready { queue, host, .. } => {
+                    hosts.push(host);
+                    f.done(queue, now, Duration::ZERO);
+                }
+                Pop::Wait(t) => now = t,
+                Pop::Busy | Pop::Empty => break,
+            }
+        }
+        assert_eq!(hosts, ["b", "a", "a"]);
+        assert!(
+            now >= t0 + ms(u64::from(TURN_PAGES) + 100),
+            "a waited its released gap"
+        );
     }
 
     fn drain(f: &mut Frontier<(i32, i32)>, t0: Instant) -> Vec<(i32, i32)> {
