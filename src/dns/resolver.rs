@@ -262,7 +262,7 @@ impl Resolver {
             transmits: VecDeque::new(),
             tcp_queries: VecDeque::new(),
             events: VecDeque::new(),
-            waiting: Waiting::default(),
+            waiting: Waiting::new(MIN_DELAY),
             running_names: 0,
             cache,
             stats: DnsStats::default(),

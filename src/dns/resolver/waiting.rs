@@ -10,27 +10,38 @@
 //! then a second, then more), and the hosts behind it wait with it.
 
 use std::collections::VecDeque;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The waiting names, in the order they were asked; each is also in the resolver's
 /// `by_name` table (as `Family::Waiting`), so a second caller joins it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Waiting {
     names: VecDeque<(String, Instant)>,
+    /// A name with no more than this left has expired: the resolver's least timer step, so
+    /// no answer could be waited for.
+    least_wait: Duration,
 }
 
 impl Waiting {
+    /// An empty queue whose names expire with `least_wait` or less left.
+    pub(super) fn new(least_wait: Duration) -> Waiting {
+        Waiting {
+            names: VecDeque::new(),
+            least_wait,
+        }
+    }
+
     /// Queues `name`, to be resolved by `deadline` or fail.
     pub(super) fn push(&mut self, name: String, deadline: Instant) {
         self.names.push_back((name, deadline));
     }
 
-    /// The oldest waiting name whose time is up at `now`: less than a timer's least step
-    /// ([`super::MIN_DELAY`]) left, so no answer could be waited for. Every name gets the
-    /// same timeout when asked, so deadlines are in queue order and only the front can be due.
+    /// The oldest waiting name whose time is up at `now` (see `least_wait`). Every name gets
+    /// the same timeout when asked, so deadlines are in queue order and only the front can be
+    /// due.
     pub(super) fn pop_expired(&mut self, now: Instant) -> Option<String> {
         match self.names.front() {
-            Some(&(_, deadline)) if deadline <= now + super::MIN_DELAY => {
+            Some(&(_, deadline)) if deadline <= now + self.least_wait => {
                 self.names.pop_front().map(|(n, _)| n)
             }
             _ => None,
@@ -51,12 +62,12 @@ impl Waiting {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn names_leave_in_order_and_only_the_due_ones_expire() {
         let t0 = Instant::now();
-        let mut w = Waiting::default();
+        let least = Duration::from_millis(1);
+        let mut w = Waiting::new(least);
         w.push("a.test".into(), t0 + Duration::from_secs(1));
         w.push("b.test".into(), t0 + Duration::from_secs(2));
         assert_eq!(w.next_deadline(), Some(t0 + Duration::from_secs(1)));
@@ -69,7 +80,7 @@ mod tests {
         w.push("c.test".into(), t0 + Duration::from_secs(3));
         assert_eq!(w.pop().map(|(n, _)| n), Some("b.test".into()));
         // Less than a timer's least step left is as good as none.
-        let almost = t0 + Duration::from_secs(3) - super::super::MIN_DELAY / 2;
+        let almost = t0 + Duration::from_secs(3) - least / 2;
         assert_eq!(w.pop_expired(almost), Some("c.test".into()));
         assert_eq!((w.pop(), w.next_deadline()), (None, None));
     }
