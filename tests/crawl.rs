@@ -541,3 +541,113 @@ fn robots_txt_over_the_body_limit_still_has_its_first_part_obeyed() {
         .iter()
         .any(|l| l.outcome == ReturnCode::RobotsExcluded && l.url.ends_with("/private/x.html")));
 }
+
+/// A robots.txt that redirects to another host (on its own address, so nothing serializes
+/// the two on the wire): the rules found there govern the site that redirected, and the hop
+/// is spaced with the other host's own requests, as one of them.
+#[test]
+fn a_robots_redirect_to_another_host_is_spaced_with_that_hosts_requests() {
+    let (ra, rb) = ("ra.test", "rb.test");
+    let ips = [Ipv4Addr::new(127, 0, 2, 1), Ipv4Addr::new(127, 0, 2, 2)];
+    let http = HttpServer::start(HttpServerConfig {
+        addrs: ips.to_vec(),
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let port = http.port();
+    let page = |body: &str| Script::Respond(Response::ok(body.to_string(), "text/html"));
+    let mut routes = Routes::new();
+    routes.add(
+        ra,
+        "/robots.txt",
+        Script::Respond(Response::redirect(
+            301,
+            &format!("http://{rb}:{port}/robots.txt"),
+        )),
+    );
+    routes.add(ra, "/", page("<a href=/ok>ok</a> <a href=/private/x>x</a>"));
+    routes.add(ra, "/ok", page("<p>ok</p>"));
+    routes.add(ra, "/private/x", page("<p>private</p>"));
+    routes.add(
+        rb,
+        "/robots.txt",
+        Script::Respond(Response::ok(
+            "User-agent: *\nDisallow: /private/\n",
+            "text/plain",
+        )),
+    );
+    routes.add(
+        rb,
+        "/",
+        page("<a href=/p1>1</a> <a href=/p2>2</a> <a href=/p3>3</a>"),
+    );
+    for p in ["/p1", "/p2", "/p3"] {
+        routes.add(rb, p, page("<p>leaf</p>"));
+    }
+    http.set_routes(routes);
+    let dns = DnsServer::start(DnsServerConfig {
+        records: [(ra, ips[0]), (rb, ips[1])]
+            .into_iter()
+            .map(|(h, ip)| (h.to_string(), vec![Record::A(ip)]))
+            .collect(),
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    let out = temp_dir("crawl-robots-hop").join("out");
+    let (seed_b, seed_a) = (
+        format!("http://{rb}:{port}/"),
+        format!("http://{ra}:{port}/"),
+    );
+    let dns_addr = dns.addr().to_string();
+    let res = spinneret(
+        &[
+            "crawl",
+            &seed_b,
+            &seed_a,
+            "--out",
+            out.to_str().unwrap(),
+            "--dns-server",
+            &dns_addr,
+            "--hosts-file",
+            "none",
+            "--allow-private",
+            "--delay-ms",
+            "300",
+            "--delay-factor",
+            "0",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        res.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let reqs = http.requests();
+    let paths = |host: &str| -> Vec<String> {
+        reqs.iter()
+            .filter(|r| r.host == host)
+            .map(|r| r.target.clone())
+            .collect()
+    };
+    // rb.test's rules govern ra.test: its /private/ is not fetched, the rest is.
+    let a = paths(ra);
+    assert!(a.contains(&"/ok".to_string()), "{a:?}");
+    assert!(!a.iter().any(|p| p.starts_with("/private/")), "{a:?}");
+    // rb.test: its own robots.txt, the hop for ra.test's, and its four pages, all spaced.
+    let b = paths(rb);
+    assert_eq!(
+        b.iter().filter(|p| p.as_str() == "/robots.txt").count(),
+        2,
+        "{b:?}"
+    );
+    assert_eq!(b.len(), 6, "{b:?}");
+    common::assert_spaced(
+        reqs.iter().filter(|r| r.host == rb),
+        Duration::from_millis(300),
+        rb,
+    );
+}
