@@ -304,17 +304,7 @@ fn more_hosts_than_back_queues_all_get_served() {
         }
     }
     assert_eq!(f.len(), 30);
-    let mut got = Vec::new();
-    for _ in 0..1000 {
-        match f.pop(t0) {
-            Pop::Ready { queue, item, .. } => {
-                got.push(item);
-                f.done(queue, t0, Duration::ZERO);
-            }
-            Pop::Empty => break,
-            other => panic!("{other:?}"),
-        }
-    }
+    let mut got = drain(&mut f, t0);
     got.sort();
     let want: Vec<(i32, i32)> = (0..10).flat_map(|h| (0..3).map(move |i| (h, i))).collect();
     assert_eq!(got, want);
