@@ -10,6 +10,9 @@
 //! host, which their own jobs keep busy; so a hop waits for a busy host at most
 //! [`MAX_WAIT_FOR_BUSY`], then goes without holding it (as one request beside the other, which
 //! the fetcher's one connection per server IP still serializes on the wire).
+//!
+//! A partition holds hosts in its own frontier only: a hop to a host another partition owns
+//! (`--loops`, a cluster) is spaced against this partition's requests alone.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
