@@ -659,6 +659,7 @@ impl<S: Sink> Crawl<S> {
             ..FetchRequest::new(url, tag)
         })
     }
+
     /// What the frontier offers at `now` (robots.txt, exclusions and spacing applied).
     fn next_from_frontier(&mut self, now: Instant) -> Next {
         if let Some(e) = self.frontier.take_error() {
