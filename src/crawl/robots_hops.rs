@@ -7,9 +7,11 @@
 //! is spaced like one of its pages; the hop's end releases the host with its gap.
 //!
 //! Two robots.txt fetches that redirect to each other's host would each wait for the other's
-//! host, which their own jobs keep busy; so a hop waits for a busy host at most
-//! [`MAX_WAIT_FOR_BUSY`], then goes without holding it (as one request beside the other, which
-//! the fetcher's one connection per server IP still serializes on the wire).
+//! host, which their own jobs keep busy; so a hop that has waited [`MAX_WAIT_FOR_BUSY`] in all
+//! and finds its host busy goes without holding it (as one request beside the other, which
+//! the fetcher's one connection per server IP still serializes on the wire). A host waiting
+//! out its gap is always waited for: hops are asked before the frontier, so when the gap
+//! ends the hop holds the host before its next page can be popped.
 //!
 //! A partition holds hosts in its own frontier only: a hop to a host another partition owns
 //! (`--loops`, a cluster) is spaced against this partition's requests alone.
@@ -21,7 +23,7 @@ use super::frontier::{Frontier, Hold};
 use super::spill::Spillable;
 use crate::fetcher::FetchRequest;
 
-/// How long a hop waits for a host that stays busy before it goes without holding it.
+/// How long a hop waits in all before it goes without holding a host it finds busy.
 pub const MAX_WAIT_FOR_BUSY: Duration = Duration::from_secs(30);
 
 /// A hop waiting for its host.
