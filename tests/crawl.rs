@@ -386,6 +386,27 @@ fn politeness_per_host_no_overlap_and_delay_between_requests() {
     }
 }
 
+/// An HTTP server on the hosts' addresses (its routes to be set) and a DNS server naming
+/// them.
+fn serve_hosts(hosts: &[(&str, Ipv4Addr)]) -> (HttpServer, DnsServer) {
+    let http = HttpServer::start(HttpServerConfig {
+        addrs: hosts.iter().map(|&(_, ip)| ip).collect(),
+        lifetime: LIFETIME,
+        ..HttpServerConfig::default()
+    })
+    .expect("http server");
+    let dns = DnsServer::start(DnsServerConfig {
+        records: hosts
+            .iter()
+            .map(|&(h, ip)| (h.to_string(), vec![Record::A(ip)]))
+            .collect(),
+        lifetime: LIFETIME,
+        ..DnsServerConfig::default()
+    })
+    .expect("dns server");
+    (http, dns)
+}
+
 /// Crawls one host (`name` → 127.0.0.1 via the test DNS) served by `routes`, with no delays;
 /// returns the server (for its request log) and the output directory.
 fn crawl_one_host(
@@ -394,20 +415,8 @@ fn crawl_one_host(
     extra: &[&str],
     tag: &str,
 ) -> (HttpServer, std::path::PathBuf, Option<i32>) {
-    let http = HttpServer::start(HttpServerConfig {
-        routes,
-        lifetime: LIFETIME,
-        ..HttpServerConfig::default()
-    })
-    .unwrap();
-    let dns = DnsServer::start(DnsServerConfig {
-        records: [(name.to_string(), vec![Record::A(Ipv4Addr::LOCALHOST)])]
-            .into_iter()
-            .collect(),
-        lifetime: LIFETIME,
-        ..DnsServerConfig::default()
-    })
-    .unwrap();
+    let (http, dns) = serve_hosts(&[(name, Ipv4Addr::LOCALHOST)]);
+    http.set_routes(routes);
     let out = temp_dir(tag).join("out");
     let seed = format!("http://{name}:{}/", http.port());
     let dns_addr = dns.addr().to_string();
@@ -548,13 +557,10 @@ fn robots_txt_over_the_body_limit_still_has_its_first_part_obeyed() {
 #[test]
 fn a_robots_redirect_to_another_host_is_spaced_with_that_hosts_requests() {
     let (ra, rb) = ("ra.test", "rb.test");
-    let ips = [Ipv4Addr::new(127, 0, 2, 1), Ipv4Addr::new(127, 0, 2, 2)];
-    let http = HttpServer::start(HttpServerConfig {
-        addrs: ips.to_vec(),
-        lifetime: LIFETIME,
-        ..HttpServerConfig::default()
-    })
-    .expect("http server");
+    let (http, dns) = serve_hosts(&[
+        (ra, Ipv4Addr::new(127, 0, 2, 1)),
+        (rb, Ipv4Addr::new(127, 0, 2, 2)),
+    ]);
     let port = http.port();
     let page = |body: &str| Script::Respond(Response::ok(body.to_string(), "text/html"));
     let mut routes = Routes::new();
@@ -586,15 +592,6 @@ fn a_robots_redirect_to_another_host_is_spaced_with_that_hosts_requests() {
         routes.add(rb, p, page("<p>leaf</p>"));
     }
     http.set_routes(routes);
-    let dns = DnsServer::start(DnsServerConfig {
-        records: [(ra, ips[0]), (rb, ips[1])]
-            .into_iter()
-            .map(|(h, ip)| (h.to_string(), vec![Record::A(ip)]))
-            .collect(),
-        lifetime: LIFETIME,
-        ..DnsServerConfig::default()
-    })
-    .expect("dns server");
     let out = temp_dir("crawl-robots-hop").join("out");
     let (seed_b, seed_a) = (
         format!("http://{rb}:{port}/"),
