@@ -313,15 +313,16 @@ impl HostGate {
 
     /// The gap before the host of a robots.txt redirect hop to another host (`robots_hops`)
     /// may be contacted again: as after one of its pages, and at least what a 429 or 503
-    /// asked.
+    /// asked. Asked after [`Self::robots_done`] has taken the answer, so a 429's slowdown
+    /// counts.
     pub fn hop_gap(&self, done: &FetchDone<'_>, now: Instant) -> Duration {
-        let url = &done.request.url;
-        let asked = self
-            .manners
-            .retry_after(done, now)
-            .unwrap_or(Duration::ZERO);
-        self.gap(done, self.robots.crawl_delay(&origin_key(url)))
-            .max(asked)
+        let asked = match says_later(done) {
+            true => self.manners.retry_after(done, now),
+            false => None,
+        };
+        let origin = origin_key(&done.request.url);
+        self.gap(done, self.robots.crawl_delay(&origin))
+            .max(asked.unwrap_or(Duration::ZERO))
     }
 
     /// The gap before the host may be contacted again (ARCHITECTURE §8), longer for a host

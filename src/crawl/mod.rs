@@ -768,11 +768,12 @@ impl<S: Sink> FetchSource for Crawl<S> {
                 hops,
                 held,
             } => {
+                // First: the answer may slow the hop's host down (a 429).
+                self.robots_done(done, origin, queue, hops, now);
                 if let Some(host) = held {
                     let gap = self.gate.hop_gap(done, now);
                     self.frontier.release(&host, now, gap);
                 }
-                self.robots_done(done, origin, queue, hops, now)
             }
         }
     }

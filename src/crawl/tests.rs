@@ -323,6 +323,35 @@ fn robots_redirect_to_another_host_keeps_its_spacing() {
     assert_spaced(&sim, "b.test", secs(1));
 }
 
+/// A hop answered 429 slows its host down like any 429 from it: the host's next request
+/// waits twice the delay.
+#[test]
+fn a_robots_hop_answered_429_slows_its_host_down() {
+    let mut web = Web::default();
+    web.redirect("http://a.test/robots.txt", 301, "http://b.test/robots.txt")
+        // b.test's own robots.txt fetch comes first (the hop waits for b.test's turn).
+        .in_turn(
+            "http://b.test/robots.txt",
+            vec![
+                sim::Reply::Raw(sim::response(200, &[], "")),
+                sim::Reply::Raw(sim::response(429, &[], "")),
+            ],
+        )
+        .page("http://a.test/", &[]);
+    site(&mut web, "b.test", 4);
+    let mut sim = Sim::new(config(0.0), web, &["http://b.test/", "http://a.test/"]);
+    sim.run(STEPS);
+    let b = sim.issued_to("b.test");
+    // The second robots.txt request is the hop (answered 429).
+    let hop = (0..b.len())
+        .filter(|&i| b[i].url.ends_with("/robots.txt"))
+        .nth(1)
+        .expect("the hop to b.test/robots.txt");
+    let next = b.get(hop + 1).expect("a request to b.test after the hop");
+    let gap = next.at - b[hop].end.expect("completed");
+    assert!(gap >= secs(2), "{} came {gap:?} after the 429", next.url);
+}
+
 /// Two hosts whose robots.txt redirect to each other's: each hop waits for a host the other
 /// job keeps busy, so neither would go; each goes unheld once it has waited
 /// `robots_hops::MAX_WAIT_FOR_BUSY`, and both hosts' URLs end (as robots.txt unreachable:
