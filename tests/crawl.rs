@@ -598,25 +598,9 @@ fn a_robots_redirect_to_another_host_is_spaced_with_that_hosts_requests() {
         format!("http://{ra}:{port}/"),
     );
     let dns_addr = dns.addr().to_string();
-    let res = spinneret(
-        &[
-            "crawl",
-            &seed_b,
-            &seed_a,
-            "--out",
-            out.to_str().unwrap(),
-            "--dns-server",
-            &dns_addr,
-            "--hosts-file",
-            "none",
-            "--allow-private",
-            "--delay-ms",
-            "300",
-            "--delay-factor",
-            "0",
-        ],
-        Duration::from_secs(60),
-    );
+    let mut args = common::loopback_args("crawl", &out, "300");
+    args.extend([seed_b.as_str(), &seed_a, "--dns-server", &dns_addr]);
+    let res = spinneret(&args, Duration::from_secs(60));
     assert_eq!(
         res.status.code(),
         Some(0),

@@ -330,14 +330,8 @@ impl<S: Sink> Crawl<S> {
         }
         // Later than any host's next contact: every queued URL pops at once.
         let far = self.last_now + Duration::from_secs(100 * 365 * 24 * 3600);
-        let hops: Vec<FetchRequest> = self.hops.drain().collect();
-        for req in self
-            .ready
-            .drain(..)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .chain(hops)
-        {
+        let unissued: Vec<FetchRequest> = self.ready.drain(..).chain(self.hops.drain()).collect();
+        for req in unissued {
             match self.inflight.try_remove(req.tag as usize) {
                 Some(Job::Robots { queue, .. }) => {
                     self.frontier.done(queue, far, Duration::ZERO);
