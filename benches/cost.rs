@@ -306,6 +306,7 @@ impl Store {
             truncated: None,
             spooled: None,
             deflated: None,
+            stored_from: None,
         };
         self.warc
             .write_exchange_with_sketch(&exchange, page_sketch)?;

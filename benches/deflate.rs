@@ -47,7 +47,7 @@ fn bench(cr: &mut Criterion) {
     let mut dout = vec![0u8; d.gzip_compress_bound(data.len())];
     let d_len = d.gzip_compress(&data, &mut dout).unwrap();
     let mut ours = BlockDeflater::new(1, false);
-    let mut buf = Some(ours.deflate(&data, Vec::new()).unwrap().into_buffer());
+    let mut buf = Some(ours.deflate(&data, None, Vec::new()).unwrap().into_buffer());
     let o_len = buf.as_ref().map_or(0, Vec::len);
     eprintln!(
         "record {} B: ours (level 1) -> {} B deflate ({:.3}), zlib-rs level 1 -> {} B deflate \
@@ -66,7 +66,9 @@ fn bench(cr: &mut Criterion) {
         .throughput(Throughput::Bytes(data.len() as u64));
     g.bench_function("ours_level1", |b| {
         b.iter(|| {
-            let block = ours.deflate(black_box(&data), buf.take().unwrap()).unwrap();
+            let block = ours
+                .deflate(black_box(&data), None, buf.take().unwrap())
+                .unwrap();
             buf = Some(black_box(block).into_buffer());
         })
     });

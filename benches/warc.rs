@@ -50,6 +50,7 @@ fn bench_writer(c: &mut Criterion, dir: &Path) {
         spooled: None,
         deflated: None,
         truncated: None,
+        stored_from: None,
     };
     let exchange_bytes = (request.len() + response.len()) as u64;
 

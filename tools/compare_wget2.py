@@ -2,13 +2,14 @@
 """Crawl one loopback web with spinneret and with wget2, in alternating rounds, and compare.
 
 Usage: tools/compare_wget2.py [--hosts 500] [--pages 40] [--page-kb 15] [--shape linked]
-                              [--rounds 3] [--https] [--fetch-list] [--no-build] [--keep]
+                              [--rounds 3] [--https] [--gzip] [--fetch-list] [--no-build] [--keep]
 
 The web is the bench's test web (`spinneret-testserver files`: pages linking mostly to
 random pages of other hosts), written to disk and served by nginx, every host on its own
 loopback address (127.1.x.y) and all on one port; with --https nginx speaks TLS and HTTP/2
 with certificates from a private CA this script makes with openssl (spinneret is given
---ca-file, wget2 --ca-certificate). Both crawlers resolve the hosts through a generated
+--ca-file, wget2 --ca-certificate); with --gzip every file is also stored gzip-compressed and
+nginx sends that copy to a client that accepts gzip (both crawlers ask for it). Both crawlers resolve the hosts through a generated
 /etc/hosts bind-mounted in a private mount namespace (`unshare -m`; `unshare -rm` when not
 root): the system's file is never touched.
 
@@ -24,6 +25,7 @@ medians and the ratios. Skips, saying why, where wget2, nginx, openssl or a priv
 namespace is missing. Every child has a timeout; nginx is stopped in any case.
 """
 import argparse
+import gzip
 import json
 import os
 import random
@@ -130,10 +132,22 @@ def make_certs(work, hosts, timeout):
     return ca_pem, key, certs
 
 
+def precompress(site):
+    """Writes NAME.gz beside every file of `site` (gzip level 6, a common server setting), for
+    nginx's gzip_static."""
+    for root, _, files in os.walk(site):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                data = f.read()
+            with open(path + ".gz", "wb") as f:
+                f.write(gzip.compress(data, compresslevel=6, mtime=0))
+
+
 class Nginx:
     """nginx serving `site` on every host's address, with a stub_status on 127.0.0.1."""
 
-    def __init__(self, work, site, hosts, port, workers, tls):
+    def __init__(self, work, site, hosts, port, workers, tls, gzip_static=False):
         self.dir = os.path.join(work, "nginx")
         os.makedirs(self.dir)
         self.log = os.path.join(self.dir, "access.log")
@@ -163,6 +177,7 @@ http {{
   default_type text/html;
   server_tokens off;
   sendfile on;
+  gzip_static {"on" if gzip_static else "off"};
   ssl_session_cache shared:SSL:10m;
   log_format conns '{LOG_FORMAT}';
   access_log {self.log} conns;
@@ -299,6 +314,9 @@ def main():
     ap.add_argument("--shape", default="linked", choices=["linked", "clustered"])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--https", action="store_true", help="nginx with TLS and HTTP/2")
+    ap.add_argument("--gzip", action="store_true",
+                    help="every file also pre-compressed (gzip -6), which nginx sends to a client "
+                         "that accepts gzip (gzip_static), as most real servers send HTML")
     ap.add_argument("--fetch-list", action="store_true",
                     help="spinneret fetch -i vs wget2 -i --max-threads=16 over the URLs shuffled")
     ap.add_argument("--nginx-workers", type=int, default=1,
@@ -361,7 +379,9 @@ def main():
             sys.exit("spinneret-testserver files failed")
         expected = [u for u in open(urls_file).read().split("\n") if u]
         tls = make_certs(work, args.hosts, args.timeout) if args.https else None
-        nginx = Nginx(work, site, args.hosts, port, args.nginx_workers, tls)
+        if args.gzip:
+            precompress(site)
+        nginx = Nginx(work, site, args.hosts, port, args.nginx_workers, tls, args.gzip)
 
         if args.fetch_list:
             mode = "fetch-list"
@@ -391,7 +411,8 @@ def main():
         print(f"compare_wget2: {args.shape} web of {args.hosts} hosts x {args.pages} pages "
               f"x ~{args.page_kb} KB ({len(expected)} URLs), {mode} on nginx "
               f"({args.nginx_workers} worker{'s' if args.nginx_workers > 1 else ''}"
-              f"{', TLS + HTTP/2' if args.https else ''}), {args.rounds} round(s)")
+              f"{', TLS + HTTP/2' if args.https else ''}"
+              f"{', gzip-coded when asked' if args.gzip else ''}), {args.rounds} round(s)")
         print(f"  spinneret: {' '.join(os.path.basename(a) if a == exe else a for a in spin[:2])} "
               f"{' '.join(spin[2:] + args.spinneret_args.split()).replace(work, 'WORK')} -o WORK/out")
         print(f"  wget2:     {' '.join(wget).replace(work, 'WORK')} -P WORK/out")

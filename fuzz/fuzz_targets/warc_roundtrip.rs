@@ -140,6 +140,8 @@ fuzz_target!(|data: &[u8]| {
                 spooled: None,
                 deflated: None,
                 truncated: (flags & 4 != 0).then_some(Truncated::Disconnect),
+                // Any offset, in the block or past it: the block reads back the same.
+                stored_from: (data[1] & 2 != 0).then_some(usize::from(data[2])),
             })
             .unwrap();
         let revisit = w

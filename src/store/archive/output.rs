@@ -368,7 +368,12 @@ impl Output {
                 None => self.refers_to(done, digest, date),
             };
             let head_len = done.response.len() - done.payload.len();
-            let pending = self.page_work(done, scheduled, refers_to.is_none())?;
+            // A payload compressed already is stored in the record, not deflated again.
+            let stored_from = done
+                .head
+                .filter(|h| warc::compressed_payload(h))
+                .map(|_| head_len);
+            let pending = self.page_work(done, scheduled, refers_to.is_none(), stored_from)?;
             // Only without a page worker (see DEFLATE_AHEAD_BACKLOG).
             let deflated = if refers_to.is_none()
                 && done.spooled.is_none()
@@ -379,9 +384,11 @@ impl Output {
                 let deflater = self
                     .deflater
                     .get_or_insert_with(|| BlockDeflater::new(level, digest));
-                Some(Box::new(
-                    deflater.deflate(done.response, self.warc.empty_buffer())?,
-                ))
+                Some(Box::new(deflater.deflate(
+                    done.response,
+                    stored_from,
+                    self.warc.empty_buffer(),
+                )?))
             } else {
                 None
             };
@@ -420,6 +427,7 @@ impl Output {
                 refers_to,
                 deflated,
                 head_len,
+                stored_from,
                 pending,
                 spare: None,
                 db_record,
@@ -463,6 +471,7 @@ impl Output {
         done: &FetchDone<'_>,
         scheduled: Option<&Scheduled<'_>>,
         full: bool,
+        stored_from: Option<usize>,
     ) -> io::Result<Option<page_work::PageResult>> {
         let Some(worker) = &self.worker else {
             return Ok(None);
@@ -501,6 +510,7 @@ impl Output {
         let job = PageJob {
             response: shared.filter(|_| needs_response).cloned(),
             deflate: deflate.then(|| self.warc.empty_buffer()),
+            stored_from,
             content,
         };
         Ok(Some(worker.submit(job)?))

@@ -39,8 +39,10 @@ pub(super) const PAGE_QUEUE_BYTES: usize = 16 << 20;
 pub(super) struct PageJob {
     /// The whole response (head and body) as received.
     pub(super) response: Option<Arc<SharedBytes>>,
-    /// Deflate all of `response` into this (reused) buffer.
+    /// Deflate all of `response` into this (reused) buffer...
     pub(super) deflate: Option<Vec<u8>>,
+    /// ...storing its payload from here on, compressed already (`warc::compressed_payload`).
+    pub(super) stored_from: Option<usize>,
     pub(super) content: Option<ContentJob>,
 }
 
@@ -259,7 +261,7 @@ fn work(
         }
     }
     if let Some(buf) = job.deflate {
-        done.deflated = Some(deflater.deflate(response, buf)?);
+        done.deflated = Some(deflater.deflate(response, job.stored_from, buf)?);
     }
     Ok(done)
 }
@@ -334,6 +336,7 @@ mod tests {
                 response: Some(a.clone()),
                 deflate: Some(Vec::new()),
                 content: Some(in_response(&a)),
+                stored_from: None,
             })
             .unwrap();
         let copy = w
@@ -349,6 +352,7 @@ mod tests {
                         markdown: true,
                     },
                 }),
+                stored_from: None,
             })
             .unwrap();
         let text_only = w
@@ -363,6 +367,7 @@ mod tests {
                     },
                     ..in_response(&a)
                 }),
+                stored_from: None,
             })
             .unwrap();
         let plain = w
@@ -370,6 +375,7 @@ mod tests {
                 response: Some(a.clone()),
                 deflate: Some(Vec::new()),
                 content: None,
+                stored_from: None,
             })
             .unwrap();
         let first = first.recv().unwrap().unwrap();
@@ -447,6 +453,7 @@ mod tests {
             response: None,
             deflate: None,
             content: None,
+            stored_from: None,
         };
         assert!(w.submit(job).is_err());
     }

@@ -34,6 +34,7 @@ fn real_warc(dir: &Path, n: u64) -> Vec<u8> {
             spooled: None,
             deflated: None,
             truncated: None,
+            stored_from: None,
         })
         .unwrap();
     }

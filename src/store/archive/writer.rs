@@ -107,6 +107,8 @@ pub(super) struct OwnedExchange {
     pub(super) deflated: Option<Box<DeflatedBlock>>,
     /// The length of the response's HTTP head.
     pub(super) head_len: usize,
+    /// `Some(head_len)` when the payload is compressed already: stored, not deflated again.
+    pub(super) stored_from: Option<usize>,
     /// The page worker's result for this exchange (`page_work`): its deflated block and
     /// sketch, taken when the writer reaches it.
     pub(super) pending: Option<PageResult>,
@@ -756,6 +758,7 @@ pub(super) fn write_exchange(
                 spooled: ex.spooled.as_deref(),
                 truncated: ex.truncated.map(Into::into),
                 deflated: ex.deflated.as_deref(),
+                stored_from: ex.stored_from,
             },
             ex.sketch,
         )?,

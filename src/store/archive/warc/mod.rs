@@ -357,6 +357,9 @@ pub struct Exchange<'a> {
     pub spooled: Option<&'a dyn SpoolFile>,
     /// The whole response, deflated ahead (`response` is then the head alone, for the index).
     pub deflated: Option<&'a DeflatedBlock>,
+    /// Where in `response` its payload starts, when the payload is compressed already
+    /// ([`compressed_payload`]): the record stores it instead of deflating it again.
+    pub stored_from: Option<usize>,
 }
 
 impl From<crate::fetcher::Truncation> for Truncated {
@@ -466,7 +469,7 @@ mod stored;
 pub mod stream;
 mod writer;
 
-pub use gzip::{BlockDeflater, DeflatedBlock, GzMember};
+pub use gzip::{compressed_payload, BlockDeflater, DeflatedBlock, GzMember};
 
 pub use writer::{WarcWriter, WriterOptions};
 

@@ -223,6 +223,7 @@ fn rotation_writes_complete_files_each_opened_by_warcinfo() {
             spooled: None,
             deflated: None,
             truncated: None,
+            stored_from: None,
         };
         w.write_exchange(&ex).unwrap();
         sent.push((ex.target_uri.to_string(), req, resp));
@@ -459,9 +460,12 @@ fn write_file_with(dir: &Path, exchanges: &[TestExchange], ahead: Ahead) -> Path
             Ahead::All => true,
             Ahead::Odd => i % 2 == 1,
             Ahead::None => false,
-        }
-        .then(|| deflater.deflate(resp, Vec::new()).unwrap());
+        };
         let head_len = memchr::memmem::find(resp, b"\r\n\r\n").map_or(resp.len(), |p| p + 4);
+        // A gzip-coded payload is stored, as the crawl stores it.
+        let stored_from =
+            memchr::memmem::find(&resp[..head_len], b"Content-Encoding: gzip").map(|_| head_len);
+        let deflated = deflated.then(|| deflater.deflate(resp, stored_from, Vec::new()).unwrap());
         let resp = if deflated.is_some() {
             &resp[..head_len]
         } else {
@@ -481,6 +485,7 @@ fn write_file_with(dir: &Path, exchanges: &[TestExchange], ahead: Ahead) -> Path
             spooled: None,
             truncated: *truncated,
             deflated: deflated.as_ref(),
+            stored_from,
         })
         .unwrap();
     }
@@ -688,6 +693,7 @@ fn write_mixed_with(
                     spooled: None,
                     deflated: None,
                     truncated: None,
+                    stored_from: None,
                 },
                 (sketch && i % 3 == 1).then_some(crate::content::Sketch([i as u8; 64])),
             )
@@ -969,6 +975,7 @@ fn no_index_unless_asked() {
             spooled: None,
             deflated: None,
             truncated: None,
+            stored_from: None,
         })
         .unwrap();
     let (files, indexes) = w.finish_indexed().unwrap();
@@ -1085,6 +1092,7 @@ fn index_lines_are_on_disk_before_the_file_closes() {
             spooled: None,
             deflated: None,
             truncated: Some(Truncated::Time),
+            stored_from: None,
         })
         .unwrap();
     }
@@ -1218,7 +1226,7 @@ fn response_records_have_no_block_digest_unless_asked() {
     let whole = [head.clone(), body.clone()].concat();
     let spool = MemSpool(body.clone());
     let mut deflater = BlockDeflater::new(1, false);
-    let ahead = deflater.deflate(&whole, Vec::new()).unwrap();
+    let ahead = deflater.deflate(&whole, None, Vec::new()).unwrap();
     let mut w = WarcWriter::create(&dir, "d", 1 << 30, 1, info(), [9; 16]).unwrap();
     for (i, (response, spooled, deflated)) in [
         (&whole[..], None, None),
@@ -1242,6 +1250,7 @@ fn response_records_have_no_block_digest_unless_asked() {
             spooled,
             deflated,
             truncated: None,
+            stored_from: None,
         })
         .unwrap();
     }
@@ -1287,7 +1296,7 @@ fn blocks_deflated_ahead_inflate_back_whatever_their_size_and_level() {
         let mut deflater = BlockDeflater::new(level, true);
         for len in [0, 100, 70_000, 300_000] {
             let block = noise(len as u64 + 1, len);
-            let d = deflater.deflate(&block, Vec::new()).unwrap();
+            let d = deflater.deflate(&block, None, Vec::new()).unwrap();
             let mut back = Vec::new();
             std::io::Read::read_to_end(
                 &mut flate2::read::DeflateDecoder::new(&d.data[..]),

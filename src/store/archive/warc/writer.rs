@@ -105,6 +105,19 @@ enum FileState {
     Finished,
 }
 
+/// How the second record of a pair gets its block into its gzip member.
+#[derive(Clone, Copy)]
+enum BlockSource<'a> {
+    /// The block is given whole: deflated with its header.
+    Whole,
+    /// The given block is the response head; the payload is streamed from a spool file.
+    Spooled(&'a dyn SpoolFile),
+    /// Deflated ahead; the given block is the head alone.
+    Deflated(&'a DeflatedBlock),
+    /// Whole, with its payload from this offset compressed already: stored, not deflated.
+    StoredFrom(usize),
+}
+
 /// Appends exchanges to size-rotated `.warc.gz` files, one gzip member per record.
 pub struct WarcWriter {
     dir: PathBuf,
@@ -364,8 +377,7 @@ impl WarcWriter {
         second_type: RecordType,
         second_fields: &[(&str, &str)],
         second_block: &[u8],
-        second_spool: Option<&dyn SpoolFile>,
-        second_deflated: Option<&DeflatedBlock>,
+        second_source: BlockSource<'_>,
     ) -> io::Result<Written> {
         let req_id = self.ids.next_id();
         let mut second_text = Vec::with_capacity(48);
@@ -397,39 +409,8 @@ impl WarcWriter {
         let mut streamed = 0u64;
         let block_digest =
             second_type != RecordType::Response || self.options.response_block_digest;
-        match (second_spool, second_deflated) {
-            (None, deflated) => {
-                let (len, digest) = match deflated {
-                    Some(block) => (block.block_len, block.digest),
-                    None => (
-                        second_block.len() as u64,
-                        block_digest.then(|| sha1(second_block)),
-                    ),
-                };
-                write_record_header(
-                    &mut self.record_buf,
-                    second_type,
-                    second_id,
-                    date,
-                    &fields,
-                    "application/http;msgtype=response",
-                    len,
-                    digest.as_ref(),
-                );
-                match deflated {
-                    Some(block) => {
-                        self.gz
-                            .encode_joined(&self.record_buf, block, &mut self.gz_buf)?
-                    }
-                    // Header, block and record end compressed in turn: the block is not
-                    // copied next to its header first.
-                    None => self.gz.encode_parts(
-                        &[&self.record_buf, second_block, b"\r\n\r\n"],
-                        &mut self.gz_buf,
-                    )?,
-                }
-            }
-            (Some(spool), _) => {
+        match second_source {
+            BlockSource::Spooled(spool) => {
                 let FileState::Open(f) = &mut self.state else {
                     return Err(io::Error::other("WARC writer has no open file"));
                 };
@@ -454,6 +435,51 @@ impl WarcWriter {
                         self.state = FileState::Failed(e.kind());
                         return Err(e);
                     }
+                }
+            }
+            _ => {
+                let (len, digest) = match second_source {
+                    BlockSource::Deflated(block) => (block.block_len, block.digest),
+                    _ => (
+                        second_block.len() as u64,
+                        block_digest.then(|| sha1(second_block)),
+                    ),
+                };
+                write_record_header(
+                    &mut self.record_buf,
+                    second_type,
+                    second_id,
+                    date,
+                    &fields,
+                    "application/http;msgtype=response",
+                    len,
+                    digest.as_ref(),
+                );
+                let stored = match second_source {
+                    BlockSource::StoredFrom(at) => second_block.split_at_checked(at),
+                    _ => None,
+                };
+                match (second_source, stored) {
+                    (BlockSource::Deflated(block), _) => {
+                        self.gz
+                            .encode_joined(&self.record_buf, block, &mut self.gz_buf)?
+                    }
+                    // A payload compressed already is stored: the record header and the
+                    // HTTP head (copied after it, a few hundred bytes) are deflated.
+                    (_, Some((head, payload))) => {
+                        self.record_buf.extend_from_slice(head);
+                        self.gz.encode_then_store(
+                            &self.record_buf,
+                            &[payload, b"\r\n\r\n"],
+                            &mut self.gz_buf,
+                        )?
+                    }
+                    // Header, block and record end compressed in turn: the block is not
+                    // copied next to its header first.
+                    _ => self.gz.encode_parts(
+                        &[&self.record_buf, second_block, b"\r\n\r\n"],
+                        &mut self.gz_buf,
+                    )?,
                 }
             }
         }
@@ -528,8 +554,12 @@ impl WarcWriter {
                 RecordType::Response,
                 &resp_fields,
                 ex.response,
-                ex.spooled,
-                ex.deflated,
+                match (ex.spooled, ex.deflated, ex.stored_from) {
+                    (Some(spool), _, _) => BlockSource::Spooled(spool),
+                    (None, Some(block), _) => BlockSource::Deflated(block),
+                    (None, None, Some(at)) => BlockSource::StoredFrom(at),
+                    (None, None, None) => BlockSource::Whole,
+                },
             )
         };
         self.field_text = t;
@@ -583,8 +613,7 @@ impl WarcWriter {
             RecordType::Revisit,
             rv_fields,
             rv.response_head,
-            None,
-            None,
+            BlockSource::Whole,
         )?;
         self.index(
             RecordType::Revisit,
