@@ -122,6 +122,22 @@ impl Engine {
         Ok(crc)
     }
 
+    /// Byte-aligns what was deflated so far without ending the stream, so that stored blocks
+    /// can follow (and the compressor is not used again before a reset).
+    fn align(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
+        match self {
+            Engine::Zlib(c) => zlib_deflate(c, &[], FlushCompress::Sync, out),
+            #[cfg(isal_engine)]
+            Engine::Isal(_) => Ok(()),
+            // Its `Sync` is a stored header, not a flush: what it took is still in it.
+            #[cfg(not(isal_engine))]
+            Engine::Fast { stream, stale } => match stale {
+                true => Ok(()),
+                false => zlib_deflate(stream, &[], FlushCompress::Sync, out),
+            },
+        }
+    }
+
     /// Appends all of `data` to `out`, deflated: `Finish` ends the stream, `Sync`
     /// byte-aligns it, `None` only takes the input. ISA-L's pieces are byte-aligned and
     /// independent anyway, so for it `Sync` and `None` are the same.
@@ -301,7 +317,10 @@ impl GzMember {
     pub(super) fn start(&mut self, out: &mut Vec<u8>) -> StreamedMember {
         self.engine.reset();
         out.extend_from_slice(&self.header);
-        StreamedMember { crc: Crc::new() }
+        StreamedMember {
+            crc: Crc::new(),
+            storing: false,
+        }
     }
 
     pub(super) fn feed(
@@ -310,20 +329,43 @@ impl GzMember {
         data: &[u8],
         out: &mut Vec<u8>,
     ) -> io::Result<()> {
+        debug_assert!(!m.storing, "deflated data after stored data");
         m.crc.update(data);
         self.engine.deflate(data, FlushCompress::None, out)
     }
 
+    /// Appends `data` (compressed already) as stored blocks; the member takes only more of
+    /// them after it.
+    pub(super) fn store(
+        &mut self,
+        m: &mut StreamedMember,
+        data: &[u8],
+        out: &mut Vec<u8>,
+    ) -> io::Result<()> {
+        if !m.storing {
+            self.engine.align(out)?;
+            m.storing = true;
+        }
+        m.crc.update(data);
+        super::stored::push_stored(data, false, out);
+        Ok(())
+    }
+
     pub(super) fn end(&mut self, m: StreamedMember, out: &mut Vec<u8>) -> io::Result<()> {
-        self.engine.deflate(&[], FlushCompress::Finish, out)?;
+        match m.storing {
+            true => super::stored::push_stored(&[], true, out),
+            false => self.engine.deflate(&[], FlushCompress::Finish, out)?,
+        }
         m.crc.write_trailer(out);
         Ok(())
     }
 }
 
-/// A gzip member being streamed: the CRC and length of its data so far.
+/// A gzip member being streamed: the CRC and length of its data so far, and whether stored
+/// blocks have begun.
 pub(super) struct StreamedMember {
     crc: Crc,
+    storing: bool,
 }
 
 /// Deflate's worst-case output for `len` bytes of input: stored blocks, 5 bytes per 16 KiB

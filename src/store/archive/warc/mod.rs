@@ -358,7 +358,8 @@ pub struct Exchange<'a> {
     /// The whole response, deflated ahead (`response` is then the head alone, for the index).
     pub deflated: Option<&'a DeflatedBlock>,
     /// Where in `response` its payload starts, when the payload is compressed already
-    /// ([`compressed_payload`]): the record stores it instead of deflating it again.
+    /// ([`compressed_payload`]): the record stores it instead of deflating it again. (With
+    /// `spooled`, `response.len()`: the payload is all in the spool.)
     pub stored_from: Option<usize>,
 }
 

@@ -26,6 +26,8 @@ pub(super) struct SpooledRecord<'a> {
     pub(super) spool: &'a dyn SpoolFile,
     /// Give it a `WARC-Block-Digest` (a pass over the spool of its own).
     pub(super) block_digest: bool,
+    /// The payload is compressed already (`gzip::compressed_payload`): stored, not deflated.
+    pub(super) stored: bool,
 }
 
 /// Writes a response record whose payload is spooled: one pass over the spool for the block
@@ -68,7 +70,10 @@ pub(super) fn stream_spooled_record(
     gz.feed(&mut member, header, gz_buf)?;
     gz.feed(&mut member, r.head, gz_buf)?;
     for_each_chunk(r.spool, &mut chunk, |part| {
-        gz.feed(&mut member, part, gz_buf)?;
+        match r.stored {
+            true => gz.store(&mut member, part, gz_buf)?,
+            false => gz.feed(&mut member, part, gz_buf)?,
+        }
         if gz_buf.len() >= STREAM_FLUSH_BYTES {
             file.write_all(gz_buf)?;
             written += gz_buf.len() as u64;
@@ -76,7 +81,10 @@ pub(super) fn stream_spooled_record(
         }
         Ok(())
     })?;
-    gz.feed(&mut member, b"\r\n\r\n", gz_buf)?;
+    match r.stored {
+        true => gz.store(&mut member, b"\r\n\r\n", gz_buf)?,
+        false => gz.feed(&mut member, b"\r\n\r\n", gz_buf)?,
+    }
     gz.end(member, gz_buf)?;
     Ok(written)
 }

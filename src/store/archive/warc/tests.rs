@@ -1288,6 +1288,62 @@ fn response_records_have_no_block_digest_unless_asked() {
     let _ = fs::remove_dir_all(&dir);
 }
 
+/// A spooled payload compressed already is streamed into its member as stored blocks: the
+/// record reads back whole (block digest and all, which warcio checks) and its payload is in
+/// the file verbatim, at the fastest level and at zlib-rs's level 6.
+#[test]
+fn a_spooled_payload_compressed_already_is_stored() {
+    let head = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n".to_vec();
+    // Compressible, so found verbatim only if stored; over several spool chunks.
+    let body: Vec<u8> = (0..200_000u32)
+        .map(|i| b"png-ish "[i as usize % 8])
+        .collect();
+    let whole = [head.clone(), body.clone()].concat();
+    for level in [1, 6] {
+        let dir = temp_dir(&format!("spooled-stored-{level}"));
+        let spool = MemSpool(body.clone());
+        let opts = WriterOptions {
+            response_block_digest: true,
+            ..WriterOptions::default()
+        };
+        let mut w =
+            WarcWriter::create_with(&dir, "s", 1 << 30, level, info(), [4; 16], opts).unwrap();
+        w.write_exchange(&Exchange {
+            target_uri: "http://a.test/big.png",
+            date: UNIX_EPOCH,
+            ip: None,
+            request: b"GET /big.png HTTP/1.1\r\n\r\n",
+            response: &head,
+            payload_digest: Some(sha1(&body)),
+            spooled: Some(&spool),
+            deflated: None,
+            truncated: None,
+            stored_from: Some(head.len()),
+        })
+        .unwrap();
+        let files = w.finish().unwrap();
+        let bytes = fs::read(&files[0]).unwrap();
+        let recs = read_records(&bytes).unwrap();
+        let r = recs
+            .iter()
+            .find(|r| r.header("WARC-Type") == Some("response"))
+            .unwrap();
+        assert_eq!(r.block, whole, "level {level}");
+        assert!(
+            memchr::memmem::find(&bytes, &body[..60_000]).is_some(),
+            "level {level}: the payload was deflated"
+        );
+        if let Some(out) = warcio(&["check", "-v", files[0].to_str().unwrap()]) {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
 /// Deflated ahead, incompressible blocks of any size come out whole at every level: level 1
 /// expands them (fixed-code literals), and the record end after them must still fit.
 #[test]

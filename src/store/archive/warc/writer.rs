@@ -110,8 +110,9 @@ enum FileState {
 enum BlockSource<'a> {
     /// The block is given whole: deflated with its header.
     Whole,
-    /// The given block is the response head; the payload is streamed from a spool file.
-    Spooled(&'a dyn SpoolFile),
+    /// The given block is the response head; the payload is streamed from a spool file,
+    /// stored if compressed already.
+    Spooled(&'a dyn SpoolFile, bool),
     /// Deflated ahead; the given block is the head alone.
     Deflated(&'a DeflatedBlock),
     /// Whole, with its payload from this offset compressed already: stored, not deflated.
@@ -410,7 +411,7 @@ impl WarcWriter {
         let block_digest =
             second_type != RecordType::Response || self.options.response_block_digest;
         match second_source {
-            BlockSource::Spooled(spool) => {
+            BlockSource::Spooled(spool, stored) => {
                 let FileState::Open(f) = &mut self.state else {
                     return Err(io::Error::other("WARC writer has no open file"));
                 };
@@ -427,6 +428,7 @@ impl WarcWriter {
                         head: second_block,
                         spool,
                         block_digest,
+                        stored,
                     },
                 );
                 match res {
@@ -555,7 +557,7 @@ impl WarcWriter {
                 &resp_fields,
                 ex.response,
                 match (ex.spooled, ex.deflated, ex.stored_from) {
-                    (Some(spool), _, _) => BlockSource::Spooled(spool),
+                    (Some(spool), _, stored) => BlockSource::Spooled(spool, stored.is_some()),
                     (None, Some(block), _) => BlockSource::Deflated(block),
                     (None, None, Some(at)) => BlockSource::StoredFrom(at),
                     (None, None, None) => BlockSource::Whole,
