@@ -271,20 +271,19 @@ impl HostGate {
             self.robots_failures.remove(origin);
         }
         self.robots.fetch_done(origin, result, now);
-        let mut wait = Duration::ZERO;
-        if says_later(done) {
-            if done.status() == 429 {
-                self.manners
-                    .slow_down(done.request.url.host_str().unwrap_or_default());
-            }
-            // The server's own wait, if longer than the back-off: neither robots.txt nor
-            // anything else on the host is asked for before it.
-            if let Some(after) = self.manners.retry_after(done, now) {
-                self.robots.defer(origin, now + after);
-                wait = after;
-            }
+        if says_later(done) && done.status() == 429 {
+            self.manners
+                .slow_down(done.request.url.host_str().unwrap_or_default());
         }
-        let gap = self.gap(done, self.robots.crawl_delay(origin)).max(wait);
+        // The server's own wait, if longer than the back-off: neither robots.txt nor
+        // anything else on the host is asked for before it.
+        let asked = self.asked(done, now);
+        if let Some(after) = asked {
+            self.robots.defer(origin, now + after);
+        }
+        let gap = self
+            .gap(done, self.robots.crawl_delay(origin))
+            .max(asked.unwrap_or_default());
         RobotsDone::Done { gap, sitemaps }
     }
 
@@ -316,13 +315,16 @@ impl HostGate {
     /// asked. Asked after [`Self::robots_done`] has taken the answer, so a 429's slowdown
     /// counts.
     pub fn hop_gap(&self, done: &FetchDone<'_>, now: Instant) -> Duration {
-        let asked = match says_later(done) {
-            true => self.manners.retry_after(done, now),
-            false => None,
-        };
         let origin = origin_key(&done.request.url);
         self.gap(done, self.robots.crawl_delay(&origin))
-            .max(asked.unwrap_or(Duration::ZERO))
+            .max(self.asked(done, now).unwrap_or_default())
+    }
+
+    /// The wait a 429 or 503 answer asked for (`Retry-After`, or the back-off), if any.
+    fn asked(&self, done: &FetchDone<'_>, now: Instant) -> Option<Duration> {
+        says_later(done)
+            .then(|| self.manners.retry_after(done, now))
+            .flatten()
     }
 
     /// The gap before the host may be contacted again (ARCHITECTURE §8), longer for a host

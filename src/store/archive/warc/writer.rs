@@ -457,18 +457,15 @@ impl WarcWriter {
                     len,
                     digest.as_ref(),
                 );
-                let stored = match second_source {
-                    BlockSource::StoredFrom(at) => second_block.split_at_checked(at),
-                    _ => None,
-                };
-                match (second_source, stored) {
-                    (BlockSource::Deflated(block), _) => {
+                match second_source {
+                    BlockSource::Deflated(block) => {
                         self.gz
                             .encode_joined(&self.record_buf, block, &mut self.gz_buf)?
                     }
                     // A payload compressed already is stored: the record header and the
                     // HTTP head (copied after it, a few hundred bytes) are deflated.
-                    (_, Some((head, payload))) => {
+                    BlockSource::StoredFrom(at) if at <= second_block.len() => {
+                        let (head, payload) = second_block.split_at(at);
                         self.record_buf.extend_from_slice(head);
                         self.gz.encode_then_store(
                             &self.record_buf,
