@@ -14,6 +14,7 @@ pub mod cdxj;
 pub mod crawl_log;
 pub mod freshen;
 pub mod line_sort;
+mod linger;
 pub mod open_file;
 pub mod output;
 pub mod output_config;

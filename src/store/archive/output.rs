@@ -225,7 +225,7 @@ impl Output {
         let gauges = side.gauges.clone();
         let handles = WarcThread::start(side).map_err(|e| err(&config.dir, e))?;
         let mut workers = Vec::new();
-        for part in 0..handles.len() {
+        for (part, handle) in handles.iter().enumerate() {
             workers.push(if config.page_worker || config.text.any() {
                 let mut near_dups =
                     NearDups::new(config.near_dup_ram).with_threshold(config.near_dup_threshold);
@@ -234,8 +234,14 @@ impl Output {
                 near_dups.set_spill(config.near_dup_ram, Box::new(spill));
                 let deflater = BlockDeflater::new(config.gzip_level, config.response_block_digest);
                 Some(
-                    PageWorker::spawn(part, deflater, near_dups, gauges.clone())
-                        .map_err(|e| err(&config.dir, e))?,
+                    PageWorker::spawn(
+                        part,
+                        deflater,
+                        near_dups,
+                        gauges.clone(),
+                        handle.thread.clone(),
+                    )
+                    .map_err(|e| err(&config.dir, e))?,
                 )
             } else {
                 None

@@ -12,13 +12,22 @@
 //! response, shared with the writer and not copied, and, for a content-encoded or spooled
 //! page, a copy of its decoded content (up to `--max-scan-bytes`). The worker never waits
 //! for the writer (each reply has a slot of its own), so neither can stall the other.
+//!
+//! Wake-ups are batched ([`super::linger`]): while pages flow, the worker that empties its
+//! queue lingers rather than being woken by each page; the loop wakes it early once
+//! [`WAKE_BACKLOG`] pages wait, and the worker, its queue empty, wakes the writer once for
+//! all the pages it has just done.
 
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{TryRecvError, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, Thread};
+use std::time::Instant;
+
+use super::linger::{Linger, Wait, LINGER};
 
 use super::text_sides::{PageText, TextOut};
 use super::warc::{BlockDeflater, DeflatedBlock};
@@ -34,6 +43,9 @@ pub(super) const PAGE_QUEUE: usize = 64;
 /// (`--max-scan-bytes` each) from a hostile site must not hold 256 MB. A page larger than
 /// this alone is taken once the queue is empty.
 pub(super) const PAGE_QUEUE_BYTES: usize = 16 << 20;
+/// Pages waiting at which the loop wakes a lingering worker: a fast crawl's pages are not
+/// held back by a linger, and the worker still takes them several at a time.
+const WAKE_BACKLOG: usize = PAGE_QUEUE / 8;
 
 /// What one page needs done.
 pub(super) struct PageJob {
@@ -84,6 +96,8 @@ pub(super) type PageResult = Receiver<io::Result<PageDone>>;
 pub(super) struct PageWorker {
     tx: Option<SyncSender<(PageJob, SyncSender<io::Result<PageDone>>)>>,
     handle: Option<JoinHandle<()>>,
+    /// The worker thread, to wake it from a linger.
+    thread: Thread,
     /// Pages queued and not yet done: how far behind the worker is.
     backlog: Arc<AtomicUsize>,
     bytes: Arc<ByteBudget>,
@@ -109,14 +123,15 @@ struct Held {
 impl ByteBudget {
     /// Waits until `n` more bytes fit (or nothing is held), then holds them; `false`, holding
     /// nothing, once `alive` says the worker that gives bytes back is gone (so a dead worker
-    /// cannot hang the loop).
-    fn take(&self, n: usize, alive: impl Fn() -> bool) -> bool {
+    /// cannot hang the loop). `wake` is called before each wait (the worker may linger).
+    fn take(&self, n: usize, alive: impl Fn() -> bool, wake: impl Fn()) -> bool {
         let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
         while held.bytes > 0 && held.bytes + n > PAGE_QUEUE_BYTES {
             if !alive() {
                 held.waiting = false;
                 return false;
             }
+            wake();
             held.waiting = true;
             held = self
                 .freed
@@ -155,12 +170,14 @@ impl PageJob {
 
 impl PageWorker {
     /// Starts the worker: `deflater` at the writer's level, `near_dups` the partition's
-    /// fingerprint index, `gauges` where pages fingerprinted and near-duplicates are counted.
+    /// fingerprint index, `gauges` where pages fingerprinted and near-duplicates are counted,
+    /// `writer` the thread taking the results (woken once the worker's queue is empty).
     pub(super) fn spawn(
         part: usize,
         mut deflater: BlockDeflater,
         mut near_dups: NearDups,
         gauges: Arc<WriterGauges>,
+        writer: Option<Thread>,
     ) -> io::Result<PageWorker> {
         let (tx, rx) =
             mpsc::sync_channel::<(PageJob, SyncSender<io::Result<PageDone>>)>(PAGE_QUEUE);
@@ -171,17 +188,45 @@ impl PageWorker {
         let handle = std::thread::Builder::new()
             .name(format!("page-work-{part}"))
             .spawn(move || {
-                for (job, reply) in rx {
+                let mut linger = Linger::new(LINGER);
+                // Pages done since the writer was last woken.
+                let mut done_since_wake = false;
+                loop {
+                    let (job, reply) = match rx.try_recv() {
+                        Ok(m) => m,
+                        Err(TryRecvError::Disconnected) => break,
+                        Err(TryRecvError::Empty) => {
+                            if std::mem::take(&mut done_since_wake) {
+                                // One wake-up for the batch (the writer may be lingering
+                                // rather than waiting on a result).
+                                writer.iter().for_each(Thread::unpark);
+                            }
+                            match linger.empty(Instant::now()) {
+                                Wait::Park(d) => {
+                                    std::thread::park_timeout(d);
+                                    continue;
+                                }
+                                Wait::Block => match rx.recv() {
+                                    Ok(m) => m,
+                                    Err(_) => break,
+                                },
+                            }
+                        }
+                    };
+                    linger.took(Instant::now());
                     let held = job.bytes();
                     let done = work(job, &mut deflater, &mut near_dups, &gauges);
                     freed.give_back(held);
                     left.fetch_sub(1, Ordering::Relaxed);
                     // The writer gone (it failed): its error is the one reported.
                     let _ = reply.send(done);
+                    done_since_wake = true;
                 }
+                writer.iter().for_each(Thread::unpark);
             })?;
         Ok(PageWorker {
             tx: Some(tx),
+            thread: handle.thread().clone(),
             handle: Some(handle),
             backlog,
             bytes,
@@ -200,18 +245,31 @@ impl PageWorker {
         let stopped = || io::Error::other("page worker stopped");
         let tx = self.tx.as_ref().ok_or_else(stopped)?;
         let alive = || self.handle.as_ref().is_some_and(|h| !h.is_finished());
-        if !self.bytes.take(job.bytes(), alive) {
+        if !self.bytes.take(job.bytes(), alive, || self.thread.unpark()) {
             return Err(stopped());
         }
         // Counted before it is sent, so the worker's decrement never comes first.
-        self.backlog.fetch_add(1, Ordering::Relaxed);
-        tx.send((job, reply)).map_err(|_| stopped())?;
+        let waiting = self.backlog.fetch_add(1, Ordering::Relaxed) + 1;
+        match tx.try_send((job, reply)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(m)) => {
+                // The queue is full: wake the worker before waiting for room.
+                self.thread.unpark();
+                tx.send(m).map_err(|_| stopped())?;
+            }
+            Err(TrySendError::Disconnected(_)) => return Err(stopped()),
+        }
+        if waiting >= WAKE_BACKLOG {
+            self.thread.unpark();
+        }
         Ok(result)
     }
 
     /// Lets the worker finish what is queued, and waits for it.
     pub(super) fn finish(&mut self) -> io::Result<()> {
         drop(self.tx.take());
+        // A lingering worker sees the end at once.
+        self.thread.unpark();
         match self.handle.take().map(JoinHandle::join) {
             Some(Err(_)) => Err(io::Error::other("page worker panicked")),
             _ => Ok(()),
@@ -313,6 +371,7 @@ mod tests {
             BlockDeflater::new(1, false),
             NearDups::new(DEFAULT_NEAR_DUP_RAM),
             gauges.clone(),
+            None,
         )
         .unwrap();
         (w, gauges)
@@ -427,21 +486,21 @@ mod tests {
     #[test]
     fn queued_bytes_are_bounded_and_a_dead_worker_does_not_hang_the_queue() {
         let budget = ByteBudget::default();
-        assert!(budget.take(PAGE_QUEUE_BYTES - 10, || true));
-        assert!(budget.take(10, || true), "fits exactly");
+        assert!(budget.take(PAGE_QUEUE_BYTES - 10, || true, || {}));
+        assert!(budget.take(10, || true, || {}), "fits exactly");
         // Full: with the worker gone the wait ends, holding nothing more.
-        assert!(!budget.take(1, || false));
+        assert!(!budget.take(1, || false, || {}));
         assert_eq!(budget.held.lock().unwrap().bytes, PAGE_QUEUE_BYTES);
         budget.give_back(PAGE_QUEUE_BYTES);
         assert!(
-            budget.take(3 * PAGE_QUEUE_BYTES, || true),
+            budget.take(3 * PAGE_QUEUE_BYTES, || true, || {}),
             "alone, any size"
         );
         // Room freed by another thread wakes the wait.
         let budget = Arc::new(budget);
         let freer = budget.clone();
         let t = std::thread::spawn(move || freer.give_back(3 * PAGE_QUEUE_BYTES));
-        assert!(budget.take(PAGE_QUEUE_BYTES, || true));
+        assert!(budget.take(PAGE_QUEUE_BYTES, || true, || {}));
         t.join().unwrap();
     }
 
@@ -456,5 +515,70 @@ mod tests {
             stored_from: None,
         };
         assert!(w.submit(job).is_err());
+    }
+
+    /// Pages handed over one at a time, as one host's are: each result comes back although
+    /// the worker lingers between them (no wake-up is lost), the thread taking the results is
+    /// woken once the worker's queue is empty, and a lingering worker stops when told.
+    #[test]
+    fn pages_one_at_a_time_each_come_back_and_wake_the_writer() {
+        use std::sync::atomic::AtomicBool;
+        use std::time::Duration;
+        // The writer's stand-in counts its wake-ups (it waits on no channel, whose own
+        // parking could take a wake-up meant for it).
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (count, halt) = (wakes.clone(), stop.clone());
+        let writer = std::thread::spawn(move || {
+            // Bound: at most 60 s.
+            let started = Instant::now();
+            while !halt.load(Ordering::SeqCst) && started.elapsed() < Duration::from_secs(60) {
+                std::thread::park_timeout(Duration::from_secs(60));
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let mut w = PageWorker::spawn(
+            0,
+            BlockDeflater::new(1, false),
+            NearDups::new(DEFAULT_NEAR_DUP_RAM),
+            Arc::new(WriterGauges::default()),
+            Some(writer.thread().clone()),
+        )
+        .unwrap();
+        let a = Arc::new(SharedBytes::new(page("alpha"), None));
+        // Bound: 20 pages, each result and wake-up waited for at most 10 s.
+        for i in 0..20 {
+            let before = wakes.load(Ordering::SeqCst);
+            let result = w
+                .submit(PageJob {
+                    response: Some(a.clone()),
+                    deflate: Some(Vec::new()),
+                    content: None,
+                    stored_from: None,
+                })
+                .unwrap();
+            let done = result
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|e| panic!("page {i}: {e}"))
+                .unwrap();
+            assert!(done.deflated.is_some());
+            // The batch (this page) done, the writer is woken.
+            let waited = Instant::now();
+            while wakes.load(Ordering::SeqCst) == before {
+                assert!(
+                    waited.elapsed() < Duration::from_secs(10),
+                    "page {i}: the writer was not woken"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // A gap shorter than the linger: the worker lingers for the next.
+            std::thread::sleep(Duration::from_millis(i % 3));
+        }
+        let stopping = Instant::now();
+        w.finish().unwrap();
+        assert!(stopping.elapsed() < Duration::from_secs(5));
+        stop.store(true, Ordering::SeqCst);
+        writer.thread().unpark();
+        writer.join().unwrap();
     }
 }

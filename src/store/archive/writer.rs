@@ -1,19 +1,22 @@
 //! The WARC writer thread (ARCHITECTURE §9): it owns the WARC files (one series per
 //! partition), crawl.log and the journal, and writes them in that order, so a journal record
 //! never reaches the disk before what it vouches for. [`Output`](super::output::Output) feeds
-//! it through a bounded channel and gets byte buffers back for reuse.
+//! it through a bounded channel and gets byte buffers back for reuse. While records flow
+//! it takes them in batches ([`super::linger`]): woken by the page worker once its pages are
+//! done, or by the loop once [`WAKE_BACKLOG`] messages wait.
 
 use std::io;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::crawl_log::{self, CrawlLog};
 use super::freshen;
+use super::linger::{Linger, Wait, LINGER};
 use super::page_work::PageResult;
 use super::text_sides::{PageText, TextSides};
 use super::warc::{self, DeflatedBlock, Exchange, Revisit, RevisitProfile, WarcWriter};
@@ -54,6 +57,12 @@ const GAUGE_EVERY: u64 = 256;
 
 /// Exchanges queued for the writer thread before `record` waits.
 pub(super) const WRITER_QUEUE: usize = 64;
+/// Messages waiting at which the loop wakes a lingering writer (below the loop's
+/// deflate-ahead backlog, which a linger should not reach).
+const WAKE_BACKLOG: usize = WRITER_QUEUE / 4;
+/// How long the writer lingers: longer than the page worker, whose wake-up once its batch is
+/// done (all results ready) should come first.
+const WRITER_LINGER: Duration = LINGER.saturating_mul(2);
 
 /// A response's bytes on their way to the writer: the fetcher's own buffer, shared (a whole
 /// response, not copied), or a copy (a head alone).
@@ -494,22 +503,34 @@ impl WriterSide {
         };
         // The first mark: what this run starts from (a resume cuts back to no earlier).
         self.commit_marked().map_err(fail)?;
+        let mut linger = Linger::new(WRITER_LINGER);
         loop {
-            let (part, mut msg) = if self.uncommitted() {
-                match rx.recv_timeout(COMMIT_DELAY) {
-                    Ok(m) => m,
-                    Err(RecvTimeoutError::Timeout) => {
-                        self.commit(false).map_err(fail)?;
+            let (part, mut msg) = match rx.try_recv() {
+                Ok(m) => m,
+                Err(TryRecvError::Disconnected) => break,
+                Err(TryRecvError::Empty) => match linger.empty(Instant::now()) {
+                    Wait::Park(d) => {
+                        if self.commit_due() {
+                            self.commit(false).map_err(fail)?;
+                        }
+                        std::thread::park_timeout(d);
                         continue;
                     }
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-            } else {
-                match rx.recv() {
-                    Ok(m) => m,
-                    Err(_) => break,
-                }
+                    Wait::Block if self.uncommitted() => match rx.recv_timeout(COMMIT_DELAY) {
+                        Ok(m) => m,
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.commit(false).map_err(fail)?;
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => break,
+                    },
+                    Wait::Block => match rx.recv() {
+                        Ok(m) => m,
+                        Err(_) => break,
+                    },
+                },
             };
+            linger.took(Instant::now());
             self.handle(part, &mut msg).map_err(fail)?;
             self.backlog.fetch_sub(1, Ordering::Relaxed);
             if self.handled % GAUGE_EVERY == 0 {
@@ -593,6 +614,8 @@ pub(super) struct WarcThread {
     pub(super) recycled: Receiver<Vec<u8>>,
     /// The thread, on partition 0's handle.
     pub(super) handle: Option<JoinHandle<io::Result<Written>>>,
+    /// The thread, to wake it from a linger (on every handle).
+    pub(super) thread: Option<Thread>,
     /// The writer's first error, kept for the caller once the thread has stopped.
     pub(super) error: Arc<Mutex<Option<io::Error>>>,
     /// Messages sent, and (from the writer) those whose journal records are committed.
@@ -619,6 +642,7 @@ impl WarcThread {
                 part,
                 recycled,
                 handle: None,
+                thread: None,
                 error: error.clone(),
                 sent: 0,
                 committed: committed.clone(),
@@ -629,6 +653,9 @@ impl WarcThread {
         let handle = std::thread::Builder::new()
             .name("warc-writer".into())
             .spawn(move || side.run(rx, back, &err_slot))?;
+        for h in &mut handles {
+            h.thread = Some(handle.thread().clone());
+        }
         if let Some(first) = handles.first_mut() {
             first.handle = Some(handle);
         }
@@ -663,11 +690,23 @@ impl WarcThread {
 
     pub(super) fn send(&mut self, msg: ToWriter) -> io::Result<()> {
         // Counted before it is sent, so the writer's decrement never comes first.
-        self.backlog.fetch_add(1, Ordering::Relaxed);
+        let waiting = self.backlog.fetch_add(1, Ordering::Relaxed) + 1;
+        let urgent = matches!(msg, ToWriter::Flush);
         let sent = match &self.tx {
-            Some(tx) => tx.send((self.part, msg)).is_ok(),
+            Some(tx) => match tx.try_send((self.part, msg)) {
+                Ok(()) => true,
+                Err(TrySendError::Full(m)) => {
+                    // Full: wake the writer before waiting for room.
+                    self.wake();
+                    tx.send(m).is_ok()
+                }
+                Err(TrySendError::Disconnected(_)) => false,
+            },
             None => false,
         };
+        if urgent || waiting >= WAKE_BACKLOG {
+            self.wake();
+        }
         if sent {
             self.sent += 1;
             Ok(())
@@ -684,10 +723,19 @@ impl WarcThread {
             .unwrap_or_else(|| io::Error::other("WARC writer stopped"))
     }
 
+    /// Wakes the writer from a linger.
+    pub(super) fn wake(&self) {
+        if let Some(t) = &self.thread {
+            t.unpark();
+        }
+    }
+
     /// Partition 0's handle waits for the writer to close every file (after the other
     /// handles are finished or dropped); another's just lets go.
     pub(super) fn finish(&mut self) -> io::Result<Written> {
         drop(self.tx.take());
+        // A lingering writer sees the end at once.
+        self.wake();
         let Some(handle) = self.handle.take() else {
             return Ok(Written::default());
         };
@@ -813,6 +861,7 @@ mod tests {
             part: 0,
             recycled,
             handle: None,
+            thread: None,
             error: Arc::new(Mutex::new(None)),
             sent: 0,
             committed: Arc::new(AtomicU64::new(0)),
