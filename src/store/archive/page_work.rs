@@ -364,6 +364,16 @@ mod tests {
         .into_bytes()
     }
 
+    /// A page whose response block is to be deflated, and nothing else.
+    fn deflate_only(response: &Arc<SharedBytes>) -> PageJob {
+        PageJob {
+            response: Some(response.clone()),
+            deflate: Some(Vec::new()),
+            content: None,
+            stored_from: None,
+        }
+    }
+
     fn worker() -> (PageWorker, Arc<WriterGauges>) {
         let gauges = Arc::new(WriterGauges::default());
         let w = PageWorker::spawn(
@@ -429,14 +439,7 @@ mod tests {
                 stored_from: None,
             })
             .unwrap();
-        let plain = w
-            .submit(PageJob {
-                response: Some(a.clone()),
-                deflate: Some(Vec::new()),
-                content: None,
-                stored_from: None,
-            })
-            .unwrap();
+        let plain = w.submit(deflate_only(&a)).unwrap();
         let first = first.recv().unwrap().unwrap();
         let copy = copy.recv().unwrap().unwrap();
         let text_only = text_only.recv().unwrap().unwrap();
@@ -549,14 +552,7 @@ mod tests {
         // Bound: 20 pages, each result and wake-up waited for at most 10 s.
         for i in 0..20 {
             let before = wakes.load(Ordering::SeqCst);
-            let result = w
-                .submit(PageJob {
-                    response: Some(a.clone()),
-                    deflate: Some(Vec::new()),
-                    content: None,
-                    stored_from: None,
-                })
-                .unwrap();
+            let result = w.submit(deflate_only(&a)).unwrap();
             let done = result
                 .recv_timeout(Duration::from_secs(10))
                 .unwrap_or_else(|e| panic!("page {i}: {e}"))
