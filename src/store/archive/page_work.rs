@@ -21,14 +21,12 @@
 use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::mpsc::{TryRecvError, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{JoinHandle, Thread};
 use std::time::Instant;
 
 use super::linger::{Linger, Wait, LINGER};
-
 use super::text_sides::{PageText, TextOut};
 use super::warc::{BlockDeflater, DeflatedBlock};
 use super::writer_gauges::WriterGauges;

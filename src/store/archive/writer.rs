@@ -724,7 +724,7 @@ impl WarcThread {
     }
 
     /// Wakes the writer from a linger.
-    pub(super) fn wake(&self) {
+    fn wake(&self) {
         if let Some(t) = &self.thread {
             t.unpark();
         }
