@@ -5,9 +5,11 @@
 //! the worker and the writer a wake-up and a context switch each, and on a VM a switch with
 //! its wake-up IPI costs ~10 µs: a one-host crawl spent a fifth of its CPU switching.
 //!
-//! So while messages keep coming (the last one came less than [`LINGER`] after the thread
-//! started waiting for it), a thread that empties its queue parks for [`LINGER`] instead,
-//! where sends do not wake it, and then takes all that came in one turn. When a linger finds
+//! So while messages keep coming (the last one came less than half a [`LINGER`] after the
+//! thread started waiting for it, so a linger can expect two or more), a thread that empties
+//! its queue parks for [`LINGER`] instead, where sends do not wake it, and then takes all that
+//! came in one turn. (At one message a linger, a linger would find none a third of the time
+//! and cost a wake-up of its own.) When a linger finds
 //! nothing, the flow has stopped and it blocks again (an idle crawl costs no wake-ups).
 //! Producers wake a lingering thread early when its queue is filling (see the callers'
 //! wake-up backlogs), so a fast crawl never waits on a linger.
@@ -35,7 +37,7 @@ pub(super) enum Wait {
 #[derive(Debug)]
 pub(super) struct Linger {
     period: Duration,
-    /// The last message came soon after the thread started waiting for it.
+    /// The last message came within half a period of the thread's starting to wait for it.
     flowing: bool,
     /// When the thread started blocking (to tell, when a message comes, whether they flow).
     blocked_at: Option<Instant>,
@@ -77,7 +79,7 @@ impl Linger {
             // Found by a linger: they still flow.
             self.flowing = true;
         } else if let Some(at) = self.blocked_at.take() {
-            self.flowing = now.saturating_duration_since(at) < self.period;
+            self.flowing = now.saturating_duration_since(at) < self.period / 2;
         }
     }
 }
@@ -116,6 +118,12 @@ mod tests {
         // A message long after: no linger.
         l.took(t0 + 50 * MS);
         assert_eq!(l.empty(t0 + 51 * MS), Wait::Block);
+        // Nor one more than half a linger after: a linger would often find nothing.
+        l.took(t0 + 54 * MS);
+        assert_eq!(l.empty(t0 + 54 * MS), Wait::Block);
+        // Within half a linger: linger.
+        l.took(t0 + 56 * MS);
+        assert_eq!(l.empty(t0 + 56 * MS), Wait::Park(5 * MS));
     }
 
     #[test]
