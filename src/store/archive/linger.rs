@@ -5,12 +5,12 @@
 //! the worker and the writer a wake-up and a context switch each, and on a VM a switch with
 //! its wake-up IPI costs ~10 µs: a one-host crawl spent a fifth of its CPU switching.
 //!
-//! So while messages keep coming (the last one came less than half a [`LINGER`] after the
-//! thread started waiting for it, so a linger can expect two or more), a thread that empties
-//! its queue parks for [`LINGER`] instead, where sends do not wake it, and then takes all that
-//! came in one turn. (At one message a linger, a linger would find none a third of the time
-//! and cost a wake-up of its own.) When a linger finds
-//! nothing, the flow has stopped and it blocks again (an idle crawl costs no wake-ups).
+//! So while messages keep coming, a thread that empties its queue parks for [`LINGER`]
+//! instead, where sends do not wake it, and then takes all that came in one turn. Messages
+//! "keep coming" when the last one came less than half a linger after the thread started
+//! waiting for it, so a linger can expect two or more (at one message a linger, it would find
+//! none a third of the time and cost a wake-up of its own). When a linger finds nothing, the
+//! flow has stopped and the thread blocks again: an idle crawl costs no wake-ups.
 //! Producers wake a lingering thread early when its queue is filling (see the callers'
 //! wake-up backlogs), so a fast crawl never waits on a linger.
 //!
