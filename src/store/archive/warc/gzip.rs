@@ -12,7 +12,7 @@ use std::io;
 use flate2::{Compress, Compression, FlushCompress, Status};
 use sha1::{Digest as _, Sha1};
 
-use super::Digest;
+use super::{Digest, RECORD_END};
 use crate::http::{ContentCoding, ResponseHead};
 
 /// Upper bound on deflate calls for one record. Each call gets at least the worst-case output
@@ -323,31 +323,34 @@ impl GzMember {
         }
     }
 
+    /// Appends `data`: deflated, or as stored blocks once [`Self::store_from_here`].
     pub(super) fn feed(
         &mut self,
         m: &mut StreamedMember,
         data: &[u8],
         out: &mut Vec<u8>,
     ) -> io::Result<()> {
-        debug_assert!(!m.storing, "deflated data after stored data");
         m.crc.update(data);
-        self.engine.deflate(data, FlushCompress::None, out)
+        match m.storing {
+            true => {
+                super::stored::push_stored(data, false, out);
+                Ok(())
+            }
+            false => self.engine.deflate(data, FlushCompress::None, out),
+        }
     }
 
-    /// Appends `data` (compressed already) as stored blocks; the member takes only more of
-    /// them after it.
-    pub(super) fn store(
+    /// Byte-aligns what was deflated so far; what is fed from here on (compressed already) is
+    /// kept as stored blocks.
+    pub(super) fn store_from_here(
         &mut self,
         m: &mut StreamedMember,
-        data: &[u8],
         out: &mut Vec<u8>,
     ) -> io::Result<()> {
         if !m.storing {
             self.engine.align(out)?;
             m.storing = true;
         }
-        m.crc.update(data);
-        super::stored::push_stored(data, false, out);
         Ok(())
     }
 
@@ -439,9 +442,6 @@ impl DeflatedBlock {
         self.data
     }
 }
-
-/// A WARC record's end, after its block.
-const RECORD_END: &[u8] = b"\r\n\r\n";
 
 /// Whether a response's payload is compressed already, so that a record stores it rather
 /// than deflating it again (ISA-L spends ~6 µs on 5 KB of gzip for no gain, as much per byte

@@ -218,9 +218,12 @@ pub fn write_record(
     for part in block {
         out.extend_from_slice(part);
     }
-    out.extend_from_slice(b"\r\n\r\n");
+    out.extend_from_slice(RECORD_END);
     digest
 }
+
+/// What ends every WARC record, after its block.
+pub(super) const RECORD_END: &[u8] = b"\r\n\r\n";
 
 /// The header of a record whose block (`len` bytes, SHA-1 `block_digest`, if given) the caller
 /// writes after it, followed by `\r\n\r\n`: for blocks too large to hold in memory, and for

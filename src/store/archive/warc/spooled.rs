@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use sha1::{Digest as _, Sha1};
 
 use super::gzip::GzMember;
-use super::{write_record_header, Digest, RecordId, RecordType};
+use super::{write_record_header, Digest, RecordId, RecordType, RECORD_END};
 use crate::fetcher::spool::SpoolFile;
 
 /// Spool bytes read per step when streaming a spooled body into its record.
@@ -69,11 +69,11 @@ pub(super) fn stream_spooled_record(
     let mut member = gz.start(gz_buf);
     gz.feed(&mut member, header, gz_buf)?;
     gz.feed(&mut member, r.head, gz_buf)?;
+    if r.stored {
+        gz.store_from_here(&mut member, gz_buf)?;
+    }
     for_each_chunk(r.spool, &mut chunk, |part| {
-        match r.stored {
-            true => gz.store(&mut member, part, gz_buf)?,
-            false => gz.feed(&mut member, part, gz_buf)?,
-        }
+        gz.feed(&mut member, part, gz_buf)?;
         if gz_buf.len() >= STREAM_FLUSH_BYTES {
             file.write_all(gz_buf)?;
             written += gz_buf.len() as u64;
@@ -81,10 +81,7 @@ pub(super) fn stream_spooled_record(
         }
         Ok(())
     })?;
-    match r.stored {
-        true => gz.store(&mut member, b"\r\n\r\n", gz_buf)?,
-        false => gz.feed(&mut member, b"\r\n\r\n", gz_buf)?,
-    }
+    gz.feed(&mut member, RECORD_END, gz_buf)?;
     gz.end(member, gz_buf)?;
     Ok(written)
 }

@@ -469,14 +469,14 @@ impl WarcWriter {
                         self.record_buf.extend_from_slice(head);
                         self.gz.encode_then_store(
                             &self.record_buf,
-                            &[payload, b"\r\n\r\n"],
+                            &[payload, RECORD_END],
                             &mut self.gz_buf,
                         )?
                     }
                     // Header, block and record end compressed in turn: the block is not
                     // copied next to its header first.
                     _ => self.gz.encode_parts(
-                        &[&self.record_buf, second_block, b"\r\n\r\n"],
+                        &[&self.record_buf, second_block, RECORD_END],
                         &mut self.gz_buf,
                     )?,
                 }
