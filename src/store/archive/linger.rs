@@ -37,50 +37,54 @@ pub(super) enum Wait {
 #[derive(Debug)]
 pub(super) struct Linger {
     period: Duration,
-    /// The last message came within half a period of the thread's starting to wait for it.
-    flowing: bool,
-    /// When the thread started blocking (to tell, when a message comes, whether they flow).
-    blocked_at: Option<Instant>,
-    /// The end of the linger under way.
-    until: Option<Instant>,
+    state: State,
+}
+
+/// Where a consumer is between messages.
+#[derive(Clone, Copy, Debug)]
+enum State {
+    /// Taking messages; `flowing`: the last came within half a period of the wait for it.
+    Taking { flowing: bool },
+    /// Parked until this instant.
+    Lingering { until: Instant },
+    /// Blocked on the channel since this instant (to tell, when a message comes, whether
+    /// they flow).
+    Blocked { since: Instant },
 }
 
 impl Linger {
     pub(super) fn new(period: Duration) -> Linger {
         Linger {
             period,
-            flowing: false,
-            blocked_at: None,
-            until: None,
+            state: State::Taking { flowing: false },
         }
     }
 
     /// The queue was found empty at `now`.
     pub(super) fn empty(&mut self, now: Instant) -> Wait {
-        if let Some(until) = self.until {
-            if now < until {
-                // Woken early with nothing to take (a stale wake-up): park out the rest.
-                return Wait::Park(until - now);
+        let (state, wait) = match self.state {
+            // Woken early with nothing to take (a stale wake-up): park out the rest.
+            State::Lingering { until } if now < until => return Wait::Park(until - now),
+            State::Taking { flowing: true } => {
+                let until = now + self.period;
+                (State::Lingering { until }, Wait::Park(self.period))
             }
-            // A whole linger brought nothing: the flow has stopped.
-            self.until = None;
-            self.flowing = false;
-        } else if self.flowing {
-            self.until = Some(now + self.period);
-            return Wait::Park(self.period);
-        }
-        self.blocked_at = Some(now);
-        Wait::Block
+            // A whole linger brought nothing (the flow has stopped), or none was flowing.
+            _ => (State::Blocked { since: now }, Wait::Block),
+        };
+        self.state = state;
+        wait
     }
 
     /// A message was taken at `now`.
     pub(super) fn took(&mut self, now: Instant) {
-        if self.until.take().is_some() {
+        let flowing = match self.state {
             // Found by a linger: they still flow.
-            self.flowing = true;
-        } else if let Some(at) = self.blocked_at.take() {
-            self.flowing = now.saturating_duration_since(at) < self.period / 2;
-        }
+            State::Lingering { .. } => true,
+            State::Blocked { since } => now.saturating_duration_since(since) < self.period / 2,
+            State::Taking { flowing } => flowing,
+        };
+        self.state = State::Taking { flowing };
     }
 }
 
