@@ -9,9 +9,9 @@ random pages of other hosts), written to disk and served by nginx, every host on
 loopback address (127.1.x.y) and all on one port; with --https nginx speaks TLS and HTTP/2
 with certificates from a private CA this script makes with openssl (spinneret is given
 --ca-file, wget2 --ca-certificate); with --gzip every file is also stored gzip-compressed and
-nginx sends that copy to a client that accepts gzip (both crawlers ask for it). Both crawlers resolve the hosts through a generated
-/etc/hosts bind-mounted in a private mount namespace (`unshare -m`; `unshare -rm` when not
-root): the system's file is never touched.
+nginx sends that copy to a client that accepts gzip (both crawlers ask for it). Both crawlers
+resolve the hosts through a generated /etc/hosts bind-mounted in a private mount namespace
+(`unshare -m`; `unshare -rm` when not root): the system's file is never touched.
 
 Each round runs `spinneret crawl -i SEEDS --delay-ms 0 --allow-private` (its defaults
 otherwise; WARC written) and `wget2 -r -l inf --max-threads=5 -i SEEDS` (files written;
